@@ -1,0 +1,39 @@
+# dream — top-level driver. `make demo` and `make test` are the README's two commands.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+JOBS ?= $(shell nproc)
+BUILD := build
+TEST_BUILD := build/test
+CUDA_FLAG := $(if $(filter-out 0,$(DREAM_CUDA)),-DDREAM_CUDA=ON,-DDREAM_CUDA=OFF)
+
+.PHONY: all deps build test demo bench fuzz clean
+
+all: build
+
+# The dependency step (Debian packages, pinned llama.cpp); idempotent and cached.
+deps:
+	@mkdir -p $(BUILD)
+	@bash scripts/deps.sh > $(BUILD)/deps.env.tmp
+	@mv $(BUILD)/deps.env.tmp $(BUILD)/deps.env
+
+build: deps
+	@eval "$$(tail -n1 $(BUILD)/deps.env)"; \
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" $(CUDA_FLAG) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# Sanitized build (ASan+UBSan, -Werror); ctest drives and its summary closes the output.
+test: deps
+	@eval "$$(tail -n1 $(BUILD)/deps.env)"; \
+	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDREAM_SANITIZE=ON -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" $(CUDA_FLAG) >/dev/null
+	@cmake --build $(TEST_BUILD) -j $(JOBS)
+	@cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	@bash scripts/demo.sh
+
+bench:
+	@$(MAKE) --no-print-directory build DREAM_DEPS_TOOLS=1
+	@bash bench/run.sh
+
+clean:
+	rm -rf $(BUILD)

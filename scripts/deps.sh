@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# deps.sh — the one dependency step of dream, run by `make demo`, `make test` and `make bench`.
+#
+# Idempotent: installs only the Debian packages that are missing, and obtains llama.cpp at the
+# pinned commit. A system llama.cpp is used only when it is exactly that commit; otherwise the
+# pinned source comes from the npm package node-llama-cpp@3.22.1 (llama/gitRelease.bundle),
+# verified by sha256, cloned, and built as static libraries. The build is cached outside the
+# repository (DREAM_DEPS_CACHE, default ~/.cache/dream-deps), keyed by commit and options, so
+# repeated runs and CI reuse it.
+#
+# Prints one line for the Makefile on stdout's last line: LLAMA_SRC=... LLAMA_BUILD=...
+# Environment: DREAM_CUDA=1 adds the CUDA backend (sm_90); DREAM_DEPS_TOOLS=1 also builds
+# llama.cpp's benchmark tools (llama-bench, llama-batched-bench) for `make bench`.
+set -euo pipefail
+
+LLAMA_COMMIT=de3ff815ea7d559ee917f063901b8986f038abc6
+LLAMA_SHORT=${LLAMA_COMMIT:0:12}
+NPM_PKG=node-llama-cpp@3.22.1
+NPM_TGZ=node-llama-cpp-3.22.1.tgz
+NPM_SHA256=a0d9dd80eacd2ab1cfe71aee57ac8a806487fd70b3d2a38fbec637752d9e5c5f
+BUNDLE_SHA256=5f5d1105d5df040738d87b8290e5d17e7362131cdcfdb0831618e0ea528b4a51
+
+CACHE=${DREAM_DEPS_CACHE:-$HOME/.cache/dream-deps}
+JOBS=${JOBS:-$(nproc)}
+
+say() { printf 'deps: %s\n' "$*" >&2; }
+die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
+
+# --- 1. Debian packages -----------------------------------------------------------------------
+PKGS=(build-essential cmake pkg-config git ca-certificates xz-utils
+      libsqlite3-dev libjansson-dev libgit2-dev libmicrohttpd-dev libcurl4-openssl-dev
+      libutf8proc-dev libcmocka-dev
+      python3 python3-jinja2 nodejs npm
+      clang libclang-rt-14-dev)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  # a package counts as present when dpkg says installed, or (for node/npm, which are often
+  # installed outside Debian) when its command is on PATH
+  case $p in
+    nodejs) command -v node >/dev/null 2>&1 && continue ;;
+    npm)    command -v npm  >/dev/null 2>&1 && continue ;;
+  esac
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  say "installing missing Debian packages: ${missing[*]}"
+  SUDO=
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || die "missing packages (${missing[*]}) and not root; run: sudo apt-get install ${missing[*]}"
+    SUDO=sudo
+  fi
+  $SUDO apt-get update -qq >&2 || die "apt-get update failed; check the network, then run: apt-get install ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
+    || die "apt-get install failed for: ${missing[*]}"
+fi
+
+# --- 2. llama.cpp -----------------------------------------------------------------------------
+# A system installation counts only if it records exactly the pinned commit.
+if [ -z "${DREAM_CUDA:-}" ] && pkg-config --exists llama 2>/dev/null; then
+  sys_commit=$(pkg-config --variable=commit llama 2>/dev/null || true)
+  if [ "${sys_commit:0:12}" = "$LLAMA_SHORT" ]; then
+    say "using system llama.cpp ($sys_commit)"
+  else
+    say "system llama.cpp found but not commit $LLAMA_SHORT (it says '${sys_commit:-unknown}'); using the pinned source"
+  fi
+fi
+
+SRC=$CACHE/src/llama.cpp-$LLAMA_SHORT
+if [ ! -f "$SRC/.dream-ok" ]; then
+  mkdir -p "$CACHE/dl" "$CACHE/src"
+  tgz=$CACHE/dl/$NPM_TGZ
+  if [ ! -f "$tgz" ]; then
+    say "fetching $NPM_PKG from the npm registry"
+    (cd "$CACHE/dl" && npm pack --silent "$NPM_PKG" >/dev/null) || die "npm pack $NPM_PKG failed"
+  fi
+  got=$(sha256sum "$tgz" | cut -d' ' -f1)
+  if [ "$got" != "$NPM_SHA256" ]; then
+    rm -f "$tgz"
+    die "checksum mismatch for $tgz: expected $NPM_SHA256, got $got (the file was removed; run again to re-fetch)"
+  fi
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  tar -xzf "$tgz" -C "$tmp" package/llama/gitRelease.bundle
+  got=$(sha256sum "$tmp/package/llama/gitRelease.bundle" | cut -d' ' -f1)
+  [ "$got" = "$BUNDLE_SHA256" ] || die "checksum mismatch for llama/gitRelease.bundle in $tgz: expected $BUNDLE_SHA256, got $got"
+  rm -rf "$SRC"
+  git clone -q "$tmp/package/llama/gitRelease.bundle" "$SRC" 2>/dev/null || die "git clone of the llama.cpp bundle failed"
+  (cd "$SRC" && git -c advice.detachedHead=false checkout -q "$LLAMA_COMMIT") || die "commit $LLAMA_COMMIT is not in the bundle"
+  touch "$SRC/.dream-ok"
+fi
+
+# Options that change the build are part of the cache key.
+opts=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
+      -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_TOOLS=ON
+      -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DGGML_CCACHE=OFF)
+flavor=cpu
+if [ -n "${DREAM_CUDA:-}" ] && [ "${DREAM_CUDA}" != 0 ]; then
+  command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || die "DREAM_CUDA=1 but no nvcc found (install the CUDA toolkit or unset DREAM_CUDA)"
+  opts+=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90)
+  flavor=cuda90
+fi
+cpu_sig=$( (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m) | sha256sum | cut -c1-8)
+cc_sig=$( (cc --version 2>/dev/null | head -1; c++ --version 2>/dev/null | head -1) | sha256sum | cut -c1-8)
+key=$(printf '%s\n' "${opts[@]}" | sha256sum | cut -c1-8)
+BUILD=$CACHE/build/llama-$LLAMA_SHORT-$flavor-$key-$cpu_sig-$cc_sig
+
+targets=(llama llama-simple)
+[ -n "${DREAM_DEPS_TOOLS:-}" ] && targets+=(llama-bench llama-batched-bench)
+
+need=0
+for t in "${targets[@]}"; do [ -f "$BUILD/.built-$t" ] || need=1; done
+if ((need)); then
+  say "building llama.cpp $LLAMA_SHORT ($flavor: ${targets[*]}) in $BUILD — a few minutes the first time"
+  mkdir -p "$BUILD"
+  if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    cmake -S "$SRC" -B "$BUILD" "${opts[@]}" >"$BUILD/configure.log" 2>&1 \
+      || die "configuring llama.cpp failed; see $BUILD/configure.log"
+  fi
+  for t in "${targets[@]}"; do
+    [ -f "$BUILD/.built-$t" ] && continue
+    cmake --build "$BUILD" --target "$t" -j "$JOBS" >"$BUILD/build-$t.log" 2>&1 \
+      || die "building llama.cpp target $t failed; see $BUILD/build-$t.log"
+    touch "$BUILD/.built-$t"
+  done
+fi
+
+echo "LLAMA_SRC=$SRC LLAMA_BUILD=$BUILD"

@@ -1,0 +1,25 @@
+/*
+ * file.h — whole-file reads and atomic writes.
+ */
+#ifndef DREAM_UTIL_FILE_H
+#define DREAM_UTIL_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Reads the whole file into a NUL-terminated malloc'd buffer (*out, length *len). Refuses files
+ * larger than max_bytes (0 = no limit). Returns 0, DREAM_ENOTFOUND, DREAM_EIO or DREAM_ETOOBIG,
+ * with a message naming the path. The caller frees *out. */
+int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len);
+
+/* Writes data to path atomically: a temporary file in the same directory, fsync, rename.
+ * A reader sees the old file or the new one, never a torn one. */
+int file_write_atomic(const char *path, const void *data, size_t len);
+
+/* mkdir -p; 0 when the directory exists afterwards. */
+int file_mkdirs(const char *path, int mode);
+
+bool file_exists(const char *path);
+bool file_is_dir(const char *path);
+
+#endif
