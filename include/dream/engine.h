@@ -1,0 +1,131 @@
+/*
+ * engine.h — the engine layer: the only code that talks to llama.cpp.
+ *
+ * A dream_model is a loaded GGUF (weights, vocabulary, chat template). A dream_session is one
+ * llama.cpp context on it, used for the exact serial greedy decode. Functions return 0 or a
+ * negative dream_status with dream_error_last() set (include/dream/error.h).
+ */
+#ifndef DREAM_ENGINE_H
+#define DREAM_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int32_t dream_token;
+typedef struct dream_model dream_model;
+typedef struct dream_session dream_session;
+
+/* The default model: ggml-org/gemma-4-E4B-it-GGUF, gemma-4-E4B-it-Q4_K_M.gguf. */
+#define DREAM_DEFAULT_MODEL_REPO "ggml-org/gemma-4-E4B-it-GGUF"
+#define DREAM_DEFAULT_MODEL_FILE "gemma-4-E4B-it-Q4_K_M.gguf"
+
+/* Finds the model to load: explicit_path (if non-NULL), else $DREAM_MODEL, else the Hugging Face
+ * hub cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). On success *out is a
+ * malloc'd path the caller frees. DREAM_ENOTFOUND lists every place looked at and the command
+ * that downloads the default model; we never download anything ourselves. */
+int dream_model_resolve(const char *explicit_path, char **out);
+
+struct dream_model_params {
+    int n_gpu_layers; /* layers offloaded to a GPU; -1 = all (default), 0 = CPU only */
+    bool vocab_only;  /* load the tokenizer and metadata only */
+};
+struct dream_model_params dream_model_default_params(void);
+
+/* Loads a GGUF. Checks the file's magic and size first so that a missing, truncated or non-GGUF
+ * file is a clear error naming the path, not a crash. */
+int dream_model_load(const char *path, const struct dream_model_params *params, dream_model **out);
+void dream_model_free(dream_model *model);
+
+const char *dream_model_path(const dream_model *model);
+const char *dream_model_arch(const dream_model *model);        /* general.architecture */
+const char *dream_model_chat_template(const dream_model *model); /* NULL when the GGUF has none */
+int dream_model_n_vocab(const dream_model *model);
+int dream_model_n_ctx_train(const dream_model *model);
+dream_token dream_model_bos(const dream_model *model);          /* -1 when none */
+dream_token dream_model_eos(const dream_model *model);
+bool dream_model_add_bos(const dream_model *model);
+bool dream_model_is_eog(const dream_model *model, dream_token token);
+bool dream_model_is_control(const dream_model *model, dream_token token);
+/* The text of a token as the vocabulary stores it ("<bos>"), for template variables. */
+const char *dream_model_token_text(const dream_model *model, dream_token token);
+
+/* A growable array of tokens; a zeroed struct is empty. */
+struct dream_tokens {
+    dream_token *ids;
+    int n;
+    int cap;
+};
+void dream_tokens_free(struct dream_tokens *tokens);
+int dream_tokens_push(struct dream_tokens *tokens, dream_token token);
+
+/* Appends the tokens of text[0..len) to out. add_special: add BOS/EOS as the vocabulary says.
+ * parse_special: control-token strings in the text become control tokens. */
+int dream_tokenize(const dream_model *model, const char *text, size_t len, bool add_special,
+                   bool parse_special, struct dream_tokens *out);
+
+/* A byte range [begin, end) of a rendered prompt that came from caller data. */
+struct dream_span {
+    size_t begin;
+    size_t end;
+};
+
+/* Tokenizes a rendered chat prompt: the template's own text with special-token parsing on, the
+ * caller-data spans (sorted, non-overlapping) with it off, so conversation text can never
+ * produce a control token. No BOS is added (the template writes it); if the result starts with
+ * two BOS tokens, one is dropped. Appends to out. */
+int dream_tokenize_prompt(const dream_model *model, const char *text, size_t len,
+                          const struct dream_span *data_spans, size_t n_spans, struct dream_tokens *out);
+
+/* Writes the text of one token into buf (no NUL); returns its length, or -(needed) when len is
+ * too small. special=false renders control tokens as nothing. */
+int dream_token_to_piece(const dream_model *model, dream_token token, bool special, char *buf, int len);
+
+/* Concatenates the pieces of tokens (control tokens not rendered) into a malloc'd string. */
+int dream_detokenize(const dream_model *model, const dream_token *tokens, int n, char **out);
+
+struct dream_session_params {
+    int n_ctx;         /* context size in tokens; 0 = min(training context, 8192) */
+    int n_batch;       /* prefill chunk: the most prompt tokens decoded at once (default 512) */
+    int n_threads;     /* used for every ubatch, prefill and decode alike (default: cores) */
+    bool flash_attn;   /* off by default: the exact configuration (docs/EXACTNESS.md) */
+};
+struct dream_session_params dream_session_default_params(void);
+
+int dream_session_new(dream_model *model, const struct dream_session_params *params, dream_session **out);
+void dream_session_free(dream_session *session);
+int dream_session_n_ctx(const dream_session *session);
+
+struct dream_gen_params {
+    int max_tokens;   /* stop after this many generated tokens (default 256) */
+    bool ignore_eog;  /* benchmark mode: keep going past end-of-generation tokens */
+};
+struct dream_gen_params dream_gen_default_params(void);
+
+struct dream_gen_result {
+    char *text;            /* the generated text; control tokens not rendered; EOG not included */
+    dream_token *tokens;   /* the generated tokens (EOG not included) */
+    int n_tokens;
+    int n_prompt;          /* prompt tokens decoded */
+    bool stopped_at_eog;   /* false when max_tokens stopped it */
+    double prefill_ms;
+    double decode_ms;
+    uint64_t logits_digest; /* FNV-1a over the bits of every step's logits: a determinism check */
+};
+void dream_gen_result_free(struct dream_gen_result *result);
+
+/* The exact serial greedy decode: clears the session's memory, prefills the prompt in chunks of
+ * n_batch, then decodes one token per step, taking the argmax (lowest id wins ties) and stopping
+ * at any end-of-generation token or max_tokens. An empty prompt, or one that leaves no room in
+ * the context, is a clear error. */
+int dream_generate(dream_session *session, const dream_token *prompt, int n_prompt,
+                   const struct dream_gen_params *params, struct dream_gen_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
