@@ -92,7 +92,8 @@ struct dream_session_params {
     int n_ctx;         /* context size in tokens; 0 = min(training context, 8192) */
     int n_batch;       /* prefill chunk: the most prompt tokens decoded at once (default 512) */
     int n_threads;     /* used for every ubatch, prefill and decode alike (default: cores) */
-    bool flash_attn;   /* off by default: the exact configuration (docs/EXACTNESS.md) */
+    int flash_attn;    /* 0 off (default: the exact configuration, docs/EXACTNESS.md), 1 on,
+                          -1 llama.cpp's own choice (auto) */
 };
 struct dream_session_params dream_session_default_params(void);
 

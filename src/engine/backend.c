@@ -1,0 +1,36 @@
+/* backend.c — one-time llama.cpp initialisation and its log, routed through dream_log.
+ *
+ * llama.cpp's own messages are noise to a person using dream: they are shown only at -v
+ * (errors and warnings) and -vv (everything). Our own errors say what went wrong. */
+#include "engine_internal.h"
+
+#include "dream/log.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
+static _Thread_local enum ggml_log_level last_level = GGML_LOG_LEVEL_INFO;
+
+static void llama_log_to_dream(enum ggml_log_level level, const char *text, void *ud)
+{
+    (void)ud;
+    if (level == GGML_LOG_LEVEL_CONT) level = last_level;
+    else last_level = level;
+    enum dream_log_level want;
+    switch (level) {
+    case GGML_LOG_LEVEL_ERROR:
+    case GGML_LOG_LEVEL_WARN: want = DREAM_LOG_INFO; break;
+    default: want = DREAM_LOG_DEBUG; break;
+    }
+    if (want < dream_log_get_level()) return;
+    fputs(text, stderr);
+}
+
+static void backend_init_once(void)
+{
+    llama_log_set(llama_log_to_dream, NULL);
+    llama_backend_init();
+}
+
+void engine_backend_init(void) { pthread_once(&backend_once, backend_init_once); }

@@ -1,0 +1,190 @@
+/* model.c — finding, checking and loading a GGUF model; its metadata. */
+#include "engine_internal.h"
+
+#include "dream/error.h"
+#include "dream/log.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <gguf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Appends "  - <what>: <where> (<why>)" to the list of places looked at. */
+static void looked(struct dbuf *l, const char *what, const char *where, const char *why)
+{
+    if (why) dbuf_printf(l, "\n  - %s: %s (%s)", what, where, why);
+    else dbuf_printf(l, "\n  - %s: %s", what, where);
+}
+
+/* Looks in one hub cache for models--ggml-org--gemma-4-E4B-it-GGUF/snapshots/<any>/<file>. */
+static char *find_in_hub(const char *hub, struct dbuf *l)
+{
+    char snaps[4096];
+    snprintf(snaps, sizeof snaps, "%s/models--ggml-org--gemma-4-E4B-it-GGUF/snapshots", hub);
+    DIR *d = opendir(snaps);
+    if (!d) {
+        looked(l, "Hugging Face cache", snaps, "no such directory");
+        return NULL;
+    }
+    char *found = NULL;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[4096 + 512];
+        snprintf(p, sizeof p, "%s/%s/%s", snaps, e->d_name, DREAM_DEFAULT_MODEL_FILE);
+        if (file_exists(p)) found = strdup(p);
+    }
+    closedir(d);
+    if (!found) {
+        char p[4096 + 64];
+        snprintf(p, sizeof p, "%s/*/%s", snaps, DREAM_DEFAULT_MODEL_FILE);
+        looked(l, "Hugging Face cache", p, "no snapshot has the file");
+    }
+    return found;
+}
+
+int dream_model_resolve(const char *explicit_path, char **out)
+{
+    *out = NULL;
+    if (explicit_path && *explicit_path) {
+        if (!file_exists(explicit_path))
+            return dream_error_set(DREAM_ENOTFOUND, "model file %s does not exist (given with --model)", explicit_path);
+        *out = strdup(explicit_path);
+        return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    const char *env = getenv("DREAM_MODEL");
+    if (env && *env) {
+        if (!file_exists(env))
+            return dream_error_set(DREAM_ENOTFOUND, "model file %s does not exist (given by DREAM_MODEL)", env);
+        *out = strdup(env);
+        return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    struct dbuf l = {0};
+    looked(&l, "--model", "not given", NULL);
+    looked(&l, "DREAM_MODEL", "not set", NULL);
+    char hub[4096];
+    const char *hf_hub = getenv("HF_HUB_CACHE");
+    const char *hf_home = getenv("HF_HOME");
+    const char *home = getenv("HOME");
+    if (hf_hub && *hf_hub) snprintf(hub, sizeof hub, "%s", hf_hub);
+    else if (hf_home && *hf_home) snprintf(hub, sizeof hub, "%s/hub", hf_home);
+    else snprintf(hub, sizeof hub, "%s/.cache/huggingface/hub", home ? home : "");
+    *out = find_in_hub(hub, &l);
+    if (*out) {
+        dbuf_free(&l);
+        return 0;
+    }
+    int rc = dream_error_set(DREAM_ENOTFOUND,
+                             "no model found. Looked at:%s\n"
+                             "Download the default model (dream never downloads anything itself) with:\n"
+                             "  hf download %s %s\n"
+                             "or pass --model PATH / set DREAM_MODEL to any GGUF file.",
+                             l.data ? l.data : "", DREAM_DEFAULT_MODEL_REPO, DREAM_DEFAULT_MODEL_FILE);
+    dbuf_free(&l);
+    return rc;
+}
+
+struct dream_model_params dream_model_default_params(void)
+{
+    struct dream_model_params p = {.n_gpu_layers = -1, .vocab_only = false};
+    return p;
+}
+
+/* Checks that path is a complete GGUF file before llama.cpp maps it: the magic, a parseable
+ * header, and every tensor's data inside the file (a truncated file would otherwise fault when
+ * a tensor is first touched). */
+static int check_gguf(const char *path, bool vocab_only)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return dream_error_set(errno == ENOENT ? DREAM_ENOTFOUND : DREAM_EIO, "cannot open model %s: %s", path, strerror(errno));
+    char magic[4] = {0};
+    size_t got = fread(magic, 1, 4, f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    if (got != 4 || memcmp(magic, "GGUF", 4) != 0)
+        return dream_error_set(DREAM_EFORMAT, "%s is not a GGUF model file (it does not start with 'GGUF'); pass a .gguf file", path);
+    struct gguf_init_params gp = {.no_alloc = true, .ctx = NULL};
+    struct gguf_context *g = gguf_init_from_file(path, gp);
+    if (!g)
+        return dream_error_set(DREAM_EFORMAT, "%s is a damaged GGUF file: its header cannot be read (truncated or corrupt?); re-download or re-make it", path);
+    size_t data_off = gguf_get_data_offset(g);
+    int64_t n = gguf_get_n_tensors(g);
+    for (int64_t i = 0; i < n && !vocab_only; i++) {
+        size_t end = data_off + gguf_get_tensor_offset(g, i) + gguf_get_tensor_size(g, i);
+        if (end > (size_t)size) {
+            int rc = dream_error_set(DREAM_EFORMAT,
+                                     "%s is truncated: tensor '%s' ends at byte %zu but the file has %ld bytes; re-download or re-make it",
+                                     path, gguf_get_tensor_name(g, i), end, size);
+            gguf_free(g);
+            return rc;
+        }
+    }
+    gguf_free(g);
+    return 0;
+}
+
+int dream_model_load(const char *path, const struct dream_model_params *params, dream_model **out)
+{
+    *out = NULL;
+    struct dream_model_params p = params ? *params : dream_model_default_params();
+    engine_backend_init(); /* first, so that gguf's own complaints go through our log */
+    int rc = check_gguf(path, p.vocab_only);
+    if (rc) return rc;
+
+    struct llama_model_params mp = llama_model_default_params();
+    mp.n_gpu_layers = p.n_gpu_layers;
+    mp.vocab_only = p.vocab_only;
+    dream_model *m = calloc(1, sizeof *m);
+    if (!m) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    m->path = strdup(path);
+    m->model = llama_model_load_from_file(path, mp);
+    if (!m->model || !m->path) {
+        dream_model_free(m);
+        return dream_error_set(DREAM_EMODEL, "llama.cpp could not load %s (unsupported architecture or damaged file; run with -v to see why)", path);
+    }
+    m->vocab = llama_model_get_vocab(m->model);
+    if (llama_model_meta_val_str(m->model, "general.architecture", m->arch, sizeof m->arch) < 0) m->arch[0] = '\0';
+    const char *tmpl = llama_model_chat_template(m->model, NULL);
+    if (tmpl) m->chat_template = strdup(tmpl);
+    if ((rc = engine_specials_build(m))) {
+        dream_model_free(m);
+        return rc;
+    }
+    dream_log(DREAM_LOG_INFO, "loaded %s (%s, %d tokens)", path, m->arch, llama_vocab_n_tokens(m->vocab));
+    *out = m;
+    return 0;
+}
+
+void dream_model_free(dream_model *m)
+{
+    if (!m) return;
+    if (m->model) llama_model_free(m->model);
+    free(m->specials);
+    free(m->by_byte);
+    free(m->chat_template);
+    free(m->path);
+    free(m);
+}
+
+const char *dream_model_path(const dream_model *m) { return m->path; }
+const char *dream_model_arch(const dream_model *m) { return m->arch; }
+const char *dream_model_chat_template(const dream_model *m) { return m->chat_template; }
+int dream_model_n_vocab(const dream_model *m) { return llama_vocab_n_tokens(m->vocab); }
+int dream_model_n_ctx_train(const dream_model *m) { return llama_model_n_ctx_train(m->model); }
+dream_token dream_model_bos(const dream_model *m) { return llama_vocab_bos(m->vocab); }
+dream_token dream_model_eos(const dream_model *m) { return llama_vocab_eos(m->vocab); }
+bool dream_model_add_bos(const dream_model *m) { return llama_vocab_get_add_bos(m->vocab); }
+bool dream_model_is_eog(const dream_model *m, dream_token t) { return llama_vocab_is_eog(m->vocab, t); }
+bool dream_model_is_control(const dream_model *m, dream_token t) { return llama_vocab_is_control(m->vocab, t); }
+
+const char *dream_model_token_text(const dream_model *m, dream_token t)
+{
+    if (t < 0 || t >= llama_vocab_n_tokens(m->vocab)) return "";
+    return llama_vocab_get_text(m->vocab, t);
+}

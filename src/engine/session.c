@@ -1,0 +1,182 @@
+/* session.c — a llama.cpp context and the exact serial greedy decode. */
+#include "engine_internal.h"
+
+#include "dream/error.h"
+#include "util/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct dream_session_params dream_session_default_params(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    struct dream_session_params p = {
+        .n_ctx = 0,
+        .n_batch = 512,
+        .n_threads = cores > 0 ? (int)cores : 1,
+        .flash_attn = 0,
+    };
+    return p;
+}
+
+struct dream_gen_params dream_gen_default_params(void)
+{
+    struct dream_gen_params p = {.max_tokens = 256, .ignore_eog = false};
+    return p;
+}
+
+int dream_session_new(dream_model *model, const struct dream_session_params *params, dream_session **out)
+{
+    *out = NULL;
+    struct dream_session_params p = params ? *params : dream_session_default_params();
+    if (p.n_batch <= 0) p.n_batch = 512;
+    if (p.n_threads <= 0) p.n_threads = dream_session_default_params().n_threads;
+    int train = llama_model_n_ctx_train(model->model);
+    if (p.n_ctx <= 0) p.n_ctx = train > 0 && train < 8192 ? train : 8192;
+
+    struct llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = (uint32_t)p.n_ctx;
+    cp.n_batch = (uint32_t)p.n_batch;
+    cp.n_ubatch = (uint32_t)p.n_batch;
+    cp.n_seq_max = 1;
+    cp.n_threads = p.n_threads;
+    cp.n_threads_batch = p.n_threads; /* equal counts: part of the exact configuration */
+    cp.flash_attn_type = p.flash_attn < 0 ? LLAMA_FLASH_ATTN_TYPE_AUTO
+                         : p.flash_attn ? LLAMA_FLASH_ATTN_TYPE_ENABLED
+                                        : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.no_perf = true;
+
+    dream_session *s = calloc(1, sizeof *s);
+    if (!s) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    s->ctx = llama_init_from_model(model->model, cp);
+    if (!s->ctx) {
+        free(s);
+        return dream_error_set(DREAM_EMODEL, "llama.cpp could not create a context of %d tokens for %s (out of memory? try a smaller context)",
+                               p.n_ctx, model->path);
+    }
+    s->model = model;
+    s->params = p;
+    s->n_ctx = (int)llama_n_ctx(s->ctx);
+    *out = s;
+    return 0;
+}
+
+void dream_session_free(dream_session *s)
+{
+    if (!s) return;
+    if (s->ctx) llama_free(s->ctx);
+    free(s);
+}
+
+int dream_session_n_ctx(const dream_session *s) { return s->n_ctx; }
+
+void dream_gen_result_free(struct dream_gen_result *r)
+{
+    free(r->text);
+    free(r->tokens);
+    memset(r, 0, sizeof *r);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* argmax with the lowest id winning ties (strict >), as llama.cpp's greedy sampler. */
+static dream_token argmax(const float *logits, int n, uint64_t *digest)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (logits[i] > logits[best]) best = i;
+    uint64_t h = *digest;
+    const unsigned char *b = (const unsigned char *)logits;
+    for (size_t i = 0; i < (size_t)n * sizeof(float); i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    *digest = h;
+    return best;
+}
+
+int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, const struct dream_gen_params *params,
+                   struct dream_gen_result *out)
+{
+    memset(out, 0, sizeof *out);
+    struct dream_gen_params gp = params ? *params : dream_gen_default_params();
+    if (n_prompt <= 0) return dream_error_set(DREAM_EINVAL, "the prompt is empty: give at least one token of input");
+    if (gp.max_tokens < 0) return dream_error_set(DREAM_EINVAL, "max_tokens is %d; it must be 0 or more", gp.max_tokens);
+    int n_vocab = llama_vocab_n_tokens(s->model->vocab);
+    for (int i = 0; i < n_prompt; i++)
+        if (prompt[i] < 0 || prompt[i] >= n_vocab)
+            return dream_error_set(DREAM_EINVAL, "prompt token %d at position %d is outside the vocabulary (0..%d)", prompt[i], i, n_vocab - 1);
+    if (n_prompt >= s->n_ctx)
+        return dream_error_set(DREAM_ETOOBIG,
+                               "the prompt has %d tokens but the context holds %d (and at least one must be left to generate); shorten the input or raise the context size",
+                               n_prompt, s->n_ctx);
+
+    llama_memory_clear(llama_get_memory(s->ctx), true);
+    int room = s->n_ctx - n_prompt;
+    int max_new = gp.max_tokens < room ? gp.max_tokens : room;
+
+    out->tokens = malloc(((size_t)max_new + 1) * sizeof *out->tokens);
+    if (!out->tokens) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    out->n_prompt = n_prompt;
+    uint64_t digest = 1469598103934665603ULL;
+
+    /* Prefill in chunks of n_batch; only the last chunk's last token needs logits. */
+    double t0 = now_ms();
+    struct llama_batch batch = llama_batch_init(s->params.n_batch, 0, 1);
+    int rc = 0;
+    for (int at = 0; at < n_prompt && !rc; at += s->params.n_batch) {
+        int n = n_prompt - at < s->params.n_batch ? n_prompt - at : s->params.n_batch;
+        batch.n_tokens = n;
+        for (int i = 0; i < n; i++) {
+            batch.token[i] = prompt[at + i];
+            batch.pos[i] = at + i;
+            batch.n_seq_id[i] = 1;
+            batch.seq_id[i][0] = 0;
+            batch.logits[i] = at + i == n_prompt - 1;
+        }
+        int d = llama_decode(s->ctx, batch);
+        if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed during prefill at token %d (code %d)", at, d);
+    }
+    double t1 = now_ms();
+    out->prefill_ms = t1 - t0;
+
+    int n_gen = 0;
+    int last_index = (n_prompt - 1) % s->params.n_batch;
+    while (!rc && n_gen < max_new) {
+        const float *logits = llama_get_logits_ith(s->ctx, last_index);
+        if (!logits) {
+            rc = dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits at step %d", n_gen);
+            break;
+        }
+        dream_token t = argmax(logits, n_vocab, &digest);
+        if (!gp.ignore_eog && llama_vocab_is_eog(s->model->vocab, t)) {
+            out->stopped_at_eog = true;
+            break;
+        }
+        out->tokens[n_gen++] = t;
+        if (n_gen == max_new) break;
+        batch.n_tokens = 1;
+        batch.token[0] = t;
+        batch.pos[0] = n_prompt + n_gen - 1;
+        batch.n_seq_id[0] = 1;
+        batch.seq_id[0][0] = 0;
+        batch.logits[0] = 1;
+        last_index = 0;
+        int d = llama_decode(s->ctx, batch);
+        if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed at generated token %d (code %d)", n_gen, d);
+    }
+    llama_batch_free(batch);
+    out->decode_ms = now_ms() - t1;
+    out->n_tokens = n_gen;
+    out->logits_digest = digest;
+    if (!rc) rc = dream_detokenize(s->model, out->tokens, n_gen, &out->text);
+    if (rc) dream_gen_result_free(out);
+    return rc;
+}
