@@ -52,9 +52,9 @@ if ((${#missing[@]})); then
     command -v sudo >/dev/null 2>&1 || die "missing packages (${missing[*]}) and not root; run: sudo apt-get install ${missing[*]}"
     SUDO=sudo
   fi
-  $SUDO apt-get update -qq >&2 || die "apt-get update failed; check the network, then run: apt-get install ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-    || die "apt-get install failed for: ${missing[*]}"
+  $SUDO apt-get update -qq >/dev/null 2>&1 || die "apt-get update failed; check the network, then run: apt-get install ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >"${TMPDIR:-/tmp}/dream-apt.log" 2>&1 \
+    || die "apt-get install failed for: ${missing[*]} (log: ${TMPDIR:-/tmp}/dream-apt.log)"
 fi
 
 # --- 2. llama.cpp -----------------------------------------------------------------------------
@@ -93,10 +93,24 @@ if [ ! -f "$SRC/.dream-ok" ]; then
 fi
 
 # Options that change the build are part of the cache key.
-opts=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON
+opts=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF
       -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
       -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_TOOLS=ON
       -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DGGML_CCACHE=OFF)
+# CPU features: on x86-64, the machine's own vector extensions but never AMX. ggml's AMX path
+# (picked by -march=native on CPUs that have AMX) crashes in ggml_backend_amx_mul_mat on small
+# Q8_0 models — llama.cpp's own llama-simple segfaults the same way — so we name the features
+# instead of using GGML_NATIVE. Elsewhere, native.
+if [ "$(uname -m)" = x86_64 ]; then
+  cpuflags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+  has() { [[ $cpuflags == *" $1 "* ]] && echo ON || echo OFF; }
+  opts+=(-DGGML_NATIVE=OFF -DGGML_SSE42="$(has sse4_2)" -DGGML_F16C="$(has f16c)" -DGGML_FMA="$(has fma)"
+         -DGGML_BMI2="$(has bmi2)" -DGGML_AVX="$(has avx)" -DGGML_AVX2="$(has avx2)" -DGGML_AVX_VNNI="$(has avx_vnni)"
+         -DGGML_AVX512="$(has avx512f)" -DGGML_AVX512_VBMI="$(has avx512vbmi)" -DGGML_AVX512_VNNI="$(has avx512_vnni)"
+         -DGGML_AVX512_BF16="$(has avx512_bf16)" -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+else
+  opts+=(-DGGML_NATIVE=ON)
+fi
 flavor=cpu
 if [ -n "${DREAM_CUDA:-}" ] && [ "${DREAM_CUDA}" != 0 ]; then
   command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || die "DREAM_CUDA=1 but no nvcc found (install the CUDA toolkit or unset DREAM_CUDA)"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# demo.sh — what `make demo` runs after the build: makes the tiny Gemma 4 model (random
+# weights, the real Gemma 4 vocabulary and chat template), then dreams with it. Everything is
+# written under build/ (DREAM_HOME=build/demo), never to the person's own wiki.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=build/bin
+MODEL=build/models/tiny-gemma4.gguf
+export DREAM_HOME=$PWD/build/demo
+
+mkdir -p build/models
+if [ ! -f "$MODEL" ] || [ "$BIN/dream-make-model" -nt "$MODEL" ]; then
+  "$BIN/dream-make-model" --arch gemma4 --preset tiny --type q8_0 --seed 1 -o "$MODEL"
+fi
+
+echo
+echo "== dream generate (exact greedy decode; the tiny model has random weights, so the text is noise,"
+echo "   but the same noise on every run and every machine of this kind)"
+"$BIN/dream" generate --model "$MODEL" --prompt "My sourdough starter" --max-tokens 24 --tokens --stats
+
+echo
+echo "== dream generate --chat (rendered through the model's own chat template)"
+"$BIN/dream" generate --model "$MODEL" --chat "What did I decide about my bike commute?" --max-tokens 24 --stats || true
