@@ -163,8 +163,8 @@ static void test_max_tokens_bounds_the_output(void **state)
 static void test_resolve_lists_every_place_and_the_download_command(void **state)
 {
     char hub[4200];
-    snprintf(hub, sizeof hub, "%s/empty-hub", tmpdir);
-    file_mkdirs(hub, 0755);
+    snprintf(hub, sizeof hub, "%s/hub-XXXXXX", tmpdir);
+    assert_non_null(mkdtemp(hub)); /* fresh each run: an earlier run's snapshot must not count */
     unsetenv("DREAM_MODEL");
     setenv("HF_HUB_CACHE", hub, 1);
     char *path = NULL;
