@@ -29,7 +29,7 @@ die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
 # --- 1. Debian packages -----------------------------------------------------------------------
 PKGS=(build-essential cmake pkg-config git ca-certificates xz-utils
       libsqlite3-dev libjansson-dev libgit2-dev libmicrohttpd-dev libcurl4-openssl-dev
-      libutf8proc-dev libcmocka-dev
+      libutf8proc-dev libcmocka-dev zlib1g-dev
       python3 python3-jinja2 nodejs npm
       clang libclang-rt-14-dev)
 
