@@ -1,0 +1,117 @@
+/*
+ * store.h — the memory store: one SQLite database holding every ingested conversation.
+ *
+ * The store is the pipeline's ledger (DESIGN.md §5): conversations with their stable ids from
+ * the source, and their messages with dense positions. It runs in WAL mode with foreign keys
+ * on; its schema carries a version and is migrated forward on open. Each conversation is
+ * written in one transaction, so a crash or a bad input never leaves half a conversation.
+ *
+ * Every conversation also gets a short citation hash ("conv:HASH#msg" in footnotes): the first
+ * 8 hex digits of SHA-256(source, NUL, id), lengthened two digits at a time when another
+ * conversation already holds that prefix. Once given, a conversation's hash never changes.
+ *
+ * Functions return 0 (DREAM_OK) or a negative dream_status with dream_error_last() set.
+ */
+#ifndef DREAM_STORE_H
+#define DREAM_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dream_store dream_store;
+
+/* The schema version this build writes (PRAGMA user_version). */
+#define DREAM_STORE_SCHEMA_VERSION 1
+
+/* Opens (creating it and its directory when missing) the store at path, or an in-memory store
+ * when path is ":memory:". Migrates an older schema forward; refuses a newer one with
+ * DREAM_EFORMAT (a newer dream wrote it). The caller closes *out with dream_store_close. */
+int dream_store_open(const char *path, dream_store **out);
+
+/* Closes the store; NULL is a no-op. */
+void dream_store_close(dream_store *store);
+
+/* The schema version of the open store (DREAM_STORE_SCHEMA_VERSION after a successful open). */
+int dream_store_schema_version(dream_store *store);
+
+/* One message of a conversation. role is "user" or "assistant". id is the source's own stable
+ * id for the message (never NULL; importers synthesize one from the line number where the
+ * source has none). time_ms is Unix epoch milliseconds, 0 when unknown. */
+struct dream_message {
+    const char *role;
+    const char *id;
+    int64_t time_ms;
+    const char *text;
+};
+
+/* A conversation as an importer hands it over. (source, id) is the stable key: source names the
+ * format ("chatgpt", "claude", "claude-code", "codex", "pi", "openai-jsonl"), id is the full id
+ * from the source. origin names the file it came from (informational). Times are Unix ms, 0 when
+ * unknown. */
+struct dream_conversation {
+    const char *source;
+    const char *id;
+    const char *title;
+    int64_t created_ms;
+    int64_t updated_ms;
+    const char *origin;
+    const struct dream_message *messages;
+    size_t n_messages;
+};
+
+enum dream_store_outcome {
+    DREAM_STORE_NEW = 1,   /* first time seen: inserted */
+    DREAM_STORE_CHANGED,   /* seen before with other content: updated in place, marked for re-processing */
+    DREAM_STORE_UNCHANGED, /* seen before with the same content, or an older version of it: nothing written */
+};
+
+/* Writes a conversation in one transaction. Unchanged content (title and every message's role,
+ * id, time and text) writes nothing, and neither does an older version (updated_ms earlier than the
+ * stored one's, both known): an old export read after a newer one does not roll it back. Changed content is updated in place: the row keeps its
+ * citation hash, messages from the first differing position on are replaced, the revision
+ * counter grows, and reprocess_from is lowered to that position so later stages redo what the
+ * change affects. The conversation must have at least one message. On error nothing of this
+ * conversation is written and what was stored before stays. */
+int dream_store_put(dream_store *store, const struct dream_conversation *conv, enum dream_store_outcome *outcome);
+
+/* A stored conversation, read back. Strings are owned by the record. */
+struct dream_store_conversation {
+    int64_t rowid;
+    char *source;
+    char *id;
+    char *cite;  /* the short citation hash */
+    char *title;
+    int64_t created_ms, updated_ms, ingested_ms;
+    int64_t revision;       /* 1 when inserted, +1 per change */
+    int64_t reprocess_from; /* first message position to redo, -1 when nothing is pending */
+    struct dream_message *messages; /* strings owned by the record */
+    size_t n_messages;
+};
+
+/* Reads the conversation (source, id) with its messages in position order. DREAM_ENOTFOUND
+ * when absent. The caller frees *out with dream_store_conversation_free. */
+int dream_store_get(dream_store *store, const char *source, const char *id, struct dream_store_conversation **out);
+
+/* Same, by citation hash (exact match). */
+int dream_store_get_by_cite(dream_store *store, const char *cite, struct dream_store_conversation **out);
+
+void dream_store_conversation_free(struct dream_store_conversation *conv);
+
+/* Counts of stored rows. */
+struct dream_store_counts {
+    int64_t conversations;
+    int64_t messages;
+};
+int dream_store_count(dream_store *store, struct dream_store_counts *out);
+
+/* The path the store was opened with. */
+const char *dream_store_path(const dream_store *store);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,512 @@
+/* store.c — the SQLite memory store (see include/dream/store.h). */
+#include "store_internal.h"
+
+#include "dream/error.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/sha256.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct dream_store {
+    sqlite3 *db;
+    char *path;
+    int version;
+};
+
+/* Citation hashes start at this many hex digits and grow by two on a collision. */
+#define STORE_CITE_MIN 8
+
+sqlite3 *store_db(dream_store *store) { return store->db; }
+
+const char *dream_store_path(const dream_store *store) { return store->path; }
+
+int dream_store_schema_version(dream_store *store) { return store->version; }
+
+/* Sets the last error from the connection's message; returns DREAM_EIO. */
+static int store_fail(dream_store *store, const char *what)
+{
+    return dream_error_set(DREAM_EIO, "store %s: %s: %s", store->path, what, sqlite3_errmsg(store->db));
+}
+
+int store_exec(dream_store *store, const char *sql, const char *what)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(store->db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+    int rc = dream_error_set(DREAM_EIO, "store %s: %s: %s", store->path, what, msg ? msg : sqlite3_errmsg(store->db));
+    sqlite3_free(msg);
+    return rc;
+}
+
+static int64_t store_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int store_prepare(dream_store *store, const char *sql, sqlite3_stmt **st)
+{
+    if (sqlite3_prepare_v2(store->db, sql, -1, st, NULL) != SQLITE_OK) return store_fail(store, "preparing a statement");
+    return 0;
+}
+
+/* Reads PRAGMA user_version into store->version. */
+static int store_read_version(dream_store *store)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(store, "PRAGMA user_version", &st)) return DREAM_EIO;
+    int rc = sqlite3_step(st);
+    store->version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : store_fail(store, "reading the schema version");
+}
+
+/* Applies every migration past the current version, each in its own transaction together with
+ * the version bump, so a crash leaves the store at some whole version. */
+static int store_migrate(dream_store *store)
+{
+    if (store_read_version(store)) return DREAM_EIO;
+    if (store->version > store_migration_count)
+        return dream_error_set(DREAM_EFORMAT,
+                               "store %s has schema version %d, newer than this dream knows (%d); "
+                               "use a newer dream, or point --store elsewhere",
+                               store->path, store->version, store_migration_count);
+    while (store->version < store_migration_count) {
+        int v = store->version;
+        char bump[64];
+        snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
+        if (store_exec(store, "BEGIN IMMEDIATE", "starting a migration")) return DREAM_EIO;
+        if (store_exec(store, store_migrations[v], "migrating the schema") || store_exec(store, bump, "migrating the schema")) {
+            sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+            return dream_error_wrap(DREAM_EIO, "migrating schema version %d to %d", v, v + 1);
+        }
+        if (store_exec(store, "COMMIT", "committing a migration")) return DREAM_EIO;
+        store->version = v + 1;
+    }
+    return 0;
+}
+
+/* Creates the directory that will hold path (no-op for a bare file name). */
+static int store_mkdir_parent(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path) return 0;
+    char *dir = strndup(path, (size_t)(slash - path));
+    if (!dir) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = file_mkdirs(dir, 0700);
+    free(dir);
+    return rc;
+}
+
+int dream_store_open(const char *path, dream_store **out)
+{
+    *out = NULL;
+    bool mem = !strcmp(path, ":memory:");
+    if (!mem && store_mkdir_parent(path)) return dream_error_wrap(DREAM_EIO, "creating the store's directory for %s", path);
+    dream_store *store = calloc(1, sizeof *store);
+    if (!store || !(store->path = strdup(path))) {
+        free(store);
+        return dream_error_set(DREAM_ENOMEM, "out of memory opening the store");
+    }
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &store->db, flags, NULL) != SQLITE_OK) {
+        int rc = dream_error_set(DREAM_EIO, "cannot open the store %s: %s", path,
+                                 store->db ? sqlite3_errmsg(store->db) : "out of memory");
+        dream_store_close(store);
+        return rc;
+    }
+    sqlite3_busy_timeout(store->db, 10000);
+    const char *setup = mem ? "PRAGMA foreign_keys = ON;"
+                            : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;";
+    if (store_exec(store, setup, "setting up the connection") || store_migrate(store) ||
+        store_exec(store, "CREATE TEMP TABLE IF NOT EXISTS ingest_seen (source TEXT, id TEXT, PRIMARY KEY (source, id))",
+                   "creating the duplicate tracker")) {
+        dream_store_close(store);
+        return dream_error_code() ? dream_error_code() : DREAM_EIO;
+    }
+    *out = store;
+    return 0;
+}
+
+void dream_store_close(dream_store *store)
+{
+    if (!store) return;
+    sqlite3_close(store->db);
+    free(store->path);
+    free(store);
+}
+
+int store_seen_reset(dream_store *store) { return store_exec(store, "DELETE FROM temp.ingest_seen", "resetting the duplicate tracker"); }
+
+int store_seen_mark(dream_store *store, const char *source, const char *id)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(store, "INSERT OR IGNORE INTO temp.ingest_seen (source, id) VALUES (?, ?)", &st)) return DREAM_EIO;
+    sqlite3_bind_text(st, 1, source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_fail(store, "tracking duplicates");
+    return sqlite3_changes(store->db) ? 1 : 0;
+}
+
+/* The content hash: title and every message's role, id, time and text, each field ended by a
+ * NUL so no two different conversations feed the same bytes. */
+static void store_content_hash(const struct dream_conversation *c, char hex[65])
+{
+    struct sha256 s;
+    uint8_t d[32];
+    sha256_init(&s);
+    sha256_update(&s, c->title, strlen(c->title) + 1);
+    for (size_t i = 0; i < c->n_messages; i++) {
+        const struct dream_message *m = &c->messages[i];
+        char t[32];
+        int tn = snprintf(t, sizeof t, "%lld", (long long)m->time_ms);
+        sha256_update(&s, m->role, strlen(m->role) + 1);
+        sha256_update(&s, m->id, strlen(m->id) + 1);
+        sha256_update(&s, t, (size_t)tn + 1);
+        sha256_update(&s, m->text, strlen(m->text) + 1);
+    }
+    sha256_final(&s, d);
+    sha256_hex(d, hex);
+}
+
+/* Chooses the citation hash for a new conversation: the shortest prefix (from 8 hex digits,
+ * growing by 2) of SHA-256(source NUL id) that no stored conversation holds. */
+static int store_assign_cite(dream_store *store, const char *source, const char *id, char cite[65])
+{
+    struct sha256 s;
+    uint8_t d[32];
+    char hex[65];
+    sha256_init(&s);
+    sha256_update(&s, source, strlen(source) + 1);
+    sha256_update(&s, id, strlen(id));
+    sha256_final(&s, d);
+    sha256_hex(d, hex);
+    sqlite3_stmt *st;
+    if (store_prepare(store, "SELECT 1 FROM conversations WHERE cite = ?", &st)) return DREAM_EIO;
+    for (int len = STORE_CITE_MIN; len <= 64; len += 2) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, hex, len, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) {
+            memcpy(cite, hex, (size_t)len);
+            cite[len] = '\0';
+            sqlite3_finalize(st);
+            return 0;
+        }
+        if (rc != SQLITE_ROW) {
+            sqlite3_finalize(st);
+            return store_fail(store, "checking a citation hash");
+        }
+    }
+    sqlite3_finalize(st);
+    return dream_error_set(DREAM_EINTERNAL, "conversation %s/%s: its full SHA-256 citation hash is taken", source, id);
+}
+
+static void store_bind_time(sqlite3_stmt *st, int i, int64_t ms)
+{
+    if (ms) sqlite3_bind_int64(st, i, ms);
+    else sqlite3_bind_null(st, i);
+}
+
+/* Inserts messages[from..n) of c under conversation rowid. */
+static int store_insert_messages(dream_store *store, int64_t rowid, const struct dream_conversation *c, size_t from)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(store,
+                      "INSERT INTO messages (conversation, position, role, source_id, created_at, text) "
+                      "VALUES (?, ?, ?, ?, ?, ?)",
+                      &st))
+        return DREAM_EIO;
+    for (size_t i = from; i < c->n_messages; i++) {
+        const struct dream_message *m = &c->messages[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rowid);
+        sqlite3_bind_int64(st, 2, (int64_t)i);
+        sqlite3_bind_text(st, 3, m->role, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, m->id, -1, SQLITE_STATIC);
+        store_bind_time(st, 5, m->time_ms);
+        sqlite3_bind_text(st, 6, m->text, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            int rc = store_fail(store, "inserting a message");
+            sqlite3_finalize(st);
+            return rc;
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* The first position at which the stored messages of rowid differ from c's (n when all of c's
+ * messages are stored unchanged and nothing follows them). */
+static int store_first_difference(dream_store *store, int64_t rowid, const struct dream_conversation *c, size_t *out)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(store,
+                      "SELECT role, source_id, coalesce(created_at, 0), text FROM messages "
+                      "WHERE conversation = ? ORDER BY position",
+                      &st))
+        return DREAM_EIO;
+    sqlite3_bind_int64(st, 1, rowid);
+    size_t i = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && i < c->n_messages) {
+        const struct dream_message *m = &c->messages[i];
+        const char *role = (const char *)sqlite3_column_text(st, 0);
+        const char *id = (const char *)sqlite3_column_text(st, 1);
+        const char *text = (const char *)sqlite3_column_text(st, 3);
+        if (!role || !id || !text || strcmp(role, m->role) || strcmp(id, m->id) ||
+            sqlite3_column_int64(st, 2) != m->time_ms || strcmp(text, m->text))
+            break;
+        i++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return store_fail(store, "reading stored messages");
+    *out = i;
+    return 0;
+}
+
+static int store_put_tx(dream_store *store, const struct dream_conversation *c, const char *hash, enum dream_store_outcome *outcome)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(store, "SELECT id, content_hash, reprocess_from, coalesce(updated_at, 0) FROM conversations WHERE source = ? AND source_id = ?", &st))
+        return DREAM_EIO;
+    sqlite3_bind_text(st, 1, c->source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c->id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        rc = store_fail(store, "looking up a conversation");
+        sqlite3_finalize(st);
+        return rc;
+    }
+    int64_t now = store_now_ms();
+    if (rc == SQLITE_ROW) {
+        int64_t rowid = sqlite3_column_int64(st, 0);
+        const char *old_hash = (const char *)sqlite3_column_text(st, 1);
+        bool same = old_hash && !strcmp(old_hash, hash);
+        bool had_pending = sqlite3_column_type(st, 2) != SQLITE_NULL;
+        int64_t pending = sqlite3_column_int64(st, 2);
+        int64_t stored_updated = sqlite3_column_int64(st, 3);
+        sqlite3_finalize(st);
+        /* An older export of a conversation never overwrites a newer one. */
+        bool older = c->updated_ms && stored_updated && c->updated_ms < stored_updated;
+        if (same || older) {
+            *outcome = DREAM_STORE_UNCHANGED;
+            return 0;
+        }
+        size_t from;
+        if (store_first_difference(store, rowid, c, &from)) return DREAM_EIO;
+        int64_t redo = (int64_t)from;
+        if (had_pending && pending < redo) redo = pending;
+        sqlite3_stmt *del;
+        if (store_prepare(store, "DELETE FROM messages WHERE conversation = ? AND position >= ?", &del)) return DREAM_EIO;
+        sqlite3_bind_int64(del, 1, rowid);
+        sqlite3_bind_int64(del, 2, (int64_t)from);
+        rc = sqlite3_step(del);
+        sqlite3_finalize(del);
+        if (rc != SQLITE_DONE) return store_fail(store, "replacing changed messages");
+        if (store_insert_messages(store, rowid, c, from)) return DREAM_EIO;
+        if (store_prepare(store,
+                          "UPDATE conversations SET title = ?, created_at = ?, updated_at = ?, content_hash = ?, "
+                          "message_count = ?, changed_at = ?, revision = revision + 1, reprocess_from = ?, origin = ? "
+                          "WHERE id = ?",
+                          &st))
+            return DREAM_EIO;
+        sqlite3_bind_text(st, 1, c->title, -1, SQLITE_STATIC);
+        store_bind_time(st, 2, c->created_ms);
+        store_bind_time(st, 3, c->updated_ms);
+        sqlite3_bind_text(st, 4, hash, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, (int64_t)c->n_messages);
+        sqlite3_bind_int64(st, 6, now);
+        sqlite3_bind_int64(st, 7, redo);
+        sqlite3_bind_text(st, 8, c->origin, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 9, rowid);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) return store_fail(store, "updating a conversation");
+        *outcome = DREAM_STORE_CHANGED;
+        return 0;
+    }
+    sqlite3_finalize(st);
+    char cite[65];
+    if (store_assign_cite(store, c->source, c->id, cite)) return dream_error_code();
+    if (store_prepare(store,
+                      "INSERT INTO conversations (source, source_id, cite, title, created_at, updated_at, content_hash, "
+                      "message_count, ingested_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      &st))
+        return DREAM_EIO;
+    sqlite3_bind_text(st, 1, c->source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, cite, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, c->title, -1, SQLITE_STATIC);
+    store_bind_time(st, 5, c->created_ms);
+    store_bind_time(st, 6, c->updated_ms);
+    sqlite3_bind_text(st, 7, hash, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, (int64_t)c->n_messages);
+    sqlite3_bind_int64(st, 9, now);
+    sqlite3_bind_text(st, 10, c->origin, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_fail(store, "inserting a conversation");
+    if (store_insert_messages(store, sqlite3_last_insert_rowid(store->db), c, 0)) return DREAM_EIO;
+    *outcome = DREAM_STORE_NEW;
+    return 0;
+}
+
+int dream_store_put(dream_store *store, const struct dream_conversation *c, enum dream_store_outcome *outcome)
+{
+    if (!c->source || !c->id || !c->id[0] || !c->title || c->n_messages == 0)
+        return dream_error_set(DREAM_EINVAL, "a conversation needs a source, an id, a title and at least one message");
+    for (size_t i = 0; i < c->n_messages; i++) {
+        const struct dream_message *m = &c->messages[i];
+        if (!m->role || (strcmp(m->role, "user") && strcmp(m->role, "assistant")) || !m->id || !m->text)
+            return dream_error_set(DREAM_EINVAL, "conversation %s/%s: message %zu needs role user|assistant, an id and text",
+                                   c->source, c->id, i);
+    }
+    char hash[65];
+    store_content_hash(c, hash);
+    if (store_exec(store, "BEGIN IMMEDIATE", "starting a transaction")) return DREAM_EIO;
+    int rc = store_put_tx(store, c, hash, outcome);
+    if (rc) {
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+        return dream_error_wrap(rc, "storing conversation %s/%s", c->source, c->id);
+    }
+    if (store_exec(store, "COMMIT", "committing a conversation")) {
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+        return DREAM_EIO;
+    }
+    return 0;
+}
+
+static char *store_col_strdup(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    return strdup(s ? s : "");
+}
+
+void dream_store_conversation_free(struct dream_store_conversation *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n_messages; i++) {
+        free((char *)c->messages[i].role);
+        free((char *)c->messages[i].id);
+        free((char *)c->messages[i].text);
+    }
+    free(c->messages);
+    free(c->source);
+    free(c->id);
+    free(c->cite);
+    free(c->title);
+    free(c);
+}
+
+static int store_load_messages(dream_store *store, struct dream_store_conversation *c)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(store, "SELECT role, source_id, coalesce(created_at, 0), text FROM messages WHERE conversation = ? ORDER BY position", &st))
+        return DREAM_EIO;
+    sqlite3_bind_int64(st, 1, c->rowid);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (c->n_messages == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct dream_message *m = realloc(c->messages, ncap * sizeof *m);
+            if (!m) {
+                sqlite3_finalize(st);
+                return dream_error_set(DREAM_ENOMEM, "out of memory reading messages");
+            }
+            c->messages = m;
+            cap = ncap;
+        }
+        struct dream_message *m = &c->messages[c->n_messages];
+        m->role = store_col_strdup(st, 0);
+        m->id = store_col_strdup(st, 1);
+        m->time_ms = sqlite3_column_int64(st, 2);
+        m->text = store_col_strdup(st, 3);
+        c->n_messages++;
+        if (!m->role || !m->id || !m->text) {
+            sqlite3_finalize(st);
+            return dream_error_set(DREAM_ENOMEM, "out of memory reading messages");
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : store_fail(store, "reading messages");
+}
+
+static int store_get_where(dream_store *store, const char *where, const char *a, const char *b, struct dream_store_conversation **out)
+{
+    *out = NULL;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT id, source, source_id, cite, title, coalesce(created_at, 0), coalesce(updated_at, 0), ingested_at, "
+             "revision, coalesce(reprocess_from, -1) FROM conversations WHERE %s",
+             where);
+    sqlite3_stmt *st;
+    if (store_prepare(store, sql, &st)) return DREAM_EIO;
+    sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+    if (b) sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        sqlite3_finalize(st);
+        return dream_error_set(DREAM_ENOTFOUND, "no conversation %s%s%s in the store", a, b ? "/" : "", b ? b : "");
+    }
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return store_fail(store, "reading a conversation");
+    }
+    struct dream_store_conversation *c = calloc(1, sizeof *c);
+    if (!c) {
+        sqlite3_finalize(st);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    c->rowid = sqlite3_column_int64(st, 0);
+    c->source = store_col_strdup(st, 1);
+    c->id = store_col_strdup(st, 2);
+    c->cite = store_col_strdup(st, 3);
+    c->title = store_col_strdup(st, 4);
+    c->created_ms = sqlite3_column_int64(st, 5);
+    c->updated_ms = sqlite3_column_int64(st, 6);
+    c->ingested_ms = sqlite3_column_int64(st, 7);
+    c->revision = sqlite3_column_int64(st, 8);
+    c->reprocess_from = sqlite3_column_int64(st, 9);
+    sqlite3_finalize(st);
+    if (!c->source || !c->id || !c->cite || !c->title) {
+        dream_store_conversation_free(c);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    if ((rc = store_load_messages(store, c))) {
+        dream_store_conversation_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int dream_store_get(dream_store *store, const char *source, const char *id, struct dream_store_conversation **out)
+{
+    return store_get_where(store, "source = ?1 AND source_id = ?2", source, id, out);
+}
+
+int dream_store_get_by_cite(dream_store *store, const char *cite, struct dream_store_conversation **out)
+{
+    return store_get_where(store, "cite = ?1", cite, NULL, out);
+}
+
+int dream_store_count(dream_store *store, struct dream_store_counts *out)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(store, "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages)", &st)) return DREAM_EIO;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->conversations = sqlite3_column_int64(st, 0);
+        out->messages = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : store_fail(store, "counting rows");
+}

@@ -1,0 +1,32 @@
+/*
+ * store_internal.h — what the memory layer's own modules (ingest, later the pipeline stages)
+ * need from the store beyond the public API: the raw connection and the schema's migrations.
+ */
+#ifndef DREAM_MEMORY_STORE_INTERNAL_H
+#define DREAM_MEMORY_STORE_INTERNAL_H
+
+#include "dream/store.h"
+
+#include <sqlite3.h>
+#include <stdbool.h>
+
+/* The connection; owned by the store. */
+sqlite3 *store_db(dream_store *store);
+
+/* Runs SQL that returns no rows; on failure sets the last error naming what and returns
+ * DREAM_EIO. */
+int store_exec(dream_store *store, const char *sql, const char *what);
+
+/* Schema migrations: store_migrations[i] takes the schema from version i to version i + 1.
+ * Later stages add their tables and columns by appending here (never editing an entry that
+ * has shipped). store_migration_count equals DREAM_STORE_SCHEMA_VERSION. */
+extern const char *const store_migrations[];
+extern const int store_migration_count;
+
+/* Per-run duplicate detection (in a TEMP table, so memory stays bounded). store_seen_reset
+ * forgets everything; store_seen_mark returns 1 when (source, id) was not yet marked, 0 when
+ * it was, or a negative status. */
+int store_seen_reset(dream_store *store);
+int store_seen_mark(dream_store *store, const char *source, const char *id);
+
+#endif

@@ -1,0 +1,628 @@
+/* test_ingest.c — the importers against realistic fixtures (tests/data/ingest, written by
+ * make_fixtures.py there, with their expected normalized results in expected/), idempotent
+ * re-ingest, and every kind of bad input the issue lists.
+ *
+ * argv[1] is the fixture directory. DREAM_UPDATE_EXPECTED=1 rewrites expected/ from the current
+ * output instead of comparing (review the diff before committing it). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "istream.h"
+#include "store_internal.h"
+#include "zip.h"
+
+#include "dream/error.h"
+#include "dream/ingest.h"
+#include "dream/store.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *data_dir;
+
+/* What the on_skip callback saw. */
+struct skips {
+    int n;
+    char last_where[1200];
+    char last_reason[1200];
+    enum dream_skip_reason last_why;
+};
+
+static void on_skip(void *user, enum dream_skip_reason why, const char *where, const char *reason)
+{
+    struct skips *s = user;
+    s->n++;
+    s->last_why = why;
+    snprintf(s->last_where, sizeof s->last_where, "%s", where);
+    snprintf(s->last_reason, sizeof s->last_reason, "%s", reason);
+}
+
+static struct dream_ingest_params params_with(struct skips *s)
+{
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.on_skip = on_skip;
+    p.user = s;
+    return p;
+}
+
+static char *fixture(const char *rel)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
+    return path;
+}
+
+static char *read_fixture(const char *rel, size_t *len)
+{
+    char *data;
+    assert_int_equal(file_read_all(fixture(rel), 0, &data, len), 0);
+    return data;
+}
+
+/* A canonical text dump of every conversation in the store. */
+static char *dump_store(dream_store *store)
+{
+    sqlite3 *db = store_db(store);
+    sqlite3_stmt *st;
+    struct dbuf out = {0};
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT c.source, c.source_id, c.title, coalesce(c.created_at, 0), "
+                                        "coalesce(c.updated_at, 0), m.position, m.role, m.source_id, "
+                                        "coalesce(m.created_at, 0), m.text FROM conversations c JOIN messages m "
+                                        "ON m.conversation = c.id ORDER BY c.source, c.source_id, m.position",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (sqlite3_column_int(st, 5) == 0)
+            dbuf_printf(&out, "== %s %s\ntitle: %s\ncreated %lld updated %lld\n", sqlite3_column_text(st, 0),
+                        sqlite3_column_text(st, 1), sqlite3_column_text(st, 2), sqlite3_column_int64(st, 3),
+                        sqlite3_column_int64(st, 4));
+        dbuf_printf(&out, "[%d] %s %s %lld\n", sqlite3_column_int(st, 5), sqlite3_column_text(st, 6),
+                    sqlite3_column_text(st, 7), sqlite3_column_int64(st, 8));
+        const char *text = (const char *)sqlite3_column_text(st, 9);
+        for (const char *p = text; *p;) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl ? (size_t)(nl - p) : strlen(p);
+            dbuf_puts(&out, "  | ");
+            dbuf_append(&out, p, n);
+            dbuf_putc(&out, '\n');
+            p += n + (nl ? 1 : 0);
+        }
+    }
+    sqlite3_finalize(st);
+    return dbuf_take(&out);
+}
+
+/* Ingests rel into a fresh store and compares the dump with expected/<name>.txt. */
+static void check_golden(const char *rel, const char *name, enum dream_format force)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    p.format = force;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_path(store, fixture(rel), &p, &stats), 0);
+    assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 0);
+    char *got = dump_store(store);
+    char exp_rel[256];
+    snprintf(exp_rel, sizeof exp_rel, "expected/%s.txt", name);
+    const char *update = getenv("DREAM_UPDATE_EXPECTED");
+    if (update && !strcmp(update, "1")) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/expected", data_dir);
+        assert_int_equal(file_mkdirs(dir, 0755), 0);
+        assert_int_equal(file_write_atomic(fixture(exp_rel), got, strlen(got)), 0);
+    } else {
+        size_t len;
+        char *want = read_fixture(exp_rel, &len);
+        if (strcmp(got, want)) fprintf(stderr, "--- got for %s:\n%s\n--- expected:\n%s\n", rel, got, want);
+        assert_string_equal(got, want);
+        free(want);
+    }
+    free(got);
+    dream_store_close(store);
+}
+
+static void test_chatgpt_export_matches_expected(void **state)
+{
+    check_golden("chatgpt/conversations.json", "chatgpt", DREAM_FORMAT_AUTO);
+    check_golden("chatgpt-export.zip", "chatgpt", DREAM_FORMAT_AUTO);
+    (void)state;
+}
+
+static void test_claude_export_matches_expected(void **state)
+{
+    check_golden("claude/conversations.json", "claude", DREAM_FORMAT_AUTO);
+    check_golden("claude-export.zip", "claude", DREAM_FORMAT_AUTO);
+    (void)state;
+}
+
+static void test_claude_code_session_matches_expected(void **state)
+{
+    check_golden("claude-code", "claude-code", DREAM_FORMAT_AUTO);
+    (void)state;
+}
+
+static void test_codex_rollout_matches_expected(void **state)
+{
+    check_golden("codex", "codex", DREAM_FORMAT_AUTO);
+    (void)state;
+}
+
+static void test_pi_sessions_v1_and_v3_match_expected(void **state)
+{
+    check_golden("pi", "pi", DREAM_FORMAT_AUTO);
+    check_golden("pi-v1", "pi-v1", DREAM_FORMAT_AUTO);
+    (void)state;
+}
+
+static void test_openai_jsonl_matches_expected(void **state)
+{
+    check_golden("openai/chats.jsonl", "openai", DREAM_FORMAT_AUTO);
+    (void)state;
+}
+
+static void test_chatgpt_follows_current_node_branch(void **state)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_path(store, fixture("chatgpt/conversations.json"), NULL, &stats), 0);
+    struct dream_store_conversation *c;
+    assert_int_equal(dream_store_get(store, "chatgpt", "6650a1b2-0000-4000-8000-00000000c0de", &c), 0);
+    static const char *const ids[] = {"u1", "a1", "u2b", "a2b", "u3", "a3"};
+    assert_int_equal(c->n_messages, 6);
+    for (size_t i = 0; i < 6; i++) assert_string_equal(c->messages[i].id, ids[i]);
+    /* The edited-away branch, the system node and the tool traffic are not there. */
+    for (size_t i = 0; i < c->n_messages; i++) {
+        assert_null(strstr(c->messages[i].text, "80 °C per hour"));
+        assert_null(strstr(c->messages[i].text, "pandas"));
+    }
+    dream_store_conversation_free(c);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_ingest_same_export_twice_changes_nothing(void **state)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats first = {0}, second = {0};
+    assert_int_equal(dream_ingest_path(store, data_dir, NULL, &first), 0);
+    assert_true(first.added >= 10);
+    struct dream_store_counts before, after;
+    assert_int_equal(dream_store_count(store, &before), 0);
+    assert_int_equal(dream_ingest_path(store, data_dir, NULL, &second), 0);
+    assert_int_equal(second.added, 0);
+    assert_int_equal(second.changed, 0);
+    assert_int_equal(second.unchanged, first.added + first.changed + first.unchanged);
+    assert_int_equal(dream_store_count(store, &after), 0);
+    assert_int_equal(after.conversations, before.conversations);
+    assert_int_equal(after.messages, before.messages);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_later_export_updates_grown_conversation_and_keeps_missing_ones(void **state)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats s1 = {0}, s2 = {0}, s3 = {0};
+    assert_int_equal(dream_ingest_path(store, fixture("chatgpt"), NULL, &s1), 0);
+    assert_int_equal(s1.added, 2);
+    struct dream_store_conversation *before;
+    assert_int_equal(dream_store_get(store, "chatgpt", "6650a1b2-0000-4000-8000-00000000d06e", &before), 0);
+    assert_int_equal(dream_ingest_path(store, fixture("chatgpt-later"), NULL, &s2), 0);
+    assert_int_equal(s2.changed, 1);
+    assert_int_equal(s2.added, 0);
+    struct dream_store_conversation *after;
+    assert_int_equal(dream_store_get(store, "chatgpt", "6650a1b2-0000-4000-8000-00000000d06e", &after), 0);
+    assert_int_equal(after->n_messages, 4);
+    assert_int_equal(after->reprocess_from, 2);
+    assert_string_equal(after->cite, before->cite);
+    assert_int_equal(after->rowid, before->rowid);
+    /* The kiln conversation, absent from the later export, is still there. */
+    struct dream_store_conversation *kiln;
+    assert_int_equal(dream_store_get(store, "chatgpt", "6650a1b2-0000-4000-8000-00000000c0de", &kiln), 0);
+    /* Reading the older export again does not roll the grown conversation back. */
+    assert_int_equal(dream_ingest_path(store, fixture("chatgpt"), NULL, &s3), 0);
+    assert_int_equal(s3.changed, 0);
+    dream_store_conversation_free(before);
+    dream_store_conversation_free(after);
+    dream_store_conversation_free(kiln);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_truncated_json_names_file_and_keeps_store(void **state)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_path(store, fixture("claude"), NULL, &stats), 0);
+    size_t len;
+    char *json = read_fixture("chatgpt/conversations.json", &len);
+    /* Cut inside the second conversation. */
+    char *second = strstr(json, "Dog walking routes");
+    assert_non_null(second);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats s2 = {0};
+    assert_int_equal(dream_ingest_buffer(store, "cut/conversations.json", json, (size_t)(second - json) + 40, &p, &s2), 0);
+    assert_int_equal(s2.added, 1);
+    assert_int_equal(s2.skipped[DREAM_SKIP_MALFORMED], 1);
+    assert_non_null(strstr(sk.last_where, "cut/conversations.json"));
+    assert_non_null(strstr(sk.last_reason, "truncated"));
+    assert_non_null(strstr(sk.last_reason, "line"));
+    struct dream_store_counts n;
+    assert_int_equal(dream_store_count(store, &n), 0);
+    assert_int_equal(n.conversations, 2); /* the Claude one from before, and the first ChatGPT one */
+    free(json);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_malformed_conversation_is_reported_with_line_and_next_is_read(void **state)
+{
+    static const char text[] = "[\n"
+                               "{\"id\": \"a\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
+                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"one\"]}}}}},\n"
+                               "{\"id\": \"b\", \"mapping\": {\n  \"x\": [1,,2]}},\n"
+                               "{\"id\": \"c\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
+                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"three\"]}}}}}\n"
+                               "]\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    p.format = DREAM_FORMAT_CHATGPT;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "bad.json", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 2);
+    assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 1);
+    assert_string_equal(sk.last_where, "bad.json:4");
+    assert_non_null(strstr(sk.last_reason, "line 5"));
+    dream_store_close(store);
+    (void)state;
+}
+
+/* Finds the central directory entry named name in a ZIP image; returns its offset. */
+static size_t find_central_entry(const char *zip, size_t len, const char *name)
+{
+    for (size_t i = 0; i + 46 < len; i++) {
+        if (memcmp(zip + i, "PK\1\2", 4)) continue;
+        size_t nlen = (unsigned char)zip[i + 28] | (unsigned char)zip[i + 29] << 8;
+        if (nlen == strlen(name) && i + 46 + nlen <= len && !memcmp(zip + i + 46, name, nlen)) return i;
+    }
+    fail_msg("no central entry %s", name);
+    return 0;
+}
+
+static void test_truncated_zip_is_reported_and_keeps_store(void **state)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_path(store, fixture("claude-export.zip"), NULL, &stats), 0);
+    size_t len;
+    char *zip = read_fixture("chatgpt-export.zip", &len);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats s2 = {0};
+    assert_int_equal(dream_ingest_buffer(store, "download.zip", zip, len / 2, &p, &s2), 0);
+    assert_int_equal(s2.skipped[DREAM_SKIP_MALFORMED], 1);
+    assert_non_null(strstr(sk.last_where, "download.zip"));
+    assert_non_null(strstr(sk.last_reason, "ZIP"));
+    struct dream_store_counts n;
+    assert_int_equal(dream_store_count(store, &n), 0);
+    assert_int_equal(n.conversations, 1);
+    free(zip);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_zip_member_inflating_past_declared_size_is_refused(void **state)
+{
+    size_t len;
+    char *zip = read_fixture("chatgpt-export.zip", &len);
+    size_t at = find_central_entry(zip, len, "conversations.json");
+    /* Declare a smaller uncompressed size than the data inflates to: a zip bomb's lie. */
+    zip[at + 24] = 100;
+    zip[at + 25] = zip[at + 26] = zip[at + 27] = 0;
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "bomb.zip", zip, len, &p, &stats), 0);
+    assert_int_equal(stats.added, 0);
+    assert_true(stats.skipped[DREAM_SKIP_MALFORMED] >= 1);
+    assert_non_null(strstr(sk.last_reason, "declared size"));
+    free(zip);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_zip_member_with_wrong_crc_is_refused(void **state)
+{
+    size_t len;
+    char *zip = read_fixture("chatgpt-export-stored.zip", &len);
+    size_t at = find_central_entry(zip, len, "Export/conversations.json");
+    zip[at + 16] ^= 0x5a;
+    struct zip *z;
+    assert_int_equal(zip_open_mem(zip, len, "crc.zip", &z), 0);
+    size_t member;
+    assert_int_equal(zip_find(z, "conversations.json", &member), 0);
+    struct istream s;
+    assert_int_equal(istream_open_zip(&s, z, member), 0);
+    int c;
+    while ((c = istream_getc(&s)) >= 0) {}
+    assert_int_equal(c, -2);
+    assert_non_null(strstr(dream_error_last(), "CRC"));
+    istream_close(&s);
+    zip_close(z);
+    free(zip);
+    (void)state;
+}
+
+static void test_stored_zip_member_in_a_folder_is_read(void **state)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_path(store, fixture("chatgpt-export-stored.zip"), NULL, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_invalid_utf8_is_repaired_and_counted(void **state)
+{
+    static const char text[] = "{\"messages\": [{\"role\": \"user\", \"content\": \"caf\xe9 and \\ud800 and \\u0000!\"},"
+                               " {\"role\": \"assistant\", \"content\": \"ok \xf0\x9f\x8d\x9e\"}]}\n"
+                               "{\"messages\": [{\"role\": \"user\", \"content\": \"clean\"}]}\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "utf8.jsonl", text, sizeof text - 1, NULL, &stats), 0);
+    assert_int_equal(stats.added, 2);
+    assert_int_equal(stats.repaired, 1);
+    struct dream_store_counts n;
+    assert_int_equal(dream_store_count(store, &n), 0);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(store), "SELECT text FROM messages WHERE position = 0 AND text LIKE 'caf%'", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "caf\xef\xbf\xbd and \xef\xbf\xbd and \xef\xbf\xbd!");
+    sqlite3_finalize(st);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_duplicate_ids_in_one_export_keep_the_first(void **state)
+{
+    static const char text[] =
+        "[{\"id\": \"same\", \"title\": \"first\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,"
+        " \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"one\"]}}}}},"
+        " {\"id\": \"same\", \"title\": \"second\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,"
+        " \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"two\"]}}}}}]";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "dup.json", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(stats.skipped[DREAM_SKIP_DUPLICATE], 1);
+    assert_int_equal(sk.last_why, DREAM_SKIP_DUPLICATE);
+    struct dream_store_conversation *c;
+    assert_int_equal(dream_store_get(store, "chatgpt", "same", &c), 0);
+    assert_string_equal(c->title, "first");
+    dream_store_conversation_free(c);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_empty_conversations_are_skipped_and_counted(void **state)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_path(store, fixture("claude/conversations.json"), &p, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(stats.skipped[DREAM_SKIP_EMPTY], 1);
+    assert_int_equal(sk.last_why, DREAM_SKIP_EMPTY);
+    assert_non_null(strstr(sk.last_reason, "1b7c0f3e-5a8d-4c2b-9e61-0c0ffee00002"));
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_conversation_of_300k_tokens_is_ingested(void **state)
+{
+    /* About 4 characters per token: 1.2 MB of text in one message, and a long reply. */
+    struct dbuf line = {0};
+    dbuf_puts(&line, "{\"messages\": [{\"role\": \"user\", \"content\": \"");
+    for (int i = 0; i < 120000; i++) dbuf_puts(&line, "dough rest ");
+    dbuf_puts(&line, "\"}, {\"role\": \"assistant\", \"content\": \"");
+    for (int i = 0; i < 30000; i++) dbuf_puts(&line, "ok then ");
+    dbuf_puts(&line, "\"}]}\n");
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "long.jsonl", line.data, line.len, NULL, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(store), "SELECT length(text) FROM messages WHERE position = 0", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 120000 * 11 - 1);
+    sqlite3_finalize(st);
+    dbuf_free(&line);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_format_is_detected_from_content(void **state)
+{
+    static const struct {
+        const char *rel;
+        enum dream_format want;
+    } cases[] = {
+        {"chatgpt/conversations.json", DREAM_FORMAT_CHATGPT},
+        {"claude/conversations.json", DREAM_FORMAT_CLAUDE},
+        {"claude-code/-home-ana-code-plotter/5d1e2f3a-4b5c-4d6e-8f70-a1b2c3d4e5f6.jsonl", DREAM_FORMAT_CLAUDE_CODE},
+        {"codex/2025/06/01/rollout-2025-06-01T14-00-00-0197a3c4-1111-7222-8333-944455556666.jsonl", DREAM_FORMAT_CODEX},
+        {"pi/--home-ana-code-garden--/2025-03-02T11-00-00-000Z_0198b2a1-aaaa-7bbb-8ccc-0123456789ab.jsonl", DREAM_FORMAT_PI},
+        {"openai/chats.jsonl", DREAM_FORMAT_OPENAI_JSONL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len;
+        char *data = read_fixture(cases[i].rel, &len);
+        assert_int_equal(dream_format_detect(data, len), cases[i].want);
+        /* A head cut short still says enough. */
+        assert_int_equal(dream_format_detect(data, len < 300 ? len : 300), cases[i].want);
+        free(data);
+    }
+    assert_int_equal(dream_format_detect("hello", 5), DREAM_FORMAT_AUTO);
+    assert_int_equal(dream_format_detect("{\"name\": \"x\"}\n", 14), DREAM_FORMAT_AUTO);
+    (void)state;
+}
+
+static void test_forced_format_reads_what_detection_cannot(void **state)
+{
+    /* A pi v1 header with neither cwd nor version is not recognisable; --format pi reads it. */
+    static const char text[] = "{\"type\":\"session\",\"id\":\"s-1\",\"timestamp\":\"2024-01-01T00:00:00Z\"}\n"
+                               "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "s.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.skipped[DREAM_SKIP_UNSUPPORTED], 1);
+    assert_non_null(strstr(sk.last_reason, "--format"));
+    p.format = DREAM_FORMAT_PI;
+    assert_int_equal(dream_ingest_buffer(store, "s.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_session_log_unfinished_last_line_is_ignored(void **state)
+{
+    size_t len;
+    char *log = read_fixture("claude-code/-home-ana-code-plotter/5d1e2f3a-4b5c-4d6e-8f70-a1b2c3d4e5f6.jsonl", &len);
+    struct dbuf b = {0};
+    dbuf_append(&b, log, len);
+    dbuf_puts(&b, "{\"parentUuid\":\"e12\",\"type\":\"assistant\",\"uuid\":\"e13\",\"mess");
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "live.jsonl", b.data, b.len, NULL, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 0);
+    dbuf_free(&b);
+    free(log);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_session_log_malformed_middle_line_skips_the_whole_session(void **state)
+{
+    size_t len;
+    char *log = read_fixture("codex/2025/06/01/rollout-2025-06-01T14-00-00-0197a3c4-1111-7222-8333-944455556666.jsonl", &len);
+    char *third = strchr(strchr(log, '\n') + 1, '\n') + 1;
+    third[0] = 'x'; /* corrupt line 3 */
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "rollout.jsonl", log, len, &p, &stats), 0);
+    assert_int_equal(stats.added, 0);
+    assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 1);
+    assert_string_equal(sk.last_where, "rollout.jsonl:3");
+    struct dream_store_counts n;
+    assert_int_equal(dream_store_count(store, &n), 0);
+    assert_int_equal(n.conversations, 0);
+    free(log);
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_openai_malformed_line_is_skipped_and_next_read(void **state)
+{
+    static const char text[] = "{\"messages\": [{\"role\": \"user\", \"content\": \"one\"}]}\n"
+                               "{\"messages\": [{\"role\": \"user\", \"content\": \"two\"}\n"
+                               "{\"messages\": [{\"role\": \"user\", \"content\": \"three\"}]}\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    p.format = DREAM_FORMAT_OPENAI_JSONL;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "chats.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 2);
+    assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 1);
+    assert_string_equal(sk.last_where, "chats.jsonl:2");
+    dream_store_close(store);
+    (void)state;
+}
+
+static void test_unknown_file_in_a_directory_is_skipped_as_unsupported(void **state)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    static const char text[] = "{\"theme\": \"dark\"}";
+    assert_int_equal(dream_ingest_buffer(store, "settings.json", text, sizeof text - 1, NULL, &stats), 0);
+    assert_int_equal(stats.skipped[DREAM_SKIP_UNSUPPORTED], 1);
+    assert_int_equal(stats.conversations, 0);
+    assert_int_equal(dream_ingest_path(store, fixture("no-such-dir"), NULL, &stats), DREAM_ENOTFOUND);
+    dream_store_close(store);
+    (void)state;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_ingest FIXTURE_DIR\n");
+        return 2;
+    }
+    data_dir = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chatgpt_export_matches_expected),
+        cmocka_unit_test(test_claude_export_matches_expected),
+        cmocka_unit_test(test_claude_code_session_matches_expected),
+        cmocka_unit_test(test_codex_rollout_matches_expected),
+        cmocka_unit_test(test_pi_sessions_v1_and_v3_match_expected),
+        cmocka_unit_test(test_openai_jsonl_matches_expected),
+        cmocka_unit_test(test_chatgpt_follows_current_node_branch),
+        cmocka_unit_test(test_ingest_same_export_twice_changes_nothing),
+        cmocka_unit_test(test_later_export_updates_grown_conversation_and_keeps_missing_ones),
+        cmocka_unit_test(test_truncated_json_names_file_and_keeps_store),
+        cmocka_unit_test(test_malformed_conversation_is_reported_with_line_and_next_is_read),
+        cmocka_unit_test(test_truncated_zip_is_reported_and_keeps_store),
+        cmocka_unit_test(test_zip_member_inflating_past_declared_size_is_refused),
+        cmocka_unit_test(test_zip_member_with_wrong_crc_is_refused),
+        cmocka_unit_test(test_stored_zip_member_in_a_folder_is_read),
+        cmocka_unit_test(test_invalid_utf8_is_repaired_and_counted),
+        cmocka_unit_test(test_duplicate_ids_in_one_export_keep_the_first),
+        cmocka_unit_test(test_empty_conversations_are_skipped_and_counted),
+        cmocka_unit_test(test_conversation_of_300k_tokens_is_ingested),
+        cmocka_unit_test(test_format_is_detected_from_content),
+        cmocka_unit_test(test_forced_format_reads_what_detection_cannot),
+        cmocka_unit_test(test_session_log_unfinished_last_line_is_ignored),
+        cmocka_unit_test(test_session_log_malformed_middle_line_skips_the_whole_session),
+        cmocka_unit_test(test_openai_malformed_line_is_skipped_and_next_read),
+        cmocka_unit_test(test_unknown_file_in_a_directory_is_skipped_as_unsupported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,333 @@
+/* test_store.c — the SQLite store: schema and migrations, idempotent writes, updates in place,
+ * citation hashes, and where the store lives (paths). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "dream/error.h"
+#include "dream/paths.h"
+#include "dream/store.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dream-test-store-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    (void)state;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    assert_int_equal(system(cmd), 0);
+    (void)state;
+    return 0;
+}
+
+static const struct dream_message three[] = {
+    {"user", "m1", 1000, "How long should sourdough bulk ferment?"},
+    {"assistant", "m2", 2000, "Four to six hours at 24 °C, until it has grown by half."},
+    {"user", "m3", 3000, "Thanks!"},
+};
+
+static struct dream_conversation conv_of(const char *id, const struct dream_message *m, size_t n, int64_t updated)
+{
+    return (struct dream_conversation){.source = "chatgpt", .id = id, .title = "Bulk fermentation", .created_ms = 1000,
+                                       .updated_ms = updated, .origin = "test", .messages = m, .n_messages = n};
+}
+
+static void test_store_open_creates_schema_with_wal_and_foreign_keys(void **state)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/sub/dir/memory.sqlite", tmpdir);
+    dream_store *s;
+    assert_int_equal(dream_store_open(path, &s), 0);
+    assert_int_equal(dream_store_schema_version(s), DREAM_STORE_SCHEMA_VERSION);
+    dream_store_close(s);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), DREAM_STORE_SCHEMA_VERSION);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    (void)state;
+}
+
+static void test_store_refuses_a_newer_schema(void **state)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/newer.sqlite", tmpdir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 999", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    dream_store *s;
+    assert_int_equal(dream_store_open(path, &s), DREAM_EFORMAT);
+    assert_null(s);
+    assert_non_null(strstr(dream_error_last(), "999"));
+    (void)state;
+}
+
+static void test_store_reopen_keeps_conversations(void **state)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/reopen.sqlite", tmpdir);
+    dream_store *s;
+    assert_int_equal(dream_store_open(path, &s), 0);
+    struct dream_conversation c = conv_of("c1", three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(o, DREAM_STORE_NEW);
+    dream_store_close(s);
+    assert_int_equal(dream_store_open(path, &s), 0);
+    struct dream_store_counts n;
+    assert_int_equal(dream_store_count(s, &n), 0);
+    assert_int_equal(n.conversations, 1);
+    assert_int_equal(n.messages, 3);
+    dream_store_close(s);
+    (void)state;
+}
+
+static void test_store_same_conversation_twice_is_unchanged(void **state)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    struct dream_conversation c = conv_of("c1", three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(o, DREAM_STORE_NEW);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(o, DREAM_STORE_UNCHANGED);
+    struct dream_store_conversation *got;
+    assert_int_equal(dream_store_get(s, "chatgpt", "c1", &got), 0);
+    assert_int_equal(got->revision, 1);
+    assert_int_equal(got->reprocess_from, -1);
+    assert_int_equal(got->n_messages, 3);
+    assert_string_equal(got->messages[1].text, three[1].text);
+    assert_int_equal(got->messages[1].time_ms, 2000);
+    dream_store_conversation_free(got);
+    dream_store_close(s);
+    (void)state;
+}
+
+static void test_store_grown_conversation_updates_in_place_and_marks_reprocessing(void **state)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    struct dream_conversation c = conv_of("c1", three, 2, 2000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    struct dream_store_conversation *before;
+    assert_int_equal(dream_store_get(s, "chatgpt", "c1", &before), 0);
+    c = conv_of("c1", three, 3, 3000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(o, DREAM_STORE_CHANGED);
+    struct dream_store_conversation *after;
+    assert_int_equal(dream_store_get(s, "chatgpt", "c1", &after), 0);
+    assert_int_equal(after->rowid, before->rowid);
+    assert_string_equal(after->cite, before->cite);
+    assert_int_equal(after->revision, 2);
+    assert_int_equal(after->reprocess_from, 2); /* only the new message needs new work */
+    assert_int_equal(after->n_messages, 3);
+    assert_int_equal(after->updated_ms, 3000);
+    dream_store_conversation_free(before);
+    dream_store_conversation_free(after);
+    dream_store_close(s);
+    (void)state;
+}
+
+static void test_store_edited_message_reprocesses_from_the_edit(void **state)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    struct dream_conversation c = conv_of("c1", three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    struct dream_message edited[3] = {three[0], {"assistant", "m2b", 2500, "Until it has doubled."}, three[2]};
+    c = conv_of("c1", edited, 2, 3000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(o, DREAM_STORE_CHANGED);
+    struct dream_store_conversation *got;
+    assert_int_equal(dream_store_get(s, "chatgpt", "c1", &got), 0);
+    assert_int_equal(got->reprocess_from, 1);
+    assert_int_equal(got->n_messages, 2);
+    assert_string_equal(got->messages[1].id, "m2b");
+    dream_store_conversation_free(got);
+    dream_store_close(s);
+    (void)state;
+}
+
+static void test_store_older_version_does_not_roll_back_a_newer_one(void **state)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    struct dream_conversation c = conv_of("c1", three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    c = conv_of("c1", three, 2, 2000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(o, DREAM_STORE_UNCHANGED);
+    struct dream_store_counts n;
+    assert_int_equal(dream_store_count(s, &n), 0);
+    assert_int_equal(n.messages, 3);
+    dream_store_close(s);
+    (void)state;
+}
+
+static void test_store_citation_hash_collision_lengthens_it(void **state)
+{
+    /* SHA-256("chatgpt\0conv-7115") and SHA-256("chatgpt\0conv-22251") share their first 8 hex
+     * digits (c323d431), then differ. */
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    enum dream_store_outcome o;
+    struct dream_conversation a = conv_of("conv-7115", three, 1, 1000);
+    struct dream_conversation b = conv_of("conv-22251", three, 1, 1000);
+    assert_int_equal(dream_store_put(s, &a, &o), 0);
+    assert_int_equal(dream_store_put(s, &b, &o), 0);
+    struct dream_store_conversation *ga, *gb;
+    assert_int_equal(dream_store_get(s, "chatgpt", "conv-7115", &ga), 0);
+    assert_int_equal(dream_store_get(s, "chatgpt", "conv-22251", &gb), 0);
+    assert_string_equal(ga->cite, "c323d431");
+    assert_string_equal(gb->cite, "c323d43148");
+    struct dream_store_conversation *by;
+    assert_int_equal(dream_store_get_by_cite(s, "c323d43148", &by), 0);
+    assert_string_equal(by->id, "conv-22251");
+    dream_store_conversation_free(by);
+    dream_store_conversation_free(ga);
+    dream_store_conversation_free(gb);
+    dream_store_close(s);
+    (void)state;
+}
+
+static void test_store_citation_hash_depends_on_source_and_full_id(void **state)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    enum dream_store_outcome o;
+    /* Two UUIDv7-style ids with the same first 8 hex digits (mlx-bun's collision) stay apart. */
+    struct dream_conversation a = conv_of("0198b2a1-aaaa-7bbb-8ccc-000000000001", three, 1, 1000);
+    struct dream_conversation b = conv_of("0198b2a1-aaaa-7bbb-8ccc-000000000002", three, 1, 1000);
+    assert_int_equal(dream_store_put(s, &a, &o), 0);
+    assert_int_equal(dream_store_put(s, &b, &o), 0);
+    assert_int_equal(o, DREAM_STORE_NEW);
+    struct dream_store_conversation *ga, *gb;
+    assert_int_equal(dream_store_get(s, "chatgpt", a.id, &ga), 0);
+    assert_int_equal(dream_store_get(s, "chatgpt", b.id, &gb), 0);
+    assert_string_not_equal(ga->cite, gb->cite);
+    assert_int_equal(strlen(ga->cite), 8);
+    dream_store_conversation_free(ga);
+    dream_store_conversation_free(gb);
+    dream_store_close(s);
+    (void)state;
+}
+
+static void test_store_rejected_conversation_leaves_store_untouched(void **state)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    enum dream_store_outcome o;
+    struct dream_conversation c = conv_of("c1", three, 3, 3000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    struct dream_message bad[2] = {three[0], {"tool", "t", 0, "output"}};
+    c = conv_of("c1", bad, 2, 4000);
+    assert_int_equal(dream_store_put(s, &c, &o), DREAM_EINVAL);
+    c = conv_of("c2", three, 0, 4000);
+    assert_int_equal(dream_store_put(s, &c, &o), DREAM_EINVAL);
+    struct dream_store_counts n;
+    assert_int_equal(dream_store_count(s, &n), 0);
+    assert_int_equal(n.conversations, 1);
+    assert_int_equal(n.messages, 3);
+    dream_store_close(s);
+    (void)state;
+}
+
+static void test_paths_dream_home_puts_everything_under_one_directory(void **state)
+{
+    setenv("DREAM_HOME", "/srv/dh", 1);
+    unsetenv("DREAM_WIKI");
+    unsetenv("DREAM_ADAPTERS");
+    char *p;
+    assert_int_equal(dream_paths_store(&p), 0);
+    assert_string_equal(p, "/srv/dh/cache/memory.sqlite");
+    free(p);
+    assert_int_equal(dream_paths_wiki_dir(&p), 0);
+    assert_string_equal(p, "/srv/dh/wiki");
+    free(p);
+    assert_int_equal(dream_paths_config_dir(&p), 0);
+    assert_string_equal(p, "/srv/dh/config");
+    free(p);
+    assert_int_equal(dream_paths_adapters_dir(&p), 0);
+    assert_string_equal(p, "/srv/dh/cache/adapters");
+    free(p);
+    setenv("DREAM_WIKI", "/notes/wiki", 1);
+    assert_int_equal(dream_paths_wiki_dir(&p), 0);
+    assert_string_equal(p, "/notes/wiki");
+    free(p);
+    unsetenv("DREAM_HOME");
+    unsetenv("DREAM_WIKI");
+    (void)state;
+}
+
+static void test_paths_default_to_xdg_under_home(void **state)
+{
+    unsetenv("DREAM_HOME");
+    unsetenv("DREAM_WIKI");
+    unsetenv("DREAM_ADAPTERS");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("XDG_CONFIG_HOME");
+    setenv("HOME", "/home/ana", 1);
+    char *p;
+    assert_int_equal(dream_paths_store(&p), 0);
+    assert_string_equal(p, "/home/ana/.cache/dream/memory.sqlite");
+    free(p);
+    assert_int_equal(dream_paths_wiki_dir(&p), 0);
+    assert_string_equal(p, "/home/ana/.local/share/dream/wiki");
+    free(p);
+    assert_int_equal(dream_paths_config_dir(&p), 0);
+    assert_string_equal(p, "/home/ana/.config/dream");
+    free(p);
+    setenv("XDG_CACHE_HOME", "/var/cache/ana/", 1);
+    assert_int_equal(dream_paths_store(&p), 0);
+    assert_string_equal(p, "/var/cache/ana/dream/memory.sqlite");
+    free(p);
+    unsetenv("XDG_CACHE_HOME");
+    (void)state;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_store_open_creates_schema_with_wal_and_foreign_keys),
+        cmocka_unit_test(test_store_refuses_a_newer_schema),
+        cmocka_unit_test(test_store_reopen_keeps_conversations),
+        cmocka_unit_test(test_store_same_conversation_twice_is_unchanged),
+        cmocka_unit_test(test_store_grown_conversation_updates_in_place_and_marks_reprocessing),
+        cmocka_unit_test(test_store_edited_message_reprocesses_from_the_edit),
+        cmocka_unit_test(test_store_older_version_does_not_roll_back_a_newer_one),
+        cmocka_unit_test(test_store_citation_hash_collision_lengthens_it),
+        cmocka_unit_test(test_store_citation_hash_depends_on_source_and_full_id),
+        cmocka_unit_test(test_store_rejected_conversation_leaves_store_untouched),
+        cmocka_unit_test(test_paths_dream_home_puts_everything_under_one_directory),
+        cmocka_unit_test(test_paths_default_to_xdg_under_home),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
