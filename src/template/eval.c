@@ -207,6 +207,8 @@ int tmpl_getitem(struct tmpl_rt *rt, const struct tnode *at, tval obj, tval key,
     }
     case TV_LIST:
     case TV_STR:
+        if (obj.flags & TVF_GEN)
+            return tmpl_fail(rt, at, "'generator' object is not subscriptable");
         if (key.type == TV_INT || key.type == TV_BOOL) {
             int64_t i = key.type == TV_INT ? key.u.i : key.u.b;
             if (obj.type == TV_LIST) {
@@ -259,7 +261,19 @@ int tmpl_iterate(struct tmpl_rt *rt, const struct tnode *at, tval v, struct tmpl
     tval l;
     int rc;
     switch (v.type) {
-    case TV_LIST: *out = v.u.l; return 0;
+    case TV_LIST:
+        if (v.flags & TVF_GEN) {
+            struct tmpl_list *rest = tmpl_alloc(&rt->arena, sizeof(*rest));
+            if (!rest)
+                return dream_error_code();
+            rest->n = v.u.l->n - v.u.l->pos;
+            rest->v = v.u.l->v + v.u.l->pos;
+            v.u.l->pos = v.u.l->n;
+            *out = rest;
+            return 0;
+        }
+        *out = v.u.l;
+        return 0;
     case TV_UNDEF: *out = &empty; return 0;
     case TV_DICT:
         if (v.flags & TVF_NS)
@@ -440,7 +454,7 @@ int tmpl_binop(struct tmpl_rt *rt, const struct tnode *at, int op, tval a, tval 
             out->flags |= TVF_SAFE;
         return 0;
     }
-    if (op == '+' && a.type == TV_LIST && b.type == TV_LIST) {
+    if (op == '+' && a.type == TV_LIST && b.type == TV_LIST && !((a.flags | b.flags) & TVF_GEN)) {
         if ((rc = tmpl_list_new(rt, a.u.l->n + b.u.l->n, out)))
             return rc;
         memcpy(out->u.l->v, a.u.l->v, a.u.l->n * sizeof(tval));
@@ -468,11 +482,16 @@ static int contains(struct tmpl_rt *rt, const struct tnode *at, tval item, tval 
             return tmpl_fail(rt, at, "'in <string>' requires string as left operand, not %s", tmpl_type_name(item));
         *out = item.u.s->len == 0 || memmem(seq.u.s->p, seq.u.s->len, item.u.s->p, item.u.s->len) != NULL;
         return 0;
-    case TV_LIST:
+    case TV_LIST: {
+        struct tmpl_list *l;
+        int rc = tmpl_iterate(rt, at, seq, &l);
+        if (rc)
+            return rc;
         *out = false;
-        for (size_t i = 0; i < seq.u.l->n && !*out; i++)
-            *out = tmpl_equal(item, seq.u.l->v[i]);
+        for (size_t i = 0; i < l->n && !*out; i++)
+            *out = tmpl_equal(item, l->v[i]);
         return 0;
+    }
     case TV_DICT:
         if (seq.flags & TVF_NS)
             break;
@@ -659,7 +678,7 @@ static int eval_slice(struct tmpl_rt *rt, struct tmpl_scope *sc, const struct tn
     }
     if (obj.type == TV_UNDEF)
         return fail_undefined(rt, n, obj);
-    if (obj.type != TV_LIST && obj.type != TV_STR)
+    if ((obj.type != TV_LIST && obj.type != TV_STR) || (obj.flags & TVF_GEN))
         return tmpl_fail(rt, n, "'%s' object is not subscriptable", tmpl_type_name(obj));
     int64_t step = has[2] ? inum(idx[2]) : 1;
     if (step == 0)

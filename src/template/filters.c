@@ -62,7 +62,11 @@ static int length_of(struct tmpl_rt *rt, const struct tnode *at, tval in, int64_
 {
     switch (in.type) {
     case TV_STR: *n = (int64_t)tmpl_utf8_len(in.u.s->p, in.u.s->len); return 0;
-    case TV_LIST: *n = (int64_t)in.u.l->n; return 0;
+    case TV_LIST:
+        if (in.flags & TVF_GEN)
+            break;
+        *n = (int64_t)in.u.l->n;
+        return 0;
     case TV_DICT:
         if (in.flags & TVF_NS)
             break;
@@ -193,6 +197,11 @@ FILTER(list)
 
 FILTER(first)
 {
+    if (in.type == TV_LIST && (in.flags & TVF_GEN)) {
+        struct tmpl_list *g = in.u.l;
+        *out = g->pos < g->n ? g->v[g->pos++] : tv_undef();
+        return 0;
+    }
     struct tmpl_list *l;
     int rc = tmpl_iterate(rt, at, in, &l);
     if (rc)
@@ -203,6 +212,8 @@ FILTER(first)
 
 FILTER(last)
 {
+    if (in.type == TV_LIST && (in.flags & TVF_GEN))
+        return tmpl_fail(rt, at, "'generator' object is not reversible");
     struct tmpl_list *l;
     int rc = tmpl_iterate(rt, at, in, &l);
     if (rc)
@@ -234,6 +245,7 @@ FILTER(reverse)
         return rc;
     for (size_t i = 0; i < l->n; i++)
         out->u.l->v[i] = l->v[l->n - 1 - i];
+    out->flags |= TVF_GEN;
     return 0;
 }
 
@@ -271,8 +283,11 @@ FILTER(join)
 
 FILTER(items)
 {
-    if (in.type == TV_UNDEF)
-        return tmpl_list_new(rt, 0, out);
+    if (in.type == TV_UNDEF) {
+        int rc = tmpl_list_new(rt, 0, out);
+        out->flags |= TVF_GEN;
+        return rc;
+    }
     if (in.type != TV_DICT || (in.flags & TVF_NS))
         return tmpl_fail(rt, at, "can only get item pairs from a mapping, not %s", tmpl_type_name(in));
     struct tmpl_dict *d = in.u.d;
@@ -286,6 +301,7 @@ FILTER(items)
         pair.u.l->v[1] = d->v[i];
         out->u.l->v[i] = pair;
     }
+    out->flags |= TVF_GEN;
     return rc;
 }
 
@@ -419,6 +435,7 @@ FILTER(unique)
         }
     }
     out->u.l->n = n;
+    out->flags |= TVF_GEN;
     return 0;
 }
 
@@ -481,9 +498,11 @@ FILTER(sum)
 FILTER(map)
 {
     struct tmpl_list *l;
-    int rc = tmpl_iterate(rt, at, in, &l);
+    static struct tmpl_list none;
+    int rc = tmpl_truthy(in) ? tmpl_iterate(rt, at, in, &l) : (l = &none, 0);
     if (rc || (rc = tmpl_list_new(rt, l->n, out)))
         return rc;
+    out->flags |= TVF_GEN;
     tval attr, def;
     bool has_def = false;
     bool by_attr = false;
@@ -521,9 +540,11 @@ static int select_impl(struct tmpl_rt *rt, const struct tnode *at, tval in, stru
                        bool by_attr, bool want)
 {
     struct tmpl_list *l;
-    int rc = tmpl_iterate(rt, at, in, &l);
+    static struct tmpl_list none;
+    int rc = tmpl_truthy(in) ? tmpl_iterate(rt, at, in, &l) : (l = &none, 0);
     if (rc || (rc = tmpl_list_new(rt, l->n, out)))
         return rc;
+    out->flags |= TVF_GEN;
     size_t argi = 0;
     tval attr = tv_none();
     if (by_attr) {
@@ -887,6 +908,7 @@ FILTER(batch)
             row.u.l->v[k] = fill;
         out->u.l->v[g] = row;
     }
+    out->flags |= TVF_GEN;
     return 0;
 }
 
@@ -1139,7 +1161,12 @@ TEST(iterable)
     *out = in.type == TV_STR || in.type == TV_LIST || (in.type == TV_DICT && !(in.flags & TVF_NS)) || in.type == TV_UNDEF;
     return 0;
 }
-TEST(sequence) { return t_iterable(rt, at, in, a, out); }
+TEST(sequence)
+{
+    *out = (in.type == TV_LIST && !(in.flags & TVF_GEN)) || in.type == TV_STR || (in.type == TV_DICT && !(in.flags & TVF_NS)) ||
+           in.type == TV_UNDEF;
+    return 0;
+}
 TEST(callable) { *out = in.type == TV_FUNC; return 0; }
 TEST(escaped) { *out = in.type == TV_STR && (in.flags & TVF_SAFE); return 0; }
 TEST(sameas)
@@ -1208,9 +1235,13 @@ TEST(in)
         return 0;
     }
     if (seq.type == TV_LIST) {
+        struct tmpl_list *l;
+        int rc = tmpl_iterate(rt, at, seq, &l);
+        if (rc)
+            return rc;
         *out = false;
-        for (size_t i = 0; i < seq.u.l->n && !*out; i++)
-            *out = tmpl_equal(in, seq.u.l->v[i]);
+        for (size_t i = 0; i < l->n && !*out; i++)
+            *out = tmpl_equal(in, l->v[i]);
         return 0;
     }
     if (seq.type == TV_DICT) {

@@ -51,6 +51,7 @@ enum tmpl_type {
 #define TVF_TUPLE 1u /* a list that prints as a tuple */
 #define TVF_SAFE 2u  /* a string marked safe (Markup) */
 #define TVF_NS 4u    /* a dict that is a namespace(): attributes assignable */
+#define TVF_GEN 8u   /* a list that is a Python generator/iterator: single pass, no len(), always true */
 
 /* A string; spans are the caller-data byte ranges within it, relative to p. */
 struct tmpl_str {
@@ -78,6 +79,7 @@ typedef struct tval {
 struct tmpl_list {
     size_t n;
     tval *v;
+    size_t pos; /* TVF_GEN: items before pos were consumed */
 };
 
 struct tmpl_dict {

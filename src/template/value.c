@@ -318,7 +318,7 @@ bool tmpl_truthy(tval v)
     case TV_INT: return v.u.i != 0;
     case TV_FLOAT: return v.u.f != 0.0;
     case TV_STR: return v.u.s->len > 0;
-    case TV_LIST: return v.u.l->n > 0;
+    case TV_LIST: return (v.flags & TVF_GEN) || v.u.l->n > 0;
     case TV_DICT: return (v.flags & TVF_NS) || v.u.d->n > 0;
     default: return true;
     }
@@ -345,6 +345,8 @@ bool tmpl_equal(tval a, tval b)
     case TV_NONE: return true;
     case TV_STR: return a.u.s->len == b.u.s->len && memcmp(a.u.s->p, b.u.s->p, a.u.s->len) == 0;
     case TV_LIST:
+        if ((a.flags | b.flags) & TVF_GEN)
+            return a.u.l == b.u.l;
         if ((a.flags & TVF_TUPLE) != (b.flags & TVF_TUPLE) || a.u.l->n != b.u.l->n)
             return false;
         for (size_t i = 0; i < a.u.l->n; i++)
@@ -377,7 +379,7 @@ const char *tmpl_type_name(tval v)
     case TV_INT: return "int";
     case TV_FLOAT: return "float";
     case TV_STR: return "str";
-    case TV_LIST: return v.flags & TVF_TUPLE ? "tuple" : "list";
+    case TV_LIST: return v.flags & TVF_GEN ? "generator" : v.flags & TVF_TUPLE ? "tuple" : "list";
     case TV_DICT: return v.flags & TVF_NS ? "Namespace" : "dict";
     case TV_FUNC: return "function";
     default: return "LoopContext";
@@ -555,6 +557,8 @@ int tmpl_write_repr(struct tmpl_rt *rt, struct tmpl_sb *sb, tval v)
     case TV_STR: return write_str_repr(sb, v.u.s);
     case TV_UNDEF: return 0;
     case TV_LIST: {
+        if (v.flags & TVF_GEN)
+            return tmpl_sb_puts(sb, "<generator object>");
         bool tuple = v.flags & TVF_TUPLE;
         rc = tmpl_sb_puts(sb, tuple ? "(" : "[");
         for (size_t i = 0; !rc && i < v.u.l->n; i++) {
@@ -734,6 +738,8 @@ int tmpl_write_json(struct tmpl_rt *rt, const struct tnode *at, struct tmpl_sb *
     case TV_STR:
         return json_string(sb, v.u.s->p, v.u.s->len, tmpl_str_has_data(v.u.s), o->ensure_ascii);
     case TV_LIST:
+        if (v.flags & TVF_GEN)
+            return tmpl_fail(rt, at, "Object of type generator is not JSON serializable");
         if (v.u.l->n == 0)
             return tmpl_sb_puts(sb, "[]");
         rc = tmpl_sb_puts(sb, "[");
