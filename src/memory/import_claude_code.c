@@ -140,7 +140,7 @@ int import_claude_code(struct ingest_ctx *ctx, struct istream *in)
     struct cc_session s = {.ctx = ctx, .leaf = SIZE_MAX, .index = json_object()};
     if (!s.index) return dream_error_set(DREAM_ENOMEM, "out of memory");
     bool broken;
-    int rc = ingest_jsonl_each(ctx, in, cc_line, &s, &broken);
+    int rc = ingest_jsonl_each(ctx, in, false, cc_line, &s, &broken);
     if (rc || broken) {
         cc_free(&s);
         return rc;

@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static int openai_conversation(struct ingest_ctx *ctx, const json_t *obj, uint64_t line, const char *where)
+static int openai_conversation(void *ud, json_t *obj, uint64_t line)
 {
+    struct ingest_ctx *ctx = ud;
+    char where[1200];
+    snprintf(where, sizeof where, "%s:%llu", ctx->path, (unsigned long long)line);
     static const char *const text_types[] = {"text", "input_text", "output_text", NULL};
     const json_t *messages = json_object_get(obj, "messages");
     if (!json_is_array(messages)) messages = json_object_get(json_object_get(obj, "body"), "messages");
@@ -46,37 +49,6 @@ static int openai_conversation(struct ingest_ctx *ctx, const json_t *obj, uint64
 
 int import_openai_jsonl(struct ingest_ctx *ctx, struct istream *in)
 {
-    struct dbuf line = {0};
-    char where[1200], msg[512];
-    int rc = 0;
-    for (;;) {
-        uint64_t lineno = in->line, offset = in->offset;
-        bool too_long, ended;
-        int r = istream_read_line(in, &line, INGEST_MAX_ITEM, &too_long, &ended);
-        if (r == 0) break;
-        snprintf(where, sizeof where, "%s:%llu", ctx->path, (unsigned long long)lineno);
-        if (r < 0) {
-            if (r == DREAM_ENOMEM) rc = r;
-            else ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; the lines before it were kept", dream_error_last());
-            break;
-        }
-        if (too_long) {
-            ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "a line longer than %zu MiB; skipped", INGEST_MAX_ITEM >> 20);
-            continue;
-        }
-        size_t k = 0;
-        while (k < line.len && (line.data[k] == ' ' || line.data[k] == '\t')) k++;
-        if (k == line.len) continue;
-        ctx->repaired = false;
-        json_t *v = ingest_parse(ctx, &line, lineno, offset, msg, sizeof msg);
-        if (!v) {
-            ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; line skipped", msg);
-            continue;
-        }
-        rc = openai_conversation(ctx, v, lineno, where);
-        json_decref(v);
-        if (rc) break;
-    }
-    dbuf_free(&line);
-    return rc;
+    bool broken;
+    return ingest_jsonl_each(ctx, in, true, openai_conversation, ctx, &broken);
 }

@@ -116,7 +116,7 @@ int import_pi(struct ingest_ctx *ctx, struct istream *in)
     struct pi_session s = {.index = json_object()};
     if (!s.index) return dream_error_set(DREAM_ENOMEM, "out of memory");
     bool broken;
-    int rc = ingest_jsonl_each(ctx, in, pi_line, &s, &broken);
+    int rc = ingest_jsonl_each(ctx, in, false, pi_line, &s, &broken);
     if (rc || broken) {
         pi_free(&s);
         return rc;

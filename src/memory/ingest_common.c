@@ -380,12 +380,13 @@ int ingest_json_array(struct ingest_ctx *ctx, struct istream *in,
     return rc;
 }
 
-int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, int (*fn)(void *ud, json_t *obj, uint64_t line),
+int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, bool per_line, int (*fn)(void *ud, json_t *obj, uint64_t line),
                       void *ud, bool *broken)
 {
     struct dbuf line = {0};
     char where[1200], msg[512];
     int rc = 0;
+    const char *unit = per_line ? "line skipped" : "the session is skipped";
     *broken = false;
     ctx->repaired = false;
     for (;;) {
@@ -396,29 +397,33 @@ int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, int (*fn)(void
         snprintf(where, sizeof where, "%s:%llu", ctx->path, (unsigned long long)lineno);
         if (r < 0) {
             if (r == DREAM_ENOMEM) rc = r;
-            else ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; the session is skipped", dream_error_last());
+            else ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; %s", dream_error_last(),
+                             per_line ? "the lines before it were kept" : unit);
             *broken = true;
             break;
         }
         if (too_long) {
-            ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "a line longer than %zu MiB; the session is skipped", INGEST_MAX_ITEM >> 20);
+            ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "a line longer than %zu MiB; %s", INGEST_MAX_ITEM >> 20, unit);
+            if (per_line) continue;
             *broken = true;
             break;
         }
         size_t k = 0;
         while (k < line.len && (line.data[k] == ' ' || line.data[k] == '\t')) k++;
         if (k == line.len) continue;
+        if (per_line) ctx->repaired = false;
         json_t *v = ingest_parse(ctx, &line, lineno, offset, msg, sizeof msg);
         if (!v) {
-            if (!ended) {
+            if (!per_line && !ended) {
                 dream_log(DREAM_LOG_INFO, "%s: ignoring an unfinished last line (a session still being written?)", where);
                 break;
             }
-            ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; the session is skipped", msg);
+            ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; %s", msg, unit);
+            if (per_line) continue;
             *broken = true;
             break;
         }
-        if (json_is_object(v)) rc = fn(ud, v, lineno);
+        if (per_line || json_is_object(v)) rc = fn(ud, v, lineno);
         json_decref(v);
         if (rc) break;
     }

@@ -85,11 +85,13 @@ json_t *ingest_parse(struct ingest_ctx *ctx, struct dbuf *b, uint64_t line, uint
 int ingest_json_array(struct ingest_ctx *ctx, struct istream *in,
                       int (*fn)(struct ingest_ctx *ctx, json_t *elem, const char *where));
 
-/* Reads a JSONL file whose lines together make one conversation (a session log), calling fn for
- * every line that holds a JSON object. A malformed unterminated last line (a log still being
- * written) is ignored; any other malformed line makes the whole file malformed: it is reported,
- * *broken set, and the caller must not store the conversation. */
-int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, int (*fn)(void *ud, json_t *obj, uint64_t line),
+/* Reads a JSONL file, calling fn for every line holding JSON (and, unless per_line, only for
+ * objects). per_line: each line is its own conversation, so a malformed line is reported and
+ * skipped and the next one read. Otherwise the lines together make one conversation (a session
+ * log): a malformed unterminated last line (a log still being written) is ignored, and any other
+ * malformed line makes the whole file malformed: it is reported, *broken set, and the caller must
+ * not store the conversation. */
+int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, bool per_line, int (*fn)(void *ud, json_t *obj, uint64_t line),
                       void *ud, bool *broken);
 
 /* Times: Unix ms from an ISO 8601 string ("2024-05-01T12:00:00.123Z", offsets allowed), 0 when it

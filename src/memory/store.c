@@ -299,7 +299,7 @@ static int store_put_tx(dream_store *store, const struct dream_conversation *c, 
             *outcome = DREAM_STORE_UNCHANGED;
             return 0;
         }
-        size_t from;
+        size_t from = 0;
         if (store_first_difference(store, rowid, c, &from)) return DREAM_EIO;
         int64_t redo = (int64_t)from;
         if (had_pending && pending < redo) redo = pending;

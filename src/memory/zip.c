@@ -146,7 +146,7 @@ static void zip_apply_zip64(struct zip_entry *e, const uint8_t *extra, size_t el
 
 static int zip_read_directory(struct zip *z)
 {
-    uint64_t cd_off, cd_size, count;
+    uint64_t cd_off = 0, cd_size = 0, count = 0;
     if (zip_find_end(z, &cd_off, &cd_size, &count)) return dream_error_code();
     if (cd_size > ZIP_MAX_CD || count > ZIP_MAX_ENTRIES) return zip_bad(z, "a central directory over the size limits");
     if (cd_off > z->size || cd_size > z->size - cd_off) return zip_bad(z, "the central directory lies past the end of the file");
