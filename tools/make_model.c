@@ -407,12 +407,23 @@ static int mm_ones(struct gw_list *l, int64_t n, const char *fmt, int layer)
     return gw_list_add(l, GGML_TYPE_F32, 1, ne, GW_FILL_CONST, 1.0f, fmt, layer);
 }
 
+/* Adds token_embd [E, n_vocab] (also the tied output projection). Rows have norm 0.5, not 1: Gemma
+ * scales embeddings by sqrt(E), so with unit rows a wide model's final state keeps enough of the
+ * input token's own row that the tied output re-emits the last token forever (the self-logit
+ * sqrt(E) * |row|^2 / sqrt(|row|^2 + 2 * layers) beats the ~4.9 * |row| best random logit when
+ * E >= 768). At 0.5 the self-logit stays below the random maximum for every preset. */
+static int mm_token_embd(struct gw_list *l, enum ggml_type type, int64_t E, int64_t n_vocab)
+{
+    int64_t ne[4] = {E, n_vocab, 1, 1};
+    return gw_list_add(l, type, 2, ne, GW_FILL_RANDOM, (float)(0.5 / sqrt((double)E)), "token_embd.weight");
+}
+
 static int mm_gemma4_tensors(struct gw_list *l, const struct mm_opts *o, int64_t n_vocab)
 {
     const struct mm_shape *s = &o->shape;
     const enum ggml_type t = o->type;
     const int64_t E = s->embd, F = s->ff, H = s->heads, KV = s->kv_heads;
-    int rc = mm_matrix(l, t, E, n_vocab, "token_embd.weight", 0);
+    int rc = mm_token_embd(l, t, E, n_vocab);
     if (!rc) rc = mm_ones(l, E, "output_norm.weight", 0);
     bool any_full = false;
     for (int i = 0; i < s->layers; i++) any_full |= !mm_gemma4_is_swa(s, i);
@@ -445,7 +456,7 @@ static int mm_qwen3_tensors(struct gw_list *l, const struct mm_opts *o, int64_t 
     const enum ggml_type t = o->type;
     const int64_t E = s->embd, F = s->ff, hd = s->head_dim, H = s->heads, KV = s->kv_heads;
     /* The output projection is tied to token_embd, as in the small Qwen3 models. */
-    int rc = mm_matrix(l, t, E, n_vocab, "token_embd.weight", 0);
+    int rc = mm_token_embd(l, t, E, n_vocab);
     if (!rc) rc = mm_ones(l, E, "output_norm.weight", 0);
     for (int i = 0; i < s->layers && !rc; i++) {
         rc = mm_ones(l, E, "blk.%d.attn_norm.weight", i);
