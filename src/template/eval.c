@@ -308,7 +308,7 @@ int tmpl_iterate(struct tmpl_rt *rt, const struct tnode *at, tval v, struct tmpl
 
 static bool numeric(tval v) { return v.type == TV_INT || v.type == TV_FLOAT || v.type == TV_BOOL; }
 static double fnum(tval v) { return v.type == TV_FLOAT ? v.u.f : v.type == TV_INT ? (double)v.u.i : (double)v.u.b; }
-static int64_t inum(tval v) { return v.type == TV_INT ? v.u.i : (int64_t)v.u.b; }
+static int64_t inum(tval v) { return v.type == TV_INT ? v.u.i : v.type == TV_BOOL ? (int64_t)v.u.b : 0; }
 
 static int repeat(struct tmpl_rt *rt, const struct tnode *at, tval seq, int64_t times, tval *out)
 {
@@ -965,6 +965,9 @@ static int exec_for(struct tmpl_rt *rt, struct tmpl_scope *sc, const struct tnod
     loopv.u.loop = lp;
     for (size_t i = 0; i < items->n; i++) {
         lp->index0 = i;
+        /* each iteration is a fresh scope: a set in one iteration is gone in the next */
+        if (i > 0 && !(ls = scope_new(rt, sc)))
+            return dream_error_code();
         if ((rc = count_iteration(rt, n)) || (rc = assign_targets(rt, ls, n, items->v[i])) ||
             (rc = scope_set(rt, ls, "loop", loopv)))
             return rc;

@@ -329,7 +329,7 @@ static double num(tval v)
 {
     return v.type == TV_FLOAT ? v.u.f : v.type == TV_INT ? (double)v.u.i : (double)v.u.b;
 }
-static int64_t inum(tval v) { return v.type == TV_INT ? v.u.i : (int64_t)v.u.b; }
+static int64_t inum(tval v) { return v.type == TV_INT ? v.u.i : v.type == TV_BOOL ? (int64_t)v.u.b : 0; }
 
 bool tmpl_equal(tval a, tval b)
 {
