@@ -489,6 +489,10 @@ static void test_make_adapter_errors_are_clear(void **state)
     tt_expect_error(cmd, "not a readable GGUF", junk);
     snprintf(cmd, sizeof cmd, "%s --model %s --type q8_0 -o %s", ma, model, out);
     tt_expect_error(cmd, "unknown --type 'q8_0'", NULL);
+    snprintf(cmd, sizeof cmd, "%s --model %s --targets '' -o %s", ma, model, out);
+    tt_expect_error(cmd, "--targets is empty", NULL);
+    snprintf(cmd, sizeof cmd, "%s --model %s --seed -1 -o %s", ma, model, out);
+    tt_expect_error(cmd, "--seed '-1'", NULL);
     snprintf(cmd, sizeof cmd, "%s --model %s --rank 0 -o %s", ma, model, out);
     tt_expect_error(cmd, "--rank '0'", NULL);
     assert_false(file_exists(out));

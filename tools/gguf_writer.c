@@ -65,6 +65,24 @@ int64_t gw_tensor_nelements(const struct gw_tensor *t)
     return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
 }
 
+int64_t gw_list_nelements(const struct gw_list *l)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < l->len; i++) n += gw_tensor_nelements(&l->items[i]);
+    return n;
+}
+
+int gw_parse_seed(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+        return dream_error_set(DREAM_EINVAL, "--seed '%s' is not a non-negative whole number", s);
+    *out = v;
+    return 0;
+}
+
 int gw_check_shape(const struct gw_tensor *t)
 {
     int64_t blck = ggml_blck_size(t->type);

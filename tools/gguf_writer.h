@@ -49,6 +49,13 @@ void gw_list_free(struct gw_list *l);
 /* Number of elements of one tensor. */
 int64_t gw_tensor_nelements(const struct gw_tensor *t);
 
+/* Total number of elements of every tensor of the list (the parameter count). */
+int64_t gw_list_nelements(const struct gw_list *l);
+
+/* Parses a --seed value (a non-negative decimal integer, up to 2^64-1) into *out. Returns 0 or
+ * DREAM_EINVAL with a message quoting the value. */
+int gw_parse_seed(const char *s, uint64_t *out);
+
 /* Checks that a tensor's row length is a multiple of its type's block size (32 for Q8_0, 256 for
  * Q4_K). Returns 0 or DREAM_EINVAL with a message naming the tensor, its shape and the block size. */
 int gw_check_shape(const struct gw_tensor *t);

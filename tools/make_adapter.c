@@ -125,14 +125,7 @@ static int ma_parse_args(int argc, char **argv, struct ma_opts *o)
             else if (strcmp(optarg, "f16") == 0) o->type = GGML_TYPE_F16;
             else return dream_error_set(DREAM_EINVAL, "unknown --type '%s'; use f32 or f16", optarg);
             break;
-        case OPT_SEED: {
-            errno = 0;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-')
-                return dream_error_set(DREAM_EINVAL, "--seed '%s' is not a non-negative whole number", optarg);
-            o->seed = s;
-            break;
-        }
+        case OPT_SEED: rc = gw_parse_seed(optarg, &o->seed); break;
         case ':': return dream_error_set(DREAM_EINVAL, "option %s needs a value; see --help", argv[optind - 1]);
         default: return dream_error_set(DREAM_EINVAL, "unknown option '%s'; see --help", argv[optind - 1]);
         }
@@ -201,6 +194,7 @@ static int ma_add_tensors(struct gw_list *l, const struct gguf_context *model, c
         p += tlen;
         if (*p == ',') p++;
     }
+    if (l->len == 0) return dream_error_set(DREAM_EINVAL, "--targets is empty; name at least one weight (e.g. attn_q)");
     return 0;
 }
 
@@ -236,8 +230,7 @@ static int ma_run(const struct ma_opts *o)
     /* A few threads at most: adapters are small. */
     if (!rc) rc = gw_write(o->out, meta, &l, o->seed, 2, &bytes);
     if (!rc) {
-        int64_t params = 0;
-        for (size_t i = 0; i < l.len; i++) params += gw_tensor_nelements(&l.items[i]);
+        int64_t params = gw_list_nelements(&l);
         printf("dream-make-adapter: arch=%s weights=%zu rank=%ld alpha=%g init=%s params=%" PRId64
                " type=%s bytes=%" PRIu64 " path=%s\n",
                arch, l.len / 2, o->rank, (double)alpha, o->zero ? "zero" : "random", params,

@@ -43,9 +43,15 @@ struct mm_preset {
 
 /* Shapes. Q4_K needs every matrix row (n_embd, heads*head_dim, n_ff) to be a multiple of 256. */
 static const struct mm_preset mm_presets[] = {
-    {"tiny", {6, 128, 2, 1, 64, 32, 256, 16, 2, 4096}, "fast test model: 6 layers, n_embd 128 (F16/Q8_0; for Q4_K add --embd 256 --heads 4 --head-dim 128 --head-dim-swa 64 --ff 512)"},
-    {"300m", {12, 768, 4, 1, 256, 128, 3072, 512, 6, 32768}, "~300M params (201M of them the 262144x768 embedding), for CPU benchmarks"},
-    {"e4b", {42, 2560, 8, 2, 512, 256, 10240, 512, 18, 131072}, "the Gemma-4-E4B shape without per-layer embeddings (~4.5B params)"},
+    {"tiny", {6, 128, 2, 1, 64, 32, 256, 16, 2, 4096},
+     "fast test model (gemma4: 34M params, 52 MB at Q8_0, the embedding is most of it).\n"
+     "            F16/Q8_0 only; for Q4_K add --embd 256 --heads 4 --head-dim 128 --head-dim-swa 64 --ff 512"},
+    {"300m", {12, 768, 4, 1, 256, 128, 3072, 512, 6, 32768},
+     "CPU benchmark model (gemma4: 299M params, 201M of them the 262144x768 embedding;\n"
+     "            333 MB at Q8_0, 184 MB at Q4_K)"},
+    {"e4b", {42, 2560, 8, 2, 512, 256, 10240, 512, 18, 131072},
+     "the Gemma-4-E4B shape without per-layer embeddings (gemma4: 4.56B params,\n"
+     "            ~2.6 GB at Q4_K, ~4.8 GB at Q8_0; Q4_K takes minutes on a few cores)"},
 };
 
 struct mm_opts {
@@ -73,7 +79,7 @@ static void mm_usage(FILE *f)
             "                    layers (5 sliding : 1 full) and shared-KV tail layers.\n"
             "                    qwen3: the qwen2 tokenizer (151936 tokens, " MM_QWEN3_VOCAB ")\n"
             "                    and the Qwen3 chat template (" MM_QWEN3_TEMPLATE ");\n"
-            "                    sliding-window and shared-KV fields are ignored.\n"
+            "                    sliding-window and shared-KV fields are ignored, output tied.\n"
             "  --preset P        shape preset (default tiny):\n");
     for (size_t i = 0; i < sizeof mm_presets / sizeof mm_presets[0]; i++) {
         const struct mm_shape *s = &mm_presets[i].shape;
@@ -97,6 +103,11 @@ static void mm_usage(FILE *f)
             "                    tree this program was built against%s%s)\n"
             "  -o, --output PATH the GGUF to write (its directory is created if missing)\n"
             "  -h, --help        this help\n"
+            "\n"
+            "Weights: uniform random, std 1/sqrt(rows' length) (token_embd 0.5/sqrt(embd)); every\n"
+            "norm, rope_freqs and layer_output_scale is 1.0. Gemma 4 layer i is full attention when\n"
+            "i %% 6 == 5, and the last two KV-owning layers are forced sliding, full (as llama.cpp\n"
+            "requires when --shared-kv > 0).\n"
             "\n"
             "Prints one line: arch, layers, params, type, bytes, path.\n",
             DREAM_LLAMA_SRC[0] ? ": " : "", DREAM_LLAMA_SRC);
@@ -172,15 +183,7 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         case OPT_PRESET: o->preset = optarg; break;
         case OPT_TYPE: rc = mm_parse_type(optarg, &o->type); break;
         case OPT_LLAMA_SRC: o->llama_src = optarg; break;
-        case OPT_SEED: {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-')
-                return dream_error_set(DREAM_EINVAL, "--seed '%s' is not a non-negative whole number", optarg);
-            o->seed = s;
-            break;
-        }
+        case OPT_SEED: rc = gw_parse_seed(optarg, &o->seed); break;
         case OPT_THREADS:
             rc = mm_parse_int("--threads", optarg, 1, 32, &v);
             o->threads = (int)v;
@@ -230,14 +233,14 @@ static int mm_check_shape(const struct mm_opts *o)
     if (!gemma) return 0;
     if (s->head_dim_swa % 2 != 0)
         return dream_error_set(DREAM_EINVAL, "--head-dim-swa %d must be even (RoPE rotates pairs)", s->head_dim_swa);
+    if (s->shared_kv >= s->layers)
+        return dream_error_set(DREAM_EINVAL, "--shared-kv %d must be less than --layers %d", s->shared_kv,
+                               s->layers);
     if (s->shared_kv > 0 && s->layers - s->shared_kv < 2)
         return dream_error_set(DREAM_EINVAL,
                                "--shared-kv %d leaves %d layer(s) with their own KV; Gemma 4 needs at least 2 "
                                "(one sliding, one full) for the shared layers to reuse",
                                s->shared_kv, s->layers - s->shared_kv);
-    if (s->shared_kv >= s->layers)
-        return dream_error_set(DREAM_EINVAL, "--shared-kv %d must be less than --layers %d", s->shared_kv,
-                               s->layers);
     return 0;
 }
 
@@ -517,8 +520,7 @@ static int mm_run(const struct mm_opts *o)
     uint64_t bytes = 0;
     if (!rc) rc = gw_write(o->out, meta, &l, o->seed, o->threads, &bytes);
     if (!rc) {
-        int64_t params = 0;
-        for (size_t i = 0; i < l.len; i++) params += gw_tensor_nelements(&l.items[i]);
+        int64_t params = gw_list_nelements(&l);
         printf("dream-make-model: arch=%s layers=%d params=%" PRId64 " (%.1fM) type=%s bytes=%" PRIu64 " path=%s\n",
                o->arch, o->shape.layers, params, (double)params / 1e6, ggml_type_name(o->type), bytes, o->out);
     }
