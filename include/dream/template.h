@@ -59,7 +59,9 @@ struct dream_template_params {
 
 void dream_template_default_params(struct dream_template_params *params);
 
-/* One chat message with plain-text content. */
+/* One chat message with plain-text content. The content is caller data (its bytes are
+ * reported in the render's spans); the role is a name the program chose and counts as template
+ * text. Callers passing roles from untrusted input use dream_template_render_json. */
 struct dream_chat_message {
     const char *role;    /* "system", "user", "assistant", "tool", ... */
     const char *content; /* NUL-terminated UTF-8; NULL renders as none */

@@ -1039,7 +1039,10 @@ static int parse_body(struct parser *p, struct tnodes *body, const char *const *
         case TK_EOF:
             if (ends) {
                 char msg[96];
-                snprintf(msg, sizeof(msg), "unexpected end of template; expected '%s'", ends[0]);
+                size_t last = 0;
+                while (ends[last + 1])
+                    last++;
+                snprintf(msg, sizeof(msg), "unexpected end of template; expected '%s'", ends[last]);
                 return fail_at(p, tk->pos, "%s", msg);
             }
             return 0;

@@ -225,7 +225,7 @@ static int fill_chat(struct tmpl_rt *rt, const void *arg)
         tval d, key, role, content = tv_none();
         const char *r = m->role ? m->role : "user";
         if ((rc = tmpl_dict_new(rt, 2, &d)) || (rc = tmpl_str_new(rt, "role", 4, false, &key)) ||
-            (rc = tmpl_str_new(rt, r, strlen(r), true, &role)) || (rc = tmpl_dict_set(rt, d.u.d, key, role)))
+            (rc = tmpl_str_new(rt, r, strlen(r), false, &role)) || (rc = tmpl_dict_set(rt, d.u.d, key, role)))
             break;
         if (m->content && (rc = tmpl_str_new(rt, m->content, strlen(m->content), true, &content)))
             break;
