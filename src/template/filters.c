@@ -80,7 +80,7 @@ static int length_of(struct tmpl_rt *rt, const struct tnode *at, tval in, int64_
 
 FILTER(length)
 {
-    int64_t n;
+    int64_t n = 0;
     int rc = length_of(rt, at, in, &n);
     *out = tv_int(n);
     return rc;

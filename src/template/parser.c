@@ -157,7 +157,7 @@ static int parse_args(struct parser *p, struct tnode *n)
                 break;
         if (is_op(p, '*') || is_op(p, OP_POW))
             return fail_at(p, cur(p)->pos, "%s", "*args and **kwargs in calls are not supported");
-        struct tnode *arg;
+        struct tnode *arg = NULL;
         if (cur(p)->type == TK_NAME && look(p)->type == TK_OP && look(p)->op == '=') {
             const char *name = cur(p)->p;
             p->i += 2;
@@ -236,7 +236,7 @@ static int parse_test(struct parser *p, struct tnode *in, struct tnode **out)
                !is_name(p, "else") && !is_name(p, "or") && !is_name(p, "and")) {
         if (is_name(p, "is"))
             return fail_at(p, tk->pos, "%s", "you cannot chain multiple tests with is");
-        struct tnode *arg;
+        struct tnode *arg = NULL;
         if ((rc = parse_unary(p, false, &arg)))
             return rc;
         rc = push_node(p, &n->l1, arg);
@@ -257,7 +257,7 @@ static int parse_list_or_dict(struct parser *p, struct tnode **out)
     while (!is_op(p, close)) {
         if (n->l1.n && ((rc = expect_op(p, ',')) || is_op(p, close)))
             break;
-        struct tnode *k, *v;
+        struct tnode *k = NULL, *v = NULL;
         if ((rc = parse_expr(p, true, &k)) || (rc = push_node(p, &n->l1, k)))
             return rc;
         if (dict) {
@@ -460,7 +460,7 @@ static int parse_unary(struct parser *p, bool with_filter, struct tnode **out)
 {
     ENTER(p);
     int rc;
-    struct tnode *n;
+    struct tnode *n = NULL;
     if (is_op(p, '-') || is_op(p, '+')) {
         n = node(p, is_op(p, '-') ? TE_NEG : TE_POS, cur(p)->pos);
         if (!n)
@@ -495,7 +495,7 @@ static int parse_pow(struct parser *p, struct tnode **out)
     int rc = parse_unary(p, true, out);
     while (!rc && is_op(p, OP_POW)) {
         p->i++;
-        struct tnode *r;
+        struct tnode *r = NULL;
         if (!(rc = parse_unary(p, true, &r)))
             rc = binop(p, TE_BIN, OP_POW, *out, r, out);
     }
@@ -508,7 +508,7 @@ static int parse_math2(struct parser *p, struct tnode **out)
     while (!rc && (is_op(p, '*') || is_op(p, '/') || is_op(p, OP_FLOORDIV) || is_op(p, '%'))) {
         int op = cur(p)->op;
         p->i++;
-        struct tnode *r;
+        struct tnode *r = NULL;
         if (!(rc = parse_pow(p, &r)))
             rc = binop(p, TE_BIN, op, *out, r, out);
     }
@@ -517,7 +517,7 @@ static int parse_math2(struct parser *p, struct tnode **out)
 
 static int parse_concat(struct parser *p, struct tnode **out)
 {
-    struct tnode *first;
+    struct tnode *first = NULL;
     int rc = parse_math2(p, &first);
     if (rc || !is_op(p, '~')) {
         *out = first;
@@ -528,7 +528,7 @@ static int parse_concat(struct parser *p, struct tnode **out)
         return dream_error_code();
     while (is_op(p, '~')) {
         p->i++;
-        struct tnode *r;
+        struct tnode *r = NULL;
         if ((rc = parse_math2(p, &r)) || (rc = push_node(p, &n->l1, r)))
             return rc;
     }
@@ -542,7 +542,7 @@ static int parse_math1(struct parser *p, struct tnode **out)
     while (!rc && (is_op(p, '+') || is_op(p, '-'))) {
         int op = cur(p)->op;
         p->i++;
-        struct tnode *r;
+        struct tnode *r = NULL;
         if (!(rc = parse_concat(p, &r)))
             rc = binop(p, TE_BIN, op, *out, r, out);
     }
@@ -551,7 +551,7 @@ static int parse_math1(struct parser *p, struct tnode **out)
 
 static int parse_compare(struct parser *p, struct tnode **out)
 {
-    struct tnode *first;
+    struct tnode *first = NULL;
     int rc = parse_math1(p, &first);
     if (rc)
         return rc;
@@ -589,7 +589,7 @@ static int parse_compare(struct parser *p, struct tnode **out)
         if (n->l1.n >= sizeof(ops))
             return fail_at(p, cur(p)->pos, "%s", "too many chained comparisons");
         ops[n->l1.n] = (uint8_t)op;
-        struct tnode *r;
+        struct tnode *r = NULL;
         if ((rc = parse_math1(p, &r)) || (rc = push_node(p, &n->l1, r)))
             return rc;
     }
@@ -626,7 +626,7 @@ static int parse_and(struct parser *p, struct tnode **out)
     int rc = parse_not(p, out);
     while (!rc && is_name(p, "and")) {
         p->i++;
-        struct tnode *r;
+        struct tnode *r = NULL;
         if (!(rc = parse_not(p, &r)))
             rc = binop(p, TE_AND, 0, *out, r, out);
     }
@@ -638,7 +638,7 @@ static int parse_or(struct parser *p, struct tnode **out)
     int rc = parse_and(p, out);
     while (!rc && is_name(p, "or")) {
         p->i++;
-        struct tnode *r;
+        struct tnode *r = NULL;
         if (!(rc = parse_and(p, &r)))
             rc = binop(p, TE_OR, 0, *out, r, out);
     }
@@ -691,7 +691,7 @@ static int parse_tuple(struct parser *p, bool condexpr, bool explicit_parens, st
             break;
         if (!first && tuple_end(p))
             break;
-        struct tnode *e;
+        struct tnode *e = NULL;
         if ((rc = parse_expr(p, condexpr, &e)))
             return rc;
         if (!first)
@@ -784,7 +784,7 @@ static int parse_if(struct parser *p, size_t pos, struct tnode **out)
     if ((rc = parse_body(p, &n->l1, ends, &which)))
         return rc;
     if (!strcmp(which, "elif")) {
-        struct tnode *e;
+        struct tnode *e = NULL;
         if ((rc = parse_if(p, cur(p)->pos, &e)) || (rc = push_node(p, &n->l2, e)))
             return rc;
     } else if (!strcmp(which, "else")) {
@@ -846,7 +846,7 @@ static int parse_filter_chain(struct parser *p, struct tnode *n)
         if (!first)
             p->i++;
         first = false;
-        struct tnode *f;
+        struct tnode *f = NULL;
         if (!(rc = parse_filter(p, NULL, &f)))
             rc = push_node(p, &n->l2, f);
     }
@@ -967,7 +967,7 @@ static int parse_with(struct parser *p, size_t pos, struct tnode **out)
         if ((rc = push_name(p, n, cur(p)->p)))
             return rc;
         p->i++;
-        struct tnode *v;
+        struct tnode *v = NULL;
         if ((rc = expect_op(p, '=')) || (rc = parse_expr(p, true, &v)))
             return rc;
         rc = push_node(p, &n->l2, v);
