@@ -235,6 +235,17 @@ static void test_template_limits_stop_runaway_templates(void **state)
     snprintf(src, sizeof(src), "{{ %s }}", deep);
     assert_int_equal(dream_template_parse(src, strlen(src), &t), DREAM_ETOOBIG);
     assert_int_equal(render_ctx("{{ range(1000000)|length }}", NULL, NULL, &out), DREAM_EFORMAT);
+    /* a value nested thousands deep neither prints nor serializes by recursion without bound */
+    const char *nest = "{% set ns = namespace(x=[]) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% endfor %}";
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s{{ ns.x }}", nest);
+    assert_int_equal(render_ctx(buf, NULL, NULL, &out), DREAM_ELIMIT);
+    snprintf(buf, sizeof(buf), "%s{{ ns.x|tojson }}", nest);
+    assert_int_equal(render_ctx(buf, NULL, NULL, &out), DREAM_ELIMIT);
+    snprintf(buf, sizeof(buf), "%s{{ ns.x < ns.x }}", nest);
+    assert_int_equal(render_ctx(buf, NULL, NULL, &out), DREAM_ELIMIT);
+    snprintf(buf, sizeof(buf), "%s{{ ns.x == [ns.x] }}", nest);
+    expect(buf, NULL, "False");
 }
 
 static char *read_file(const char *path)

@@ -331,8 +331,17 @@ static double num(tval v)
 }
 static int64_t inum(tval v) { return v.type == TV_INT ? v.u.i : v.type == TV_BOOL ? (int64_t)v.u.b : 0; }
 
-bool tmpl_equal(tval a, tval b)
+static bool equal_depth(tval a, tval b, int depth);
+
+bool tmpl_equal(tval a, tval b) { return equal_depth(a, b, 0); }
+
+/* Values nested deeper than this compare unequal rather than exhaust the stack. */
+#define TMPL_MAX_VALUE_DEPTH 1000
+
+static bool equal_depth(tval a, tval b, int depth)
 {
+    if (depth > TMPL_MAX_VALUE_DEPTH)
+        return false;
     if (is_num(a) && is_num(b)) {
         if (a.type != TV_FLOAT && b.type != TV_FLOAT)
             return inum(a) == inum(b);
@@ -350,7 +359,7 @@ bool tmpl_equal(tval a, tval b)
         if ((a.flags & TVF_TUPLE) != (b.flags & TVF_TUPLE) || a.u.l->n != b.u.l->n)
             return false;
         for (size_t i = 0; i < a.u.l->n; i++)
-            if (!tmpl_equal(a.u.l->v[i], b.u.l->v[i]))
+            if (!equal_depth(a.u.l->v[i], b.u.l->v[i], depth + 1))
                 return false;
         return true;
     case TV_DICT:
@@ -360,7 +369,7 @@ bool tmpl_equal(tval a, tval b)
             return false;
         for (size_t i = 0; i < a.u.d->n; i++) {
             tval *o = tmpl_dict_get(b.u.d, a.u.d->k[i]);
-            if (!o || !tmpl_equal(a.u.d->v[i], *o))
+            if (!o || !equal_depth(a.u.d->v[i], *o, depth + 1))
                 return false;
         }
         return true;
@@ -405,11 +414,16 @@ int tmpl_compare(struct tmpl_rt *rt, const struct tnode *at, tval a, tval b, int
         return 0;
     }
     if (a.type == TV_LIST && b.type == TV_LIST && (a.flags & TVF_TUPLE) == (b.flags & TVF_TUPLE)) {
+        if (rt->expr_depth > TMPL_MAX_VALUE_DEPTH * 2)
+            return tmpl_fail_code(rt, DREAM_ELIMIT, at, "values nested too deeply to compare");
         size_t n = a.u.l->n < b.u.l->n ? a.u.l->n : b.u.l->n;
         for (size_t i = 0; i < n; i++) {
             if (tmpl_equal(a.u.l->v[i], b.u.l->v[i]))
                 continue;
-            return tmpl_compare(rt, at, a.u.l->v[i], b.u.l->v[i], cmp);
+            rt->expr_depth++;
+            int rc = tmpl_compare(rt, at, a.u.l->v[i], b.u.l->v[i], cmp);
+            rt->expr_depth--;
+            return rc;
         }
         *cmp = a.u.l->n < b.u.l->n ? -1 : a.u.l->n > b.u.l->n;
         return 0;
@@ -419,6 +433,8 @@ int tmpl_compare(struct tmpl_rt *rt, const struct tnode *at, tval a, tval b, int
 }
 
 /* ---- str() and repr() ---- */
+
+static int write_repr(struct tmpl_rt *rt, struct tmpl_sb *sb, tval v);
 
 void tmpl_format_float(double f, char buf[40])
 {
@@ -551,6 +567,16 @@ static int write_str_repr(struct tmpl_sb *sb, const struct tmpl_str *s)
 }
 
 int tmpl_write_repr(struct tmpl_rt *rt, struct tmpl_sb *sb, tval v)
+{
+    if ((v.type == TV_LIST || v.type == TV_DICT) && rt->expr_depth > TMPL_MAX_VALUE_DEPTH * 2)
+        return tmpl_fail_code(rt, DREAM_ELIMIT, NULL, "value nested too deeply to print");
+    rt->expr_depth++;
+    int rc = write_repr(rt, sb, v);
+    rt->expr_depth--;
+    return rc;
+}
+
+static int write_repr(struct tmpl_rt *rt, struct tmpl_sb *sb, tval v)
 {
     int rc = 0;
     switch (v.type) {
