@@ -127,30 +127,6 @@ static int hexval(char c)
     return -1;
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Lexes a quoted string at lx->pos, decoding Python escapes. */
 static int lex_string(struct lexer *lx)
 {
@@ -203,7 +179,7 @@ static int lex_string(struct lexer *lx)
                     k++;
                 }
                 i--;
-                n += put_utf8(out + n, v);
+                n += tmpl_put_utf8(out + n, v);
             } else {
                 out[n++] = '\\';
                 out[n++] = x;
@@ -220,7 +196,7 @@ static int lex_string(struct lexer *lx)
             }
             if (v > 0x10FFFF)
                 return lex_fail(lx, i, "illegal Unicode character in a string escape", NULL);
-            n += put_utf8(out + n, v);
+            n += tmpl_put_utf8(out + n, v);
         }
     }
     /* an escape can grow (\7 -> 1 byte, \x80 -> 2 bytes from 4): out is big enough since
