@@ -560,7 +560,8 @@ static int select_impl(struct tmpl_rt *rt, const struct tnode *at, tval in, stru
     }
     struct tmpl_args rest = *a;
     rest.npos -= argi;
-    rest.pos += argi;
+    if (argi)
+        rest.pos += argi;
     size_t n = 0;
     for (size_t i = 0; i < l->n; i++) {
         tval v = l->v[i];

@@ -243,18 +243,25 @@ static int lex_number(struct lexer *lx)
     }
     bool is_float = false;
     bool after_dot = start > 0 && s[start - 1] == '.';
+    /* digits (underscores dropped), then an optional fraction and exponent */
+#define NUM_PUT(c)                                                                                 \
+    do {                                                                                           \
+        if (n >= sizeof(buf) - 1)                                                                  \
+            return lex_fail(lx, start, "number literal too long", NULL);                           \
+        buf[n++] = (c);                                                                            \
+    } while (0)
     while (i < lx->len && (is_digit(s[i]) || (s[i] == '_' && i + 1 < lx->len && is_digit(s[i + 1])))) {
-        if (s[i] != '_' && n < sizeof(buf) - 1)
-            buf[n++] = s[i];
+        if (s[i] != '_')
+            NUM_PUT(s[i]);
         i++;
     }
     if (!after_dot && i + 1 < lx->len && s[i] == '.' && is_digit(s[i + 1])) {
         is_float = true;
-        buf[n++] = '.';
+        NUM_PUT('.');
         i++;
         while (i < lx->len && (is_digit(s[i]) || (s[i] == '_' && i + 1 < lx->len && is_digit(s[i + 1])))) {
-            if (s[i] != '_' && n < sizeof(buf) - 1)
-                buf[n++] = s[i];
+            if (s[i] != '_')
+                NUM_PUT(s[i]);
             i++;
         }
     }
@@ -264,19 +271,18 @@ static int lex_number(struct lexer *lx)
             j++;
         if (j < lx->len && is_digit(s[j])) {
             is_float = true;
-            if (n < sizeof(buf) - 2)
-                buf[n++] = 'e';
+            NUM_PUT('e');
             for (size_t k = i + 1; k < j; k++)
-                if (n < sizeof(buf) - 1)
-                    buf[n++] = s[k];
+                NUM_PUT(s[k]);
             i = j;
             while (i < lx->len && (is_digit(s[i]) || s[i] == '_')) {
-                if (s[i] != '_' && n < sizeof(buf) - 1)
-                    buf[n++] = s[i];
+                if (s[i] != '_')
+                    NUM_PUT(s[i]);
                 i++;
             }
         }
     }
+#undef NUM_PUT
     buf[n] = 0;
     struct tmpl_token *tk = push(lx, is_float ? TK_FLOAT : TK_INT, start);
     if (!tk)
