@@ -126,6 +126,55 @@ void dream_gen_result_free(struct dream_gen_result *result);
 int dream_generate(dream_session *session, const dream_token *prompt, int n_prompt,
                    const struct dream_gen_params *params, struct dream_gen_result *out);
 
+/*
+ * The continuous-batching scheduler: N independent greedy generations on one context.
+ *
+ * Every sequence has its own KV stream (llama.cpp's non-unified cache), so a sequence attends
+ * over exactly the cells it would have alone. Each step decodes one token for every running
+ * sequence in one llama_decode, then prefills admitted requests in chunks aligned as the serial
+ * decode aligns them (multiples of step_tokens from position 0); requests join and leave at
+ * any step and queue for a free sequence, never failing for lack of room; a request that can
+ * never fit a sequence fails alone. With prefix_reuse, the longest token prefixes shared by
+ * several requests of a run are computed once into spare streams and copied to each sequence
+ * that starts with them; they are kept across runs (least recently used out). In the exact
+ * configuration (flash attention off, equal thread counts, Q8_0 weights on CPU;
+ * docs/EXACTNESS.md) every output equals dream_generate's with the same step size.
+ */
+typedef struct dream_batcher dream_batcher;
+
+struct dream_batch_params {
+    int width;         /* sequences decoded together (default 8) */
+    int seq_ctx;       /* KV cells of each sequence: prompt + output must fit (default 4096) */
+    int step_tokens;   /* prefill chunk and step budget; equal to the serial n_batch for
+                          exactness (default 512) */
+    int n_threads;     /* for every step (default: cores) */
+    int flash_attn;    /* as dream_session_params */
+    bool prefix_reuse; /* share identical token prefixes (default true) */
+    int prefix_min;    /* shortest prefix worth sharing, in tokens (default 64) */
+    int prefix_slots;  /* prefixes kept (default 2) */
+};
+struct dream_batch_params dream_batch_default_params(void);
+
+struct dream_batch_stats {
+    long prompt_tokens;   /* prompt tokens of all requests */
+    long prefill_tokens;  /* prompt tokens actually computed */
+    long saved_tokens;    /* prompt tokens served from a shared prefix */
+    long steps;           /* decode steps */
+    long generated;       /* tokens generated */
+};
+
+int dream_batcher_new(dream_model *model, const struct dream_batch_params *params, dream_batcher **out);
+void dream_batcher_free(dream_batcher *b);
+
+/* Runs n requests to completion. out[i] answers prompts[i]; max_tokens (NULL = params') gives
+ * each request its own budget; status[i] is 0 or the error of that request alone (its message
+ * is logged). Returns 0 unless the whole run failed. */
+int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int n, const struct dream_gen_params *params,
+                      const int *max_tokens, struct dream_gen_result *out, int *status);
+
+/* Counters since the batcher was made. */
+struct dream_batch_stats dream_batcher_stats(const dream_batcher *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,415 @@
+/* scheduler.c — continuous batching of independent greedy generations on one context.
+ *
+ * One llama.cpp context with per-sequence KV streams serves `width` sequences (seq ids
+ * 0..width-1) and `prefix_slots` cached prefixes (seq ids width..). Why streams and not one
+ * unified pool: in a pool, a sequence's cells sit at other indices than they would alone, and
+ * the attention sums then round differently, so greedy answers drift from the serial decode.
+ * In its own stream a sequence's cells are where the serial decode puts them.
+ *
+ * A step is one llama_decode with a token for every decoding sequence (one token per stream,
+ * as in the serial decode) and then prefill chunks, each its own llama_decode and aligned as the
+ * serial decode aligns them, so every row is computed by the same kernels on the same inputs.
+ * tests/test_scheduler.c checks token identity at widths 1–16. */
+#include "engine_internal.h"
+
+#include "dream/error.h"
+#include "dream/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum slot_state { SLOT_IDLE, SLOT_PREFILL, SLOT_DECODE };
+
+struct slot {
+    enum slot_state state;
+    int req;          /* request index */
+    int pos;          /* next position to fill */
+    int max_new;
+    int logit_index;  /* this step's decode-batch index, or -1 */
+    dream_token next; /* the token to feed at the next decode */
+};
+
+struct prefix_entry {
+    dream_token *tokens;
+    int len; /* 0 = free */
+    long last_used;
+};
+
+struct dream_batcher {
+    dream_model *model;
+    struct llama_context *ctx;
+    struct dream_batch_params p;
+    struct slot *slots;
+    struct prefix_entry *prefixes;
+    long clock;
+    struct dream_batch_stats stats;
+};
+
+struct dream_batch_params dream_batch_default_params(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    struct dream_batch_params p = {
+        .width = 8,
+        .seq_ctx = 4096,
+        .step_tokens = 512,
+        .n_threads = cores > 0 ? (int)cores : 1,
+        .flash_attn = 0,
+        .prefix_reuse = true,
+        .prefix_min = 64,
+        .prefix_slots = 2,
+    };
+    return p;
+}
+
+int dream_batcher_new(dream_model *model, const struct dream_batch_params *params, dream_batcher **out)
+{
+    *out = NULL;
+    struct dream_batch_params p = params ? *params : dream_batch_default_params();
+    if (p.prefix_slots < 0 || p.prefix_slots > 64) p.prefix_slots = 2;
+    if (!p.prefix_reuse) p.prefix_slots = 0;
+    if (p.width < 1 || p.width + p.prefix_slots > 256)
+        return dream_error_set(DREAM_EINVAL, "batch width %d (+%d prefix slots) is outside 1..256", p.width, p.prefix_slots);
+    if (p.step_tokens < 2) p.step_tokens = 512;
+    if (p.step_tokens < p.width) p.step_tokens = p.width;
+    if (p.n_threads <= 0) p.n_threads = dream_batch_default_params().n_threads;
+    if (p.seq_ctx <= 0) p.seq_ctx = 4096;
+    if (p.prefix_min < 1) p.prefix_min = 1;
+    int n_seq = p.width + p.prefix_slots;
+
+    struct llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = (uint32_t)p.seq_ctx * (uint32_t)n_seq;
+    cp.n_batch = (uint32_t)p.step_tokens;
+    cp.n_ubatch = (uint32_t)p.step_tokens;
+    cp.n_seq_max = (uint32_t)n_seq;
+    cp.kv_unified = false;
+    cp.n_threads = p.n_threads;
+    cp.n_threads_batch = p.n_threads;
+    cp.flash_attn_type = p.flash_attn < 0 ? LLAMA_FLASH_ATTN_TYPE_AUTO
+                         : p.flash_attn ? LLAMA_FLASH_ATTN_TYPE_ENABLED
+                                        : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.no_perf = true;
+
+    dream_batcher *b = calloc(1, sizeof *b);
+    if (!b) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    b->slots = calloc((size_t)p.width, sizeof *b->slots);
+    b->prefixes = calloc((size_t)p.prefix_slots + 1, sizeof *b->prefixes);
+    b->ctx = b->slots && b->prefixes ? llama_init_from_model(model->model, cp) : NULL;
+    if (!b->ctx) {
+        dream_batcher_free(b);
+        return dream_error_set(DREAM_EMODEL, "llama.cpp could not create a batch context (%d sequences of %d cells) for %s",
+                               n_seq, p.seq_ctx, model->path);
+    }
+    b->model = model;
+    p.seq_ctx = (int)llama_n_ctx_seq(b->ctx);
+    b->p = p;
+    *out = b;
+    return 0;
+}
+
+void dream_batcher_free(dream_batcher *b)
+{
+    if (!b) return;
+    if (b->ctx) llama_free(b->ctx);
+    for (int i = 0; b->prefixes && i < b->p.prefix_slots; i++) free(b->prefixes[i].tokens);
+    free(b->prefixes);
+    free(b->slots);
+    free(b);
+}
+
+struct dream_batch_stats dream_batcher_stats(const dream_batcher *b) { return b->stats; }
+
+static void batch_add(struct llama_batch *bt, dream_token t, int pos, int seq, bool logits)
+{
+    int i = bt->n_tokens++;
+    bt->token[i] = t;
+    bt->pos[i] = pos;
+    bt->n_seq_id[i] = 1;
+    bt->seq_id[i][0] = seq;
+    bt->logits[i] = logits;
+}
+
+/* The end of the prefill chunk that starts at pos: the next multiple of the step size, as the
+ * serial decode cuts its prefill. */
+static int chunk_end(const dream_batcher *b, int pos, int n_prompt)
+{
+    int end = (pos / b->p.step_tokens + 1) * b->p.step_tokens;
+    return end < n_prompt ? end : n_prompt;
+}
+
+/* Prefills tokens[from..to) of seq in serial-aligned chunks; logits for the last token when
+ * want_logits (then the logits are at batch index *logit_index of the last call). */
+static int prefill(dream_batcher *b, struct llama_batch *bt, const dream_token *tokens, int from, int to, int seq,
+                   bool want_logits, int *logit_index)
+{
+    for (int at = from; at < to;) {
+        int end = chunk_end(b, at, to);
+        bt->n_tokens = 0;
+        for (int i = at; i < end; i++) batch_add(bt, tokens[i], i, seq, want_logits && i == to - 1);
+        int d = llama_decode(b->ctx, *bt);
+        if (d != 0) return dream_error_set(DREAM_EMODEL, "llama_decode failed prefilling positions %d..%d (code %d)", at, end, d);
+        b->stats.prefill_tokens += end - at;
+        if (logit_index) *logit_index = end - at - 1;
+        at = end;
+    }
+    return 0;
+}
+
+static void prefix_drop(dream_batcher *b, int k)
+{
+    llama_memory_seq_rm(llama_get_memory(b->ctx), b->p.width + k, -1, -1);
+    free(b->prefixes[k].tokens);
+    b->prefixes[k] = (struct prefix_entry){0};
+}
+
+/* The longest cached prefix that is a proper prefix of prompt (a token is left to produce the
+ * first logits); -1 when none. */
+static int prefix_find(dream_batcher *b, const struct dream_tokens *prompt)
+{
+    int best = -1;
+    for (int k = 0; k < b->p.prefix_slots; k++) {
+        struct prefix_entry *e = &b->prefixes[k];
+        if (!e->len || e->len >= prompt->n) continue;
+        if (memcmp(e->tokens, prompt->ids, (size_t)e->len * sizeof *e->tokens)) continue;
+        if (best < 0 || e->len > b->prefixes[best].len) best = k;
+    }
+    return best;
+}
+
+/* Computes tokens[0..len) once into a prefix stream, evicting the least recently used. */
+static int prefix_make(dream_batcher *b, struct llama_batch *bt, const dream_token *tokens, int len)
+{
+    int k = 0;
+    for (int i = 0; i < b->p.prefix_slots; i++) {
+        if (!b->prefixes[i].len) {
+            k = i;
+            break;
+        }
+        if (b->prefixes[i].last_used < b->prefixes[k].last_used) k = i;
+    }
+    if (b->prefixes[k].len) prefix_drop(b, k);
+    dream_token *copy = malloc((size_t)len * sizeof *copy);
+    if (!copy) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    memcpy(copy, tokens, (size_t)len * sizeof *copy);
+    int rc = prefill(b, bt, tokens, 0, len, b->p.width + k, false, NULL);
+    if (rc) {
+        free(copy);
+        llama_memory_seq_rm(llama_get_memory(b->ctx), b->p.width + k, -1, -1);
+        return rc;
+    }
+    b->prefixes[k] = (struct prefix_entry){.tokens = copy, .len = len, .last_used = ++b->clock};
+    return 0;
+}
+
+static int lcp(const struct dream_tokens *a, const struct dream_tokens *c)
+{
+    int k = 0;
+    while (k < a->n && k < c->n && a->ids[k] == c->ids[k]) k++;
+    return k;
+}
+
+/* Sorts request indices by their prompts' tokens, so prompts sharing a prefix are adjacent. */
+static const struct dream_tokens *sort_prompts;
+static int cmp_prompt(const void *x, const void *y)
+{
+    const struct dream_tokens *a = &sort_prompts[*(const int *)x], *c = &sort_prompts[*(const int *)y];
+    int k = lcp(a, c);
+    if (k < a->n && k < c->n) return a->ids[k] < c->ids[k] ? -1 : 1;
+    return (a->n > c->n) - (a->n < c->n);
+}
+
+/* Chooses the prefixes worth computing once in this run: groups of adjacent (sorted) prompts
+ * sharing at least prefix_min tokens, the best by tokens saved, up to prefix_slots of them. */
+static int plan_prefixes(dream_batcher *b, struct llama_batch *bt, const struct dream_tokens *prompts, const int *status, int n)
+{
+    int *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    if (!idx) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!status[i]) idx[m++] = i;
+    sort_prompts = prompts; /* under the operation lock: one run at a time */
+    qsort(idx, (size_t)m, sizeof *idx, cmp_prompt);
+    int made = 0, rc = 0;
+    for (int round = 0; round < b->p.prefix_slots && !rc; round++) {
+        long best_gain = 0;
+        int best_start = -1, best_len = 0;
+        for (int s = 0; s + 1 < m; s++) {
+            int len = 1 << 30;
+            for (int e = s + 1; e < m; e++) {
+                int k = lcp(&prompts[idx[e - 1]], &prompts[idx[e]]);
+                if (k < len) len = k;
+                /* a proper prefix of every member, and not a 1-token prefill after it */
+                for (int q = s; q <= e; q++)
+                    if (prompts[idx[q]].n - 1 < len) len = prompts[idx[q]].n - 1;
+                if (len % b->p.step_tokens == b->p.step_tokens - 1) len--;
+                if (len < b->p.prefix_min) break;
+                long gain = (long)len * (e - s);
+                struct dream_tokens head = {.ids = prompts[idx[s]].ids, .n = len + 1};
+                int have = prefix_find(b, &head);
+                if (have >= 0 && b->prefixes[have].len >= len) gain = 0; /* already cached */
+                if (gain > best_gain) {
+                    best_gain = gain;
+                    best_start = s;
+                    best_len = len;
+                }
+            }
+        }
+        if (best_start < 0) break;
+        rc = prefix_make(b, bt, prompts[idx[best_start]].ids, best_len);
+        made++;
+    }
+    free(idx);
+    if (made) dream_log(DREAM_LOG_DEBUG, "batch: %d shared prefixes computed", made);
+    return rc;
+}
+
+static int finish(dream_batcher *b, struct slot *s, struct dream_gen_result *res, int n_gen)
+{
+    llama_memory_seq_rm(llama_get_memory(b->ctx), (int)(s - b->slots), -1, -1);
+    res->n_tokens = n_gen;
+    s->state = SLOT_IDLE;
+    return dream_detokenize(b->model, res->tokens, n_gen, &res->text);
+}
+
+/* Takes the argmax at batch index i for slot s; finishes the request or moves it to decode. */
+static int take_token(dream_batcher *b, struct slot *s, int i, const struct dream_gen_params *gp, struct dream_gen_result *out,
+                      int *n_gen, int *running)
+{
+    const float *logits = llama_get_logits_ith(b->ctx, i);
+    if (!logits) return dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits for a batched sequence");
+    int n_vocab = llama_vocab_n_tokens(b->model->vocab);
+    int best = 0;
+    for (int v = 1; v < n_vocab; v++)
+        if (logits[v] > logits[best]) best = v;
+    struct dream_gen_result *res = &out[s->req];
+    bool eog = !gp->ignore_eog && llama_vocab_is_eog(b->model->vocab, best);
+    if (eog) res->stopped_at_eog = true;
+    else {
+        res->tokens[n_gen[s->req]++] = best;
+        b->stats.generated++;
+    }
+    if (eog || n_gen[s->req] >= s->max_new) {
+        (*running)--;
+        return finish(b, s, res, n_gen[s->req]);
+    }
+    s->state = SLOT_DECODE;
+    s->next = best;
+    return 0;
+}
+
+int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int n, const struct dream_gen_params *params,
+                      const int *max_tokens, struct dream_gen_result *out, int *status)
+{
+    struct dream_gen_params gp = params ? *params : dream_gen_default_params();
+    if (n < 0) return dream_error_set(DREAM_EINVAL, "bad batch: %d requests", n);
+    int n_vocab = llama_vocab_n_tokens(b->model->vocab);
+    llama_memory_t mem = llama_get_memory(b->ctx);
+    struct llama_batch bt = llama_batch_init(b->p.step_tokens, 0, 1);
+    int *n_gen = calloc((size_t)n + 1, sizeof *n_gen);
+    if (!n_gen) {
+        llama_batch_free(bt);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    memset(out, 0, (size_t)n * sizeof *out);
+
+    /* Check each request alone; a bad one fails alone. */
+    int waiting = 0;
+    for (int i = 0; i < n; i++) {
+        const struct dream_tokens *pr = &prompts[i];
+        int want = max_tokens ? max_tokens[i] : gp.max_tokens;
+        status[i] = 0;
+        if (want < 0) status[i] = dream_error_set(DREAM_EINVAL, "request %d: max_tokens is %d", i, want);
+        else if (pr->n <= 0) status[i] = dream_error_set(DREAM_EINVAL, "request %d: the prompt is empty", i);
+        else if (pr->n >= b->p.seq_ctx)
+            status[i] = dream_error_set(DREAM_ETOOBIG,
+                                        "request %d: the prompt has %d tokens but a batched sequence holds %d; shorten it or raise the context",
+                                        i, pr->n, b->p.seq_ctx);
+        for (int k = 0; !status[i] && k < pr->n; k++)
+            if (pr->ids[k] < 0 || pr->ids[k] >= n_vocab)
+                status[i] = dream_error_set(DREAM_EINVAL, "request %d: token %d at position %d is outside the vocabulary", i, pr->ids[k], k);
+        if (!status[i]) {
+            int room = b->p.seq_ctx - pr->n;
+            out[i].tokens = malloc(((size_t)(want < room ? want : room) + 1) * sizeof *out[i].tokens);
+            if (!out[i].tokens) status[i] = dream_error_set(DREAM_ENOMEM, "out of memory");
+        }
+        if (status[i]) dream_log(DREAM_LOG_WARN, "%s", dream_error_last());
+        else {
+            out[i].n_prompt = pr->n;
+            waiting++;
+            b->stats.prompt_tokens += pr->n;
+        }
+    }
+
+    int rc = b->p.prefix_slots > 0 && waiting >= 2 ? plan_prefixes(b, &bt, prompts, status, n) : 0;
+    int next_req = 0, running = 0;
+    while (!rc && (waiting > 0 || running > 0)) {
+        /* Admit into the lowest free sequences (consecutive ids decode in one ubatch). */
+        for (int k = 0; k < b->p.width && waiting > 0 && !rc; k++) {
+            struct slot *s = &b->slots[k];
+            if (s->state != SLOT_IDLE) continue;
+            while (next_req < n && status[next_req]) next_req++;
+            const struct dream_tokens *pr = &prompts[next_req];
+            int want = max_tokens ? max_tokens[next_req] : gp.max_tokens;
+            int room = b->p.seq_ctx - pr->n;
+            int pf = prefix_find(b, pr);
+            int reuse = 0;
+            if (pf >= 0) {
+                llama_memory_seq_cp(mem, b->p.width + pf, k, -1, -1);
+                b->prefixes[pf].last_used = ++b->clock;
+                reuse = b->prefixes[pf].len;
+                b->stats.saved_tokens += reuse;
+            }
+            *s = (struct slot){.state = SLOT_PREFILL, .req = next_req, .pos = reuse, .max_new = want < room ? want : room, .logit_index = -1};
+            next_req++;
+            waiting--;
+            running++;
+            if (s->max_new == 0) rc = finish(b, s, &out[s->req], 0), running--;
+        }
+
+        /* One decode token for every decoding sequence, in one llama_decode. */
+        bt.n_tokens = 0;
+        for (int k = 0; k < b->p.width; k++) {
+            struct slot *s = &b->slots[k];
+            s->logit_index = -1;
+            if (s->state != SLOT_DECODE) continue;
+            s->logit_index = bt.n_tokens;
+            batch_add(&bt, s->next, s->pos++, k, true);
+        }
+        int n_decode = bt.n_tokens;
+        if (n_decode > 0) {
+            int d = llama_decode(b->ctx, bt);
+            b->stats.steps++;
+            if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed in a decode step of %d sequences (code %d)", n_decode, d);
+            for (int k = 0; k < b->p.width && !rc; k++)
+                if (b->slots[k].logit_index >= 0) rc = take_token(b, &b->slots[k], b->slots[k].logit_index, &gp, out, n_gen, &running);
+        }
+
+        /* Prefill chunks, each its own llama_decode, up to the step budget. */
+        int budget = b->p.step_tokens - n_decode;
+        for (int k = 0; k < b->p.width && !rc; k++) {
+            struct slot *s = &b->slots[k];
+            if (s->state != SLOT_PREFILL) continue;
+            if (budget <= 0 && n_decode > 0) break;
+            const struct dream_tokens *pr = &prompts[s->req];
+            int end = chunk_end(b, s->pos, pr->n);
+            int li = -1;
+            rc = prefill(b, &bt, pr->ids, s->pos, end, k, end == pr->n, &li);
+            budget -= end - s->pos;
+            s->pos = end;
+            if (!rc && end == pr->n) rc = take_token(b, s, li, &gp, out, n_gen, &running);
+            if (budget <= 0) break;
+        }
+    }
+    llama_batch_free(bt);
+    if (rc) {
+        for (int k = 0; k < b->p.width; k++) {
+            if (b->slots[k].state != SLOT_IDLE) llama_memory_seq_rm(mem, k, -1, -1);
+            b->slots[k].state = SLOT_IDLE;
+        }
+        for (int i = 0; i < n; i++) dream_gen_result_free(&out[i]);
+    }
+    for (int i = 0; i < n && !rc; i++)
+        if (status[i]) dream_gen_result_free(&out[i]);
+    free(n_gen);
+    return rc;
+}
