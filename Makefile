@@ -35,5 +35,13 @@ bench:
 	@$(MAKE) --no-print-directory build DREAM_DEPS_TOOLS=1
 	@bash bench/run.sh
 
+# libFuzzer runs of every fuzzer (clang), FUZZ_SECONDS each (default 60), corpora in fuzz/corpus/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@eval "$$(tail -n1 $(BUILD)/deps.env)"; \
+	CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDREAM_FUZZ=ON -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" >/dev/null
+	@cmake --build build/fuzz -j $(JOBS) --target $$(cd fuzz && ls fuzz_*.c | sed 's/\.c$$//' | tr '\n' ' ')
+	@bash scripts/fuzz.sh build/fuzz/bin $(FUZZ_SECONDS)
+
 clean:
 	rm -rf $(BUILD)

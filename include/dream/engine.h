@@ -127,6 +127,18 @@ int dream_generate(dream_session *session, const dream_token *prompt, int n_prom
                    const struct dream_gen_params *params, struct dream_gen_result *out);
 
 /*
+ * LoRA adapters. An adapter is checked against the model when loaded (its GGUF must say
+ * general.type "adapter", the model's architecture, and shapes that fit the model's weights);
+ * a mismatch is a clear error, never a crash. An adapter set on a session or batcher applies
+ * to every following decode until it is cleared (NULL).
+ */
+typedef struct dream_adapter dream_adapter;
+int dream_adapter_load(dream_model *model, const char *path, dream_adapter **out);
+void dream_adapter_free(dream_adapter *adapter);
+const char *dream_adapter_path(const dream_adapter *adapter);
+int dream_session_set_adapter(dream_session *session, dream_adapter *adapter, float scale);
+
+/*
  * The continuous-batching scheduler: N independent greedy generations on one context.
  *
  * Every sequence has its own KV stream (llama.cpp's non-unified cache), so a sequence attends
@@ -171,6 +183,10 @@ void dream_batcher_free(dream_batcher *b);
  * is logged). Returns 0 unless the whole run failed. */
 int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int n, const struct dream_gen_params *params,
                       const int *max_tokens, struct dream_gen_result *out, int *status);
+
+/* Sets (adapter non-NULL) or clears the adapter for the following runs. Cached prefixes are
+ * kept per adapter set: a prefix computed under one set is never used under another. */
+int dream_batcher_set_adapter(dream_batcher *b, dream_adapter *adapter, float scale);
 
 /* Counters since the batcher was made. */
 struct dream_batch_stats dream_batcher_stats(const dream_batcher *b);

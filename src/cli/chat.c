@@ -1,10 +1,8 @@
-/* chat.c — rendering `dream generate --chat` input. Until the template engine lands this is a
- * clear error rather than a guess at the model's format. */
-#include "dream/engine.h"
-#include "dream/error.h"
+/* chat.c — `dream generate --chat` renders through the seam's prompt path, the same one the
+ * stages use. */
+#include "dream/model.h"
 
 int cli_render_chat(dream_model *m, const char *system, const char *user, struct dream_tokens *out)
 {
-    (void)m, (void)system, (void)user, (void)out;
-    return dream_error_set(DREAM_EINVAL, "--chat needs the chat-template engine, which this build does not have yet; use --prompt");
+    return dream_prompt_tokens(m, system, user, out);
 }

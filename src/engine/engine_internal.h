@@ -42,6 +42,9 @@ struct dream_session {
  * times from any thread. */
 void engine_backend_init(void);
 
+/* Sets a context's adapter set to {adapter at scale}; NULL or scale 0 clears it (adapter.c). */
+int engine_set_adapter(struct llama_context *ctx, dream_adapter *adapter, float scale);
+
 /* Builds the model's special-token table (at load). */
 int engine_specials_build(dream_model *m);
 

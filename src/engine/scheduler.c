@@ -34,6 +34,8 @@ struct prefix_entry {
     dream_token *tokens;
     int len; /* 0 = free */
     long last_used;
+    const dream_adapter *adapter; /* the adapter set it was computed under */
+    float scale;
 };
 
 struct dream_batcher {
@@ -44,6 +46,8 @@ struct dream_batcher {
     struct prefix_entry *prefixes;
     long clock;
     struct dream_batch_stats stats;
+    const dream_adapter *adapter; /* the current adapter set */
+    float scale;
 };
 
 struct dream_batch_params dream_batch_default_params(void)
@@ -119,6 +123,16 @@ void dream_batcher_free(dream_batcher *b)
 
 struct dream_batch_stats dream_batcher_stats(const dream_batcher *b) { return b->stats; }
 
+int dream_batcher_set_adapter(dream_batcher *b, dream_adapter *adapter, float scale)
+{
+    if (!adapter) scale = 0.0f;
+    int rc = engine_set_adapter(b->ctx, adapter, scale);
+    if (rc) return rc;
+    b->adapter = scale != 0.0f ? adapter : NULL;
+    b->scale = scale;
+    return 0;
+}
+
 static void batch_add(struct llama_batch *bt, dream_token t, int pos, int seq, bool logits)
 {
     int i = bt->n_tokens++;
@@ -169,7 +183,7 @@ static int prefix_find(dream_batcher *b, const struct dream_tokens *prompt)
     int best = -1;
     for (int k = 0; k < b->p.prefix_slots; k++) {
         struct prefix_entry *e = &b->prefixes[k];
-        if (!e->len || e->len >= prompt->n) continue;
+        if (!e->len || e->len >= prompt->n || e->adapter != b->adapter || e->scale != b->scale) continue;
         if (memcmp(e->tokens, prompt->ids, (size_t)e->len * sizeof *e->tokens)) continue;
         if (best < 0 || e->len > b->prefixes[best].len) best = k;
     }
@@ -197,7 +211,7 @@ static int prefix_make(dream_batcher *b, struct llama_batch *bt, const dream_tok
         llama_memory_seq_rm(llama_get_memory(b->ctx), b->p.width + k, -1, -1);
         return rc;
     }
-    b->prefixes[k] = (struct prefix_entry){.tokens = copy, .len = len, .last_used = ++b->clock};
+    b->prefixes[k] = (struct prefix_entry){.tokens = copy, .len = len, .last_used = ++b->clock, .adapter = b->adapter, .scale = b->scale};
     return 0;
 }
 

@@ -1,0 +1,220 @@
+/* bench_seam.c — serial vs continuous batching on the Dreaming's own mix of calls.
+ *
+ * Workloads (deterministic from --seed), shaped like the stages (DESIGN.md §5):
+ *   dreaming       segment (2–6k prompt tokens, 100–600 out), entity (~600 in, 10–40 out),
+ *                  route (~400 in, 1–2 out, groups sharing one chunk as a prefix),
+ *                  section patch (~1.5k in, 100–400 out)
+ *   uniform        every call 256 in, 64 out
+ *   shared-prefix  N calls sharing one 1,024-token prefix, 32-token tails, 32 out
+ * Every output runs to its planned length (end-of-generation ignored), so random weights give
+ * real lengths. Serial is dream_generate per call; batched is one dream_batcher_run per width;
+ * both in this one process and run, so the ratio is meaningful on any machine. Prints one line
+ * per (workload, width):
+ *   SEAM-BENCH workload=W width=K speedup=X agreement=P saved_prefill=F
+ * speedup = batched output tokens/s ÷ serial output tokens/s; agreement = % of calls whose tokens
+ * equal the serial ones; saved_prefill = prompt tokens served from shared prefixes. */
+#include "dream/engine.h"
+#include "dream/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct workload {
+    struct dream_tokens *prompts;
+    int *out;
+    int n;
+};
+
+static unsigned long long rng;
+static int rnd(int lo, int hi) /* inclusive */
+{
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (int)((rng >> 33) % (unsigned long long)(hi - lo + 1));
+}
+
+static void push_random(struct dream_tokens *t, int n)
+{
+    for (int i = 0; i < n; i++) dream_tokens_push(t, rnd(1000, 30000));
+}
+
+static void add(struct workload *w, const dream_token *prefix, int n_prefix, int n_tail, int out)
+{
+    w->prompts = realloc(w->prompts, (size_t)(w->n + 1) * sizeof *w->prompts);
+    w->out = realloc(w->out, (size_t)(w->n + 1) * sizeof *w->out);
+    struct dream_tokens *t = &w->prompts[w->n];
+    memset(t, 0, sizeof *t);
+    for (int i = 0; i < n_prefix; i++) dream_tokens_push(t, prefix[i]);
+    push_random(t, n_tail);
+    w->out[w->n++] = out;
+}
+
+/* The stage system turns are shared by all calls of a stage: a 60-token head per stage. */
+static void make_workload(const char *name, int n, double scale, struct workload *w)
+{
+    memset(w, 0, sizeof *w);
+    dream_token sys[4][60], chunk[400], shared[1024];
+    for (int s = 0; s < 4; s++)
+        for (int i = 0; i < 60; i++) sys[s][i] = rnd(1000, 30000);
+    if (!strcmp(name, "uniform")) {
+        for (int i = 0; i < n; i++) add(w, NULL, 0, 256, 64);
+    } else if (!strcmp(name, "shared-prefix")) {
+        for (int i = 0; i < 1024; i++) shared[i] = rnd(1000, 30000);
+        for (int i = 0; i < n; i++) add(w, shared, 1024, 32, 32);
+    } else { /* dreaming: every 16 calls, 2 segment, 5 entity, 6 route (one chunk), 3 section */
+        static const char stage[16] = "SEEEEERRSRRRRXXX";
+        int chunk_len = (int)(350 * scale) < 64 ? 64 : (int)(350 * scale);
+        for (int i = 0; i < n; i++) {
+            switch (stage[i % 16]) {
+            case 'S': add(w, sys[0], 60, (int)(rnd(2000, 6000) * scale), (int)(rnd(100, 600) * scale)); break;
+            case 'E': add(w, sys[1], 60, (int)(rnd(500, 640) * scale), rnd(10, 40)); break;
+            case 'R':
+                if (i % 16 == 6) /* a new chunk that this group of route calls asks about */
+                    for (int j = 0; j < chunk_len; j++) chunk[j] = j < 60 ? sys[2][j] : rnd(1000, 30000);
+                add(w, chunk, chunk_len, (int)(50 * scale) < 8 ? 8 : (int)(50 * scale), rnd(1, 2));
+                break;
+            default: add(w, sys[3], 60, (int)(rnd(1300, 1600) * scale), (int)(rnd(100, 400) * scale)); break;
+            }
+        }
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix] [--n N] [--widths 2,4,8]\n"
+                    "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn]\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *model_path = NULL, *workload = "dreaming", *widths_s = "2,4,8,16";
+    int n = 16, threads = 0, seed = 1, fa = 0;
+    double scale = 1.0;
+    bool reuse = true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--model") && v) model_path = argv[++i];
+        else if (!strcmp(a, "--workload") && v) workload = argv[++i];
+        else if (!strcmp(a, "--n") && v) n = atoi(argv[++i]);
+        else if (!strcmp(a, "--widths") && v) widths_s = argv[++i];
+        else if (!strcmp(a, "--threads") && v) threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--scale") && v) scale = atof(argv[++i]);
+        else if (!strcmp(a, "--seed") && v) seed = atoi(argv[++i]);
+        else if (!strcmp(a, "--no-reuse")) reuse = false;
+        else if (!strcmp(a, "--flash-attn")) fa = 1;
+        else {
+            usage();
+            return 2;
+        }
+    }
+    if (!model_path || n < 1) {
+        usage();
+        return 2;
+    }
+    rng = (unsigned long long)seed * 0x9E3779B97F4A7C15ULL + 1;
+    dream_model *m = NULL;
+    if (dream_model_load(model_path, NULL, &m)) {
+        fprintf(stderr, "bench_seam: %s\n", dream_error_last());
+        return 1;
+    }
+    struct workload w;
+    make_workload(workload, n, scale, &w);
+    long in_tokens = 0, out_tokens = 0;
+    int max_prompt = 0;
+    for (int i = 0; i < w.n; i++) {
+        in_tokens += w.prompts[i].n;
+        out_tokens += w.out[i];
+        if (w.prompts[i].n > max_prompt) max_prompt = w.prompts[i].n;
+    }
+    int seq_ctx = ((max_prompt + 700) / 256 + 1) * 256;
+    printf("workload=%s calls=%d prompt_tokens=%ld output_tokens=%ld model=%s threads=%d flash_attn=%d\n", workload, w.n, in_tokens,
+           out_tokens, model_path, threads, fa);
+    fflush(stdout);
+
+    /* Serial: the exact path, one call after another. */
+    struct dream_session_params sp = dream_session_default_params();
+    sp.n_ctx = seq_ctx;
+    if (threads) sp.n_threads = threads;
+    sp.flash_attn = fa;
+    dream_session *s = NULL;
+    if (dream_session_new(m, &sp, &s)) {
+        fprintf(stderr, "bench_seam: %s\n", dream_error_last());
+        return 1;
+    }
+    struct dream_gen_result *ref = calloc((size_t)w.n, sizeof *ref);
+    struct dream_gen_params gp = dream_gen_default_params();
+    gp.ignore_eog = true;
+    double t0 = now_s();
+    for (int i = 0; i < w.n; i++) {
+        gp.max_tokens = w.out[i];
+        if (dream_generate(s, w.prompts[i].ids, w.prompts[i].n, &gp, &ref[i])) {
+            fprintf(stderr, "bench_seam: serial call %d: %s\n", i, dream_error_last());
+            return 1;
+        }
+    }
+    double serial_s = now_s() - t0;
+    dream_session_free(s);
+    double serial_tps = out_tokens / serial_s;
+    printf("serial: %.2f s, %.3f calls/s, %.2f output tok/s\n", serial_s, w.n / serial_s, serial_tps);
+    fflush(stdout);
+
+    char *ws = strdup(widths_s);
+    for (char *tok = strtok(ws, ","); tok; tok = strtok(NULL, ",")) {
+        int width = atoi(tok);
+        if (width < 1) continue;
+        struct dream_batch_params bp = dream_batch_default_params();
+        bp.width = width;
+        bp.seq_ctx = seq_ctx;
+        if (threads) bp.n_threads = threads;
+        bp.flash_attn = fa;
+        bp.prefix_reuse = reuse;
+        dream_batcher *b = NULL;
+        if (dream_batcher_new(m, &bp, &b)) {
+            fprintf(stderr, "bench_seam: width %d: %s\n", width, dream_error_last());
+            continue;
+        }
+        struct dream_gen_result *out = calloc((size_t)w.n, sizeof *out);
+        int *status = calloc((size_t)w.n, sizeof *status);
+        t0 = now_s();
+        int rc = dream_batcher_run(b, w.prompts, w.n, &gp, w.out, out, status);
+        double bs = now_s() - t0;
+        if (rc) {
+            fprintf(stderr, "bench_seam: width %d: %s\n", width, dream_error_last());
+            return 1;
+        }
+        int agree = 0;
+        for (int i = 0; i < w.n; i++) {
+            agree += status[i] == 0 && out[i].n_tokens == ref[i].n_tokens &&
+                     !memcmp(out[i].tokens, ref[i].tokens, (size_t)ref[i].n_tokens * sizeof *ref[i].tokens);
+            dream_gen_result_free(&out[i]);
+        }
+        struct dream_batch_stats st = dream_batcher_stats(b);
+        double tps = out_tokens / bs;
+        printf("batched width=%d: %.2f s, %.3f calls/s, %.2f output tok/s, prefill computed %ld of %ld, %ld steps\n", width, bs, w.n / bs,
+               tps, st.prefill_tokens, st.prompt_tokens, st.steps);
+        printf("SEAM-BENCH workload=%s width=%d speedup=%.2f agreement=%.1f saved_prefill=%ld\n", workload, width, tps / serial_tps,
+               100.0 * agree / w.n, st.saved_tokens);
+        fflush(stdout);
+        free(out);
+        free(status);
+        dream_batcher_free(b);
+    }
+    free(ws);
+    for (int i = 0; i < w.n; i++) {
+        dream_gen_result_free(&ref[i]);
+        dream_tokens_free(&w.prompts[i]);
+    }
+    free(ref);
+    free(w.prompts);
+    free(w.out);
+    dream_model_free(m);
+    return 0;
+}

@@ -1,0 +1,112 @@
+/*
+ * model.h — the model-call seam: every pipeline stage calls one shared local model here.
+ *
+ * One runtime per process: one model, loaded lazily on the first call (thread-safe), one serial
+ * context and one batching context on it, and a per-stage LoRA adapter when one is installed.
+ * Each stage input {system?, user} is rendered through the model's own chat template with the
+ * generation prompt, tokenized so that the input's text can never produce a control token, and
+ * decoded greedily and exactly.
+ *
+ *   dream_call_local        one call on the exact serial path
+ *   dream_call_local_batch  N independent calls of ONE stage, order-preserving (out[i] answers
+ *                           in[i]); through the continuous-batching scheduler when the width
+ *                           (DREAM_MEMORY_BATCH) is > 1 and N > 1, else a loop on the serial
+ *                           path. In the exact configuration the answers are the same either
+ *                           way (docs/EXACTNESS.md).
+ *
+ * Whole calls are serialized by one operation lock: the adapter state belongs to one call at a
+ * time, and concurrent callers wait their turn rather than fail.
+ */
+#ifndef DREAM_MODEL_H
+#define DREAM_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dream/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The runaway backstop: no stage asks for more; a finished answer stops at end-of-generation. */
+#define DREAM_MAX_OUTPUT_TOKENS 64000
+#define DREAM_DEFAULT_MAX_TOKENS 256
+/* The batch width when DREAM_MEMORY_BATCH is not set (docs/BENCHMARKS.md, "Choosing the width"). */
+#define DREAM_DEFAULT_BATCH_WIDTH 8
+
+/* A stage's input. system NULL → the stage's default system turn (none for unknown stages and
+ * for `chunk`, which passes its own exact system text) → user-only. */
+struct dream_local_input {
+    const char *system;
+    const char *user;
+};
+
+struct dream_call_opts {
+    int max_tokens;      /* default DREAM_DEFAULT_MAX_TOKENS; at most DREAM_MAX_OUTPUT_TOKENS */
+    bool ignore_eog;     /* benchmarks only: run to max_tokens */
+    float adapter_scale; /* the stage adapter's scale (default 1; 0 = base model) */
+};
+struct dream_call_opts dream_call_default_opts(void);
+
+/* The runtime's settings; dream_seam_default_config() reads the environment:
+ * DREAM_MODEL, DREAM_ADAPTERS (else $DREAM_HOME/cache/adapters, else ~/.cache/dream/adapters),
+ * DREAM_MEMORY_BATCH (width), DREAM_CTX (cells per sequence), DREAM_THREADS. */
+struct dream_seam_config {
+    const char *model_path;   /* NULL: resolved as dream_model_resolve(NULL) */
+    const char *adapters_dir; /* where memory-<stage>.gguf files live */
+    int width;                /* batch width; 1 = always serial */
+    int n_ctx;                /* KV cells per sequence (default 8192) */
+    int n_threads;            /* 0 = all cores */
+    int n_gpu_layers;         /* -1 = all (default) */
+};
+void dream_seam_default_config(struct dream_seam_config *config);
+
+/* Replaces the configuration; takes effect at the next call (shuts the runtime down first).
+ * Strings are copied. */
+int dream_seam_configure(const struct dream_seam_config *config);
+
+/* The default system turn of a stage, or NULL. The registry: chunk (none), entity, route,
+ * section, synthesis, editor; any other name has none. */
+const char *dream_stage_default_system(const char *stage);
+
+/* One call. *out is the answer (malloc'd; the caller frees it). */
+int dream_call_local(const char *stage, const struct dream_local_input *in, const struct dream_call_opts *opts, char **out);
+
+/* n calls of one stage; out[i] answers in[i] (each malloc'd, or NULL where that call failed:
+ * then the return value is that call's error, and the others still hold their answers). */
+int dream_call_local_batch(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                           char **out);
+
+/* Frees the model, contexts and adapters; the next call loads them again. */
+void dream_seam_shutdown(void);
+
+/* Counters of the runtime's scheduler (zeros when it has not batched). */
+struct dream_batch_stats dream_seam_batch_stats(void);
+
+/*
+ * The prompt path, shared by the stages, `dream generate --chat` and the server: renders
+ * [system?, user] with the model's chat template (add_generation_prompt on, bos/eos from the
+ * vocabulary) and tokenizes it injection-safely (dream_tokenize_prompt).
+ */
+int dream_prompt_tokens(dream_model *model, const char *system, const char *user, struct dream_tokens *out);
+
+/*
+ * Backends. The embedded engine is the default; a backend installed here receives every call
+ * instead (the remote OpenAI-compatible endpoint; a scripted fake in tests). call answers n
+ * inputs of one stage into out[0..n).
+ */
+struct dream_backend {
+    const char *name;
+    int (*call)(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                char **out);
+    void (*destroy)(void *ud);
+    void *ud;
+};
+/* Installs backend (copied), or restores the embedded engine with NULL. */
+int dream_seam_set_backend(const struct dream_backend *backend);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

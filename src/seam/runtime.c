@@ -1,0 +1,301 @@
+/* runtime.c — the seam's one runtime: lazy model, serial session, batcher, stage adapters, the
+ * operation lock, and the backend switch. */
+#include "seam_internal.h"
+
+#include "dream/error.h"
+#include "dream/log.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct stage_adapter {
+    char stage[64];
+    dream_adapter *adapter; /* NULL: looked for, none installed */
+};
+
+/* The runtime singleton. Everything in it is touched only with op_lock held. */
+static struct {
+    bool configured;
+    struct dream_seam_config cfg;
+    char *model_path, *adapters_dir;
+    dream_model *model;
+    dream_template *tmpl;
+    dream_session *session;
+    dream_batcher *batcher;
+    struct stage_adapter adapters[32];
+    int n_adapters;
+    struct dream_backend backend; /* call == NULL: the embedded engine */
+} rt;
+static pthread_mutex_t op_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct dream_call_opts dream_call_default_opts(void)
+{
+    struct dream_call_opts o = {.max_tokens = DREAM_DEFAULT_MAX_TOKENS, .ignore_eog = false, .adapter_scale = 1.0f};
+    return o;
+}
+
+static int env_int(const char *name, int dflt, int lo, int hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < lo || x > hi) {
+        dream_log(DREAM_LOG_WARN, "%s=%s is not an integer in %d..%d; using %d", name, v, lo, hi, dflt);
+        return dflt;
+    }
+    return (int)x;
+}
+
+void dream_seam_default_config(struct dream_seam_config *c)
+{
+    static _Thread_local char adapters[4096];
+    const char *a = getenv("DREAM_ADAPTERS"), *home = getenv("DREAM_HOME"), *h = getenv("HOME");
+    if (a && *a) snprintf(adapters, sizeof adapters, "%s", a);
+    else if (home && *home) snprintf(adapters, sizeof adapters, "%s/cache/adapters", home);
+    else snprintf(adapters, sizeof adapters, "%s/.cache/dream/adapters", h ? h : "");
+    *c = (struct dream_seam_config){
+        .model_path = getenv("DREAM_MODEL"),
+        .adapters_dir = adapters,
+        .width = env_int("DREAM_MEMORY_BATCH", DREAM_DEFAULT_BATCH_WIDTH, 1, 128),
+        .n_ctx = env_int("DREAM_CTX", 8192, 256, 1 << 20),
+        .n_threads = env_int("DREAM_THREADS", 0, 0, 1024),
+        .n_gpu_layers = -1,
+    };
+}
+
+/* Frees everything loaded; keeps the configuration and the backend. */
+static void runtime_unload(void)
+{
+    for (int i = 0; i < rt.n_adapters; i++) dream_adapter_free(rt.adapters[i].adapter);
+    rt.n_adapters = 0;
+    dream_batcher_free(rt.batcher);
+    dream_session_free(rt.session);
+    dream_template_free(rt.tmpl);
+    dream_model_free(rt.model);
+    rt.batcher = NULL;
+    rt.session = NULL;
+    rt.tmpl = NULL;
+    rt.model = NULL;
+}
+
+static int configure_locked(const struct dream_seam_config *c)
+{
+    runtime_unload();
+    free(rt.model_path);
+    free(rt.adapters_dir);
+    rt.cfg = *c;
+    rt.model_path = c->model_path ? strdup(c->model_path) : NULL;
+    rt.adapters_dir = c->adapters_dir ? strdup(c->adapters_dir) : NULL;
+    rt.cfg.model_path = rt.model_path;
+    rt.cfg.adapters_dir = rt.adapters_dir;
+    if (rt.cfg.width < 1) rt.cfg.width = 1;
+    rt.configured = true;
+    return 0;
+}
+
+int dream_seam_configure(const struct dream_seam_config *c)
+{
+    pthread_mutex_lock(&op_lock);
+    int rc = configure_locked(c);
+    pthread_mutex_unlock(&op_lock);
+    return rc;
+}
+
+/* Loads the model, its template and the serial session on first use. */
+static int runtime_load(void)
+{
+    if (!rt.configured) {
+        struct dream_seam_config c;
+        dream_seam_default_config(&c);
+        configure_locked(&c);
+    }
+    if (rt.model) return 0;
+    char *path = NULL;
+    int rc = dream_model_resolve(rt.cfg.model_path, &path);
+    if (rc) return rc;
+    struct dream_model_params mp = dream_model_default_params();
+    mp.n_gpu_layers = rt.cfg.n_gpu_layers;
+    rc = dream_model_load(path, &mp, &rt.model);
+    free(path);
+    if (!rc) rc = seam_parse_template(rt.model, &rt.tmpl);
+    if (!rc) {
+        struct dream_session_params sp = dream_session_default_params();
+        sp.n_ctx = rt.cfg.n_ctx;
+        if (rt.cfg.n_threads > 0) sp.n_threads = rt.cfg.n_threads;
+        rc = dream_session_new(rt.model, &sp, &rt.session);
+    }
+    if (rc) runtime_unload();
+    return rc;
+}
+
+static int runtime_batcher(void)
+{
+    if (rt.batcher) return 0;
+    struct dream_batch_params bp = dream_batch_default_params();
+    bp.width = rt.cfg.width;
+    bp.seq_ctx = rt.cfg.n_ctx;
+    bp.step_tokens = dream_session_default_params().n_batch; /* equal to the serial chunk: exactness */
+    if (rt.cfg.n_threads > 0) bp.n_threads = rt.cfg.n_threads;
+    return dream_batcher_new(rt.model, &bp, &rt.batcher);
+}
+
+/* The stage's adapter (memory-<stage>.gguf), loaded once; *out NULL when none is installed. */
+static int stage_adapter(const char *stage, dream_adapter **out)
+{
+    *out = NULL;
+    for (int i = 0; i < rt.n_adapters; i++)
+        if (!strcmp(rt.adapters[i].stage, stage)) {
+            *out = rt.adapters[i].adapter;
+            return 0;
+        }
+    if (rt.n_adapters == (int)(sizeof rt.adapters / sizeof rt.adapters[0]) || !rt.cfg.adapters_dir) return 0;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/memory-%s.gguf", rt.cfg.adapters_dir, stage);
+    dream_adapter *a = NULL;
+    if (file_exists(path)) {
+        int rc = dream_adapter_load(rt.model, path, &a);
+        if (rc) return dream_error_wrap(rc, "the adapter for stage '%s'", stage);
+    }
+    struct stage_adapter *e = &rt.adapters[rt.n_adapters++];
+    snprintf(e->stage, sizeof e->stage, "%s", stage);
+    e->adapter = a;
+    *out = a;
+    return 0;
+}
+
+static int check_stage(const char *stage)
+{
+    if (!stage || !*stage || strlen(stage) >= 64) return dream_error_set(DREAM_EINVAL, "a stage name of 1 to 63 characters is required");
+    for (const char *p = stage; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+            return dream_error_set(DREAM_EINVAL, "stage name '%s' may use only a-z, 0-9, '-' and '_'", stage);
+    return 0;
+}
+
+static int check_opts(const struct dream_call_opts *o)
+{
+    if (o->max_tokens < 0 || o->max_tokens > DREAM_MAX_OUTPUT_TOKENS)
+        return dream_error_set(DREAM_EINVAL, "max_tokens %d is outside 0..%d", o->max_tokens, DREAM_MAX_OUTPUT_TOKENS);
+    return 0;
+}
+
+/* The embedded engine: n calls of one stage, with its adapter set for the whole operation and
+ * always cleared afterwards, also on error. */
+static int engine_calls(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *o, char **out)
+{
+    int rc = runtime_load();
+    if (rc) return rc;
+    dream_adapter *a = NULL;
+    if ((rc = stage_adapter(stage, &a))) return rc;
+    const char *dflt = dream_stage_default_system(stage);
+    struct dream_tokens *prompts = calloc(n ? n : 1, sizeof *prompts);
+    if (!prompts) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    int first_err = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = NULL;
+        int e = seam_prompt_tokens(rt.model, rt.tmpl, in[i].system ? in[i].system : dflt, in[i].user, &prompts[i]);
+        if (e && !first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, i);
+    }
+    struct dream_gen_params gp = dream_gen_default_params();
+    gp.max_tokens = o->max_tokens;
+    gp.ignore_eog = o->ignore_eog;
+    bool batched = rt.cfg.width > 1 && n > 1 && !first_err;
+    if (batched && !(rc = runtime_batcher())) {
+        struct dream_gen_result *res = calloc(n, sizeof *res);
+        int *status = calloc(n, sizeof *status);
+        if (!res || !status) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (!rc) rc = dream_batcher_set_adapter(rt.batcher, a, o->adapter_scale);
+        if (!rc) rc = dream_batcher_run(rt.batcher, prompts, (int)n, &gp, NULL, res, status);
+        dream_batcher_set_adapter(rt.batcher, NULL, 0.0f);
+        for (size_t i = 0; i < n && !rc; i++) {
+            if (status[i] && !first_err) first_err = dream_error_set(status[i], "stage '%s', input %zu failed in the batch", stage, i);
+            out[i] = status[i] ? NULL : res[i].text;
+            res[i].text = NULL;
+            dream_gen_result_free(&res[i]);
+        }
+        free(res);
+        free(status);
+    } else if (!rc) {
+        rc = dream_session_set_adapter(rt.session, a, o->adapter_scale);
+        for (size_t i = 0; i < n && !rc; i++) {
+            if (!prompts[i].n) continue; /* its render failed: already reported */
+            struct dream_gen_result r;
+            int e = dream_generate(rt.session, prompts[i].ids, prompts[i].n, &gp, &r);
+            if (e) {
+                if (!first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, i);
+                continue;
+            }
+            out[i] = r.text;
+            r.text = NULL;
+            dream_gen_result_free(&r);
+        }
+        dream_session_set_adapter(rt.session, NULL, 0.0f);
+    }
+    for (size_t i = 0; i < n; i++) dream_tokens_free(&prompts[i]);
+    free(prompts);
+    return rc ? rc : first_err;
+}
+
+int dream_call_local_batch(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                           char **out)
+{
+    struct dream_call_opts o = opts ? *opts : dream_call_default_opts();
+    int rc = check_stage(stage);
+    if (!rc) rc = check_opts(&o);
+    for (size_t i = 0; i < n && !rc; i++) {
+        out[i] = NULL;
+        if (!in[i].user) rc = dream_error_set(DREAM_EINVAL, "stage '%s', input %zu has no user text", stage, i);
+    }
+    if (rc) return rc;
+    pthread_mutex_lock(&op_lock);
+    if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, n, &o, out);
+    else rc = engine_calls(stage, in, n, &o, out);
+    pthread_mutex_unlock(&op_lock);
+    return rc;
+}
+
+int dream_call_local(const char *stage, const struct dream_local_input *in, const struct dream_call_opts *opts, char **out)
+{
+    *out = NULL;
+    struct dream_call_opts o = opts ? *opts : dream_call_default_opts();
+    int rc = check_stage(stage);
+    if (!rc) rc = check_opts(&o);
+    if (!rc && !in->user) rc = dream_error_set(DREAM_EINVAL, "stage '%s': the input has no user text", stage);
+    if (rc) return rc;
+    pthread_mutex_lock(&op_lock);
+    if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, 1, &o, out);
+    else rc = engine_calls(stage, in, 1, &o, out); /* one call: always the serial path */
+    pthread_mutex_unlock(&op_lock);
+    return rc;
+}
+
+void dream_seam_shutdown(void)
+{
+    pthread_mutex_lock(&op_lock);
+    runtime_unload();
+    pthread_mutex_unlock(&op_lock);
+}
+
+struct dream_batch_stats dream_seam_batch_stats(void)
+{
+    pthread_mutex_lock(&op_lock);
+    struct dream_batch_stats st = {0};
+    if (rt.batcher) st = dream_batcher_stats(rt.batcher);
+    pthread_mutex_unlock(&op_lock);
+    return st;
+}
+
+int dream_seam_set_backend(const struct dream_backend *b)
+{
+    pthread_mutex_lock(&op_lock);
+    if (rt.backend.destroy) rt.backend.destroy(rt.backend.ud);
+    if (b) rt.backend = *b;
+    else memset(&rt.backend, 0, sizeof rt.backend);
+    pthread_mutex_unlock(&op_lock);
+    return 0;
+}

@@ -1,0 +1,14 @@
+/* seam_internal.h — what the seam's files share. */
+#ifndef DREAM_SEAM_INTERNAL_H
+#define DREAM_SEAM_INTERNAL_H
+
+#include "dream/model.h"
+#include "dream/template.h"
+
+/* Parses the model's chat template (an error names the model when it has none). */
+int seam_parse_template(dream_model *m, dream_template **out);
+
+/* Renders [system?, user] with t and tokenizes it injection-safely; appends to out. */
+int seam_prompt_tokens(dream_model *m, const dream_template *t, const char *system, const char *user, struct dream_tokens *out);
+
+#endif
