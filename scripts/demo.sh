@@ -21,3 +21,12 @@ echo "   but the same noise on every run and every machine of this kind)"
 echo
 echo "== dream generate --chat (rendered through the model's own chat template)"
 "$BIN/dream" generate --model "$MODEL" --chat "What did I decide about my bike commute?" --max-tokens 24 --stats || true
+
+echo
+echo "== dream ingest: the bundled sample conversations (ChatGPT, Claude.ai and Claude Code exports)"
+echo "   into the store under $DREAM_HOME; a second run finds nothing new"
+"$BIN/dream" ingest examples/conversations
+"$BIN/dream" ingest examples/conversations
+echo
+echo "The Dreaming stages that turn the store into a wiki (segment → extract → route → write) are"
+echo "not built yet; see the open issues."
