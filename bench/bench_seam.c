@@ -51,6 +51,8 @@ static void add(struct workload *w, const dream_token *prefix, int n_prefix, int
 }
 
 /* The stage system turns are shared by all calls of a stage: a 60-token head per stage. */
+static int uniform_in = 256, uniform_out = 64;
+
 static void make_workload(const char *name, int n, double scale, struct workload *w)
 {
     memset(w, 0, sizeof *w);
@@ -58,7 +60,7 @@ static void make_workload(const char *name, int n, double scale, struct workload
     for (int s = 0; s < 4; s++)
         for (int i = 0; i < 60; i++) sys[s][i] = rnd(1000, 30000);
     if (!strcmp(name, "uniform")) {
-        for (int i = 0; i < n; i++) add(w, NULL, 0, 256, 64);
+        for (int i = 0; i < n; i++) add(w, NULL, 0, uniform_in, uniform_out);
     } else if (!strcmp(name, "shared-prefix")) {
         for (int i = 0; i < 1024; i++) shared[i] = rnd(1000, 30000);
         for (int i = 0; i < n; i++) add(w, shared, 1024, 32, 32);
@@ -90,7 +92,7 @@ static double now_s(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix] [--n N] [--widths 2,4,8]\n"
-                    "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn]\n");
+                    "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n");
 }
 
 int main(int argc, char **argv)
@@ -110,6 +112,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed") && v) seed = atoi(argv[++i]);
         else if (!strcmp(a, "--no-reuse")) reuse = false;
         else if (!strcmp(a, "--flash-attn")) fa = 1;
+        else if (!strcmp(a, "--uniform-shape") && v) {
+            if (sscanf(argv[++i], "%d,%d", &uniform_in, &uniform_out) != 2) {
+                usage();
+                return 2;
+            }
+        }
         else {
             usage();
             return 2;
@@ -163,7 +171,16 @@ int main(int argc, char **argv)
     double serial_s = now_s() - t0;
     dream_session_free(s);
     double serial_tps = out_tokens / serial_s;
-    printf("serial: %.2f s, %.3f calls/s, %.2f output tok/s\n", serial_s, w.n / serial_s, serial_tps);
+    double pf_ms = 0, dec_ms = 0;
+    long pf_tok = 0, dec_tok = 0;
+    for (int i = 0; i < w.n; i++) {
+        pf_ms += ref[i].prefill_ms;
+        dec_ms += ref[i].decode_ms;
+        pf_tok += ref[i].n_prompt;
+        dec_tok += ref[i].n_tokens > 0 ? ref[i].n_tokens - 1 : 0; /* the first token comes from the prefill */
+    }
+    printf("serial: %.2f s, %.3f calls/s, %.2f output tok/s (single-call prefill %.1f tok/s, decode %.1f tok/s)\n", serial_s,
+           w.n / serial_s, serial_tps, pf_ms > 0 ? pf_tok * 1000.0 / pf_ms : 0.0, dec_ms > 0 ? dec_tok * 1000.0 / dec_ms : 0.0);
     fflush(stdout);
 
     char *ws = strdup(widths_s);

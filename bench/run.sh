@@ -2,7 +2,7 @@
 # run.sh — `make bench`: every benchmark of dream side by side with llama.cpp's own tools on the
 # same model file, in one run. Results go to build/bench/results.txt (docs/BENCHMARKS.md quotes
 # them with this command). BENCH_THREADS (default: all cores), BENCH_SCALE (prompt/output length
-# factor of the dreaming mix, default 0.5 on CPU), BENCH_N (calls per workload, default 16),
+# factor of the dreaming mix, default 1.0), BENCH_N (calls per workload, default 16),
 # BENCH_WIDTHS (default 2,4,8,16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ BIN=build/bin
 OUT=build/bench
 mkdir -p "$OUT" build/models
 THREADS=${BENCH_THREADS:-$(nproc)}
-SCALE=${BENCH_SCALE:-0.5}
+SCALE=${BENCH_SCALE:-1.0}
 N=${BENCH_N:-16}
 WIDTHS=${BENCH_WIDTHS:-2,4,8,16}
 # A 177M-parameter Gemma 4 shape (12 layers, n_embd 512, the real 262,144-token vocabulary), Q8_0.
@@ -38,6 +38,9 @@ log=$OUT/results.txt
   done
   echo "## flash attention on (agreement is measured, not promised)"
   "$BIN/bench_seam" --model "$MODEL" --workload uniform --n 8 --widths 8 --threads "$THREADS" --flash-attn
+  echo
+  echo "## ingest (generated ChatGPT exports)"
+  bash bench/ingest.sh
   echo
   echo "## llama.cpp's own tools on the same model file"
   "$LLAMA_BUILD/bin/llama-bench" -m "$MODEL" -p 512 -n 128 -t "$THREADS" -fa 0 -r 2 2>/dev/null

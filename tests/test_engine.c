@@ -124,6 +124,7 @@ static void generate_text(dream_model *m, const char *text, int n, struct dream_
     struct dream_gen_params gp = dream_gen_default_params();
     gp.max_tokens = n;
     gp.ignore_eog = true;
+    gp.digest = true;
     assert_int_equal(dream_generate(s, t.ids, t.n, &gp, r), 0);
     dream_session_free(s);
     dream_tokens_free(&t);

@@ -30,6 +30,9 @@ typedef struct dream_session dream_session;
  * that downloads the default model; we never download anything ourselves. */
 int dream_model_resolve(const char *explicit_path, char **out);
 
+/* True when llama.cpp was built with a GPU backend that can take model layers. */
+bool dream_engine_has_gpu(void);
+
 struct dream_model_params {
     int n_gpu_layers; /* layers offloaded to a GPU; -1 = all (default), 0 = CPU only */
     bool vocab_only;  /* load the tokenizer and metadata only */
@@ -104,6 +107,7 @@ int dream_session_n_ctx(const dream_session *session);
 struct dream_gen_params {
     int max_tokens;   /* stop after this many generated tokens (default 256) */
     bool ignore_eog;  /* benchmark mode: keep going past end-of-generation tokens */
+    bool digest;      /* compute logits_digest (reads every logit of every step; off by default) */
 };
 struct dream_gen_params dream_gen_default_params(void);
 
@@ -115,7 +119,7 @@ struct dream_gen_result {
     bool stopped_at_eog;   /* false when max_tokens stopped it */
     double prefill_ms;
     double decode_ms;
-    uint64_t logits_digest; /* FNV-1a over the bits of every step's logits: a determinism check */
+    uint64_t logits_digest; /* with params.digest: FNV-1a over the bits of every step's logits */
 };
 void dream_gen_result_free(struct dream_gen_result *result);
 

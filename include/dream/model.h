@@ -32,8 +32,10 @@ extern "C" {
 /* The runaway backstop: no stage asks for more; a finished answer stops at end-of-generation. */
 #define DREAM_MAX_OUTPUT_TOKENS 64000
 #define DREAM_DEFAULT_MAX_TOKENS 256
-/* The batch width when DREAM_MEMORY_BATCH is not set (docs/BENCHMARKS.md, "Choosing the width"). */
-#define DREAM_DEFAULT_BATCH_WIDTH 8
+/* The batch width when DREAM_MEMORY_BATCH is not set: the width the dreaming-mix benchmark
+ * showed best (docs/BENCHMARKS.md, "Choosing the width"): 2 on a 2-core CPU, 8 on the H200. */
+#define DREAM_DEFAULT_BATCH_WIDTH_CPU 2
+#define DREAM_DEFAULT_BATCH_WIDTH_GPU 8
 
 /* A stage's input. system NULL → the stage's default system turn (none for unknown stages and
  * for `chunk`, which passes its own exact system text) → user-only. */

@@ -34,3 +34,9 @@ static void backend_init_once(void)
 }
 
 void engine_backend_init(void) { pthread_once(&backend_once, backend_init_once); }
+
+bool dream_engine_has_gpu(void)
+{
+    engine_backend_init();
+    return llama_supports_gpu_offload();
+}

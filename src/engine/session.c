@@ -23,7 +23,7 @@ struct dream_session_params dream_session_default_params(void)
 
 struct dream_gen_params dream_gen_default_params(void)
 {
-    struct dream_gen_params p = {.max_tokens = 256, .ignore_eog = false};
+    struct dream_gen_params p = {.max_tokens = 256, .ignore_eog = false, .digest = false};
     return p;
 }
 
@@ -86,12 +86,14 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* argmax with the lowest id winning ties (strict >), as llama.cpp's greedy sampler. */
+/* argmax with the lowest id winning ties (strict >), as llama.cpp's greedy sampler; folds the
+ * logits into *digest when digest is non-NULL. */
 static dream_token argmax(const float *logits, int n, uint64_t *digest)
 {
     int best = 0;
     for (int i = 1; i < n; i++)
         if (logits[i] > logits[best]) best = i;
+    if (!digest) return best;
     uint64_t h = *digest;
     const unsigned char *b = (const unsigned char *)logits;
     for (size_t i = 0; i < (size_t)n * sizeof(float); i++) {
@@ -155,7 +157,7 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
             rc = dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits at step %d", n_gen);
             break;
         }
-        dream_token t = argmax(logits, n_vocab, &digest);
+        dream_token t = argmax(logits, n_vocab, gp.digest ? &digest : NULL);
         if (!gp.ignore_eog && llama_vocab_is_eog(s->model->vocab, t)) {
             out->stopped_at_eog = true;
             break;
@@ -175,7 +177,7 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
     llama_batch_free(batch);
     out->decode_ms = now_ms() - t1;
     out->n_tokens = n_gen;
-    out->logits_digest = digest;
+    out->logits_digest = gp.digest ? digest : 0;
     if (!rc) rc = dream_detokenize(s->model, out->tokens, n_gen, &out->text);
     if (rc) dream_gen_result_free(out);
     return rc;

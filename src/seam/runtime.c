@@ -61,7 +61,7 @@ void dream_seam_default_config(struct dream_seam_config *c)
     *c = (struct dream_seam_config){
         .model_path = getenv("DREAM_MODEL"),
         .adapters_dir = adapters,
-        .width = env_int("DREAM_MEMORY_BATCH", DREAM_DEFAULT_BATCH_WIDTH, 1, 128),
+        .width = env_int("DREAM_MEMORY_BATCH", dream_engine_has_gpu() ? DREAM_DEFAULT_BATCH_WIDTH_GPU : DREAM_DEFAULT_BATCH_WIDTH_CPU, 1, 128),
         .n_ctx = env_int("DREAM_CTX", 8192, 256, 1 << 20),
         .n_threads = env_int("DREAM_THREADS", 0, 0, 1024),
         .n_gpu_layers = -1,

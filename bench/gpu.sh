@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# gpu.sh build|run — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
+#   build: llama.cpp with CUDA for sm_90 (from node-llama-cpp's tarball in .devdl/ or the npm
+#          registry), dream's engine-only build, and the Gemma-4-E4B-shape model (random weights,
+#          Q4_K, 4.56B parameters).
+#   run:   llama.cpp's llama-bench / llama-batched-bench and dream's bench_seam on that model.
+# Outputs under $OUT (default build/gpu-out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DREAM_DEPS_CACHE=${DREAM_DEPS_CACHE:-$PWD/.devbuild} DREAM_SKIP_APT=1 DREAM_CUDA=1 DREAM_DEPS_TOOLS=1
+export PATH=/usr/local/cuda/bin:$PATH
+OUT=${OUT:-build/gpu-out}
+mkdir -p "$OUT" "$DREAM_DEPS_CACHE/dl"
+B=$DREAM_DEPS_CACHE/dream
+MODEL=$DREAM_DEPS_CACHE/e4b-q4_k.gguf
+case ${1:-} in
+build)
+  [ -f .devdl/node-llama-cpp-3.22.1.tgz ] && cp -n .devdl/node-llama-cpp-3.22.1.tgz "$DREAM_DEPS_CACHE/dl/"
+  bash scripts/deps.sh > "$DREAM_DEPS_CACHE/env"
+  eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
+  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DDREAM_ENGINE_ONLY=ON -DDREAM_CUDA=ON -DDREAM_WERROR=OFF \
+    -DLLAMA_SRC="$LLAMA_SRC" -DLLAMA_BUILD="$LLAMA_BUILD" > "$OUT/cmake.log"
+  cmake --build "$B" -j "$(nproc)" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  [ -f "$MODEL" ] || "$B/bin/dream-make-model" --arch gemma4 --preset e4b --type q4_k --seed 7 -o "$MODEL"
+  ;;
+run)
+  eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+  "$LLAMA_BUILD/bin/llama-bench" -m "$MODEL" -p 512 -n 128 -ngl 99 -fa 1 -r 3 2>/dev/null
+  "$B/bin/bench_seam" --model "$MODEL" --workload uniform --uniform-shape 512,128 --n 32 --widths 8,16,32 --flash-attn
+  "$B/bin/bench_seam" --model "$MODEL" --workload dreaming --n 32 --widths 8,16,32 --flash-attn
+  "$B/bin/bench_seam" --model "$MODEL" --workload dreaming --n 32 --widths 16
+  "$B/bin/bench_seam" --model "$MODEL" --workload shared-prefix --n 32 --widths 8,32 --flash-attn
+  "$LLAMA_BUILD/bin/llama-batched-bench" -m "$MODEL" -c 32768 -b 2048 -ub 512 -npp 512 -ntg 128 -npl 1,8,32 -ngl 99 -fa on -kvu 2>/dev/null | grep -E '^\|'
+  "$LLAMA_BUILD/bin/llama-batched-bench" -m "$MODEL" -c 65536 -b 2048 -ub 512 -npp 1500 -ntg 48 -npl 16 -ngl 99 -fa on 2>/dev/null | grep -E '^\|'
+  ;;
+*) echo "usage: bench/gpu.sh build|run" >&2; exit 2 ;;
+esac
