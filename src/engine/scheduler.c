@@ -355,15 +355,34 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
     }
 
     int rc = b->p.prefix_slots > 0 && waiting >= 2 ? plan_prefixes(b, &bt, prompts, status, n) : 0;
+    /* Admission order: the most work first (longest-processing-time first), so that long
+     * generations overlap with the rest instead of running alone at the end. A generated token
+     * costs about as much as 16 prompt tokens. Ties keep the callers' order. */
+    int *order = malloc(((size_t)n + 1) * sizeof *order);
+    if (!order) rc = rc ? rc : dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (int i = 0; order && i < n; i++) order[i] = i;
+    for (int i = 1; order && i < n; i++) { /* insertion sort: stable, n is small */
+        int r = order[i], j = i;
+        long key = (long)(max_tokens ? max_tokens[r] : gp.max_tokens) * 16 + prompts[r].n;
+        while (j > 0) {
+            int q = order[j - 1];
+            long kq = (long)(max_tokens ? max_tokens[q] : gp.max_tokens) * 16 + prompts[q].n;
+            if (kq >= key) break;
+            order[j] = q;
+            j--;
+        }
+        order[j] = r;
+    }
     int next_req = 0, running = 0;
     while (!rc && (waiting > 0 || running > 0)) {
         /* Admit into the lowest free sequences (consecutive ids decode in one ubatch). */
         for (int k = 0; k < b->p.width && waiting > 0 && !rc; k++) {
             struct slot *s = &b->slots[k];
             if (s->state != SLOT_IDLE) continue;
-            while (next_req < n && status[next_req]) next_req++;
-            const struct dream_tokens *pr = &prompts[next_req];
-            int want = max_tokens ? max_tokens[next_req] : gp.max_tokens;
+            while (next_req < n && status[order[next_req]]) next_req++;
+            int req = order[next_req];
+            const struct dream_tokens *pr = &prompts[req];
+            int want = max_tokens ? max_tokens[req] : gp.max_tokens;
             int room = b->p.seq_ctx - pr->n;
             int pf = prefix_find(b, pr);
             int reuse = 0;
@@ -373,7 +392,7 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
                 reuse = b->prefixes[pf].len;
                 b->stats.saved_tokens += reuse;
             }
-            *s = (struct slot){.state = SLOT_PREFILL, .req = next_req, .pos = reuse, .max_new = want < room ? want : room, .logit_index = -1};
+            *s = (struct slot){.state = SLOT_PREFILL, .req = req, .pos = reuse, .max_new = want < room ? want : room, .logit_index = -1};
             next_req++;
             waiting--;
             running++;
@@ -415,6 +434,7 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
         }
     }
     llama_batch_free(bt);
+    free(order);
     if (rc) {
         for (int k = 0; k < b->p.width; k++) {
             if (b->slots[k].state != SLOT_IDLE) llama_memory_seq_rm(mem, k, -1, -1);
