@@ -13,33 +13,13 @@
 
 #include "dream/error.h"
 #include "dream/template.h"
+#include "util/file.h"
 
 static double now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = 0;
-        *len = (size_t)n;
-    }
-    return buf;
 }
 
 int main(int argc, char **argv)
@@ -50,8 +30,8 @@ int main(int argc, char **argv)
     const char *path = argc > 1 ? argv[1] : def;
     int iters = argc > 2 ? atoi(argv[2]) : 2000;
     size_t len;
-    char *src = read_file(path, &len);
-    if (!src) {
+    char *src = NULL;
+    if (file_read_all(path, 0, &src, &len)) {
         fprintf(stderr, "bench_template: cannot read %s\n", path);
         return 1;
     }

@@ -17,6 +17,7 @@
 
 #include "dream/error.h"
 #include "dream/template.h"
+#include "util/file.h"
 
 /* Renders src with a JSON context (may be NULL) and default params plus bos/eos; returns the
  * status and leaves the output in *out. */
@@ -248,23 +249,11 @@ static void test_template_limits_stop_runaway_templates(void **state)
     expect(buf, NULL, "False");
 }
 
+/* The whole file as a string, or NULL. */
 static char *read_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    return buf;
+    char *buf = NULL;
+    return file_read_all(path, 0, &buf, NULL) ? NULL : buf;
 }
 
 static dream_template *load_gemma4(void)

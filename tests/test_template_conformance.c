@@ -22,32 +22,11 @@
 
 #include "dream/error.h"
 #include "dream/template.h"
+#include "util/file.h"
 
 #define FIXED_NOW 1750000000 /* 2025-06-15 15:06:40 UTC, in both engines */
 #define BOS "<|bos|>"
 #define EOS "<|eos|>"
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = 0;
-        if (len)
-            *len = (size_t)n;
-    }
-    return buf;
-}
 
 /* ---- the chat template inside a GGUF file (key tokenizer.chat_template) ---- */
 
@@ -197,7 +176,8 @@ int main(int argc, char **argv)
         if (only && !strstr(tnames[i], only))
             continue;
         snprintf(path, sizeof(path), "%s/models/templates/%s", llama, tnames[i]);
-        tsrc[count] = read_file(path, NULL);
+        tsrc[count] = NULL;
+        if (file_read_all(path, 0, &tsrc[count], NULL)) tsrc[count] = NULL;
         names[count] = tnames[i];
         if (!tsrc[count]) {
             fprintf(stderr, "cannot read %s\n", path);
