@@ -120,6 +120,27 @@ static char *call1(const char *stage, const char *user, float scale)
     return rc ? NULL : out;
 }
 
+/* A prompt larger than the context is an error naming the stage and the token count, and the
+ * other inputs of the batch still get their answers. */
+static void test_prompt_too_long_names_stage_and_tokens(void **state)
+{
+    configure(qwen, dir, 4); /* 2,048 cells per sequence */
+    struct dbuf big = {0};
+    for (int i = 0; i < 3000; i++) dbuf_puts(&big, "word ");
+    struct dream_local_input in[3] = {{.user = users[0]}, {.user = big.data}, {.user = users[3]}};
+    char *out[3];
+    int rc = dream_call_local_batch("section", in, 3, NULL, out);
+    assert_int_equal(rc, DREAM_ETOOBIG);
+    assert_non_null(strstr(dream_error_last(), "stage 'section', input 1"));
+    assert_non_null(strstr(dream_error_last(), "2048"));
+    assert_non_null(out[0]);
+    assert_null(out[1]);
+    assert_non_null(out[2]);
+    free(out[0]);
+    free(out[2]);
+    dbuf_free(&big);
+}
+
 static void test_stage_adapter_is_used_and_always_cleared(void **state)
 {
     char empty[4200], with[4200], path[4400];
@@ -275,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_stage_registry),
         cmocka_unit_test(test_batch_equals_serial_gemma),
         cmocka_unit_test(test_batch_equals_serial_qwen),
+        cmocka_unit_test(test_prompt_too_long_names_stage_and_tokens),
         cmocka_unit_test(test_stage_adapter_is_used_and_always_cleared),
         cmocka_unit_test(test_adapter_for_another_model_is_refused),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),

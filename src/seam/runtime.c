@@ -200,6 +200,13 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
         out[i] = NULL;
         int e = seam_prompt_tokens(rt.model, rt.tmpl, in[i].system ? in[i].system : dflt, in[i].user, &prompts[i]);
         if (e && !first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, i);
+        if (!e && prompts[i].n >= rt.cfg.n_ctx) {
+            if (!first_err)
+                first_err = dream_error_set(DREAM_ETOOBIG,
+                                            "stage '%s', input %zu: the prompt has %d tokens but the context holds %d; split the input or raise DREAM_CTX",
+                                            stage, i, prompts[i].n, rt.cfg.n_ctx);
+            prompts[i].n = 0; /* not decoded */
+        }
     }
     struct dream_gen_params gp = dream_gen_default_params();
     gp.max_tokens = o->max_tokens;
