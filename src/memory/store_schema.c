@@ -31,6 +31,28 @@ const char *const store_migrations[] = {
     "  PRIMARY KEY (conversation, position)"
     ") WITHOUT ROWID;"
     "CREATE INDEX conversations_reprocess ON conversations(reprocess_from) WHERE reprocess_from IS NOT NULL;",
+    /* 1 → 2: per-stage work state and the segment stage's chunks. */
+    "CREATE TABLE stage_state ("
+    "  stage TEXT NOT NULL,"           /* segment, extract, ... */
+    "  item INTEGER NOT NULL,"         /* the stage's unit of work: a conversation id for segment */
+    "  revision INTEGER NOT NULL,"     /* the conversation revision this state is about */
+    "  status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),"
+    "  attempts INTEGER NOT NULL DEFAULT 0," /* failed attempts at this revision */
+    "  last_error TEXT,"
+    "  updated_at INTEGER NOT NULL,"
+    "  PRIMARY KEY (stage, item)"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE chunks ("
+    "  id INTEGER PRIMARY KEY,"
+    "  conversation INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+    "  first_position INTEGER NOT NULL," /* a pointer into messages, never a copy of text */
+    "  last_position INTEGER NOT NULL,"
+    "  label TEXT NOT NULL,"
+    "  revision INTEGER NOT NULL,"     /* the conversation revision it was cut from */
+    "  created_at INTEGER NOT NULL,"
+    "  CHECK (first_position <= last_position),"
+    "  UNIQUE (conversation, first_position, last_position)"
+    ");",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

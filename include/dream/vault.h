@@ -1,0 +1,58 @@
+/*
+ * vault.h — the wiki on disk (DESIGN.md §5, spec §3): a directory of Markdown under git.
+ *
+ * Layout: articles/ (one article per subject), Meta/ (editable policy pages that stage prompts
+ * inline), Talk/ (structural suggestions), README.md, .gitignore, and a git repository whose
+ * first commit holds the seeded files.
+ *
+ * Initialisation is idempotent and respects the person's edits: a seeded file is written only
+ * when it is missing; one that exists with other content is kept as it is and reported as kept.
+ *
+ * Functions return 0 (DREAM_OK) or a negative dream_status with dream_error_last() set.
+ */
+#ifndef DREAM_VAULT_H
+#define DREAM_VAULT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What init did with one seeded file. */
+enum dream_vault_file_state {
+    DREAM_VAULT_CREATED = 1, /* was missing; written now */
+    DREAM_VAULT_SAME,        /* present with the seeded content */
+    DREAM_VAULT_KEPT,        /* present with other content (the person's edit): left alone */
+};
+
+/* Called once per seeded file with its path relative to the vault root. */
+typedef void (*dream_vault_file_fn)(void *ud, const char *relpath, enum dream_vault_file_state state);
+
+struct dream_vault_init_result {
+    int created;       /* files written */
+    int same;          /* files already as seeded */
+    int kept;          /* files the person changed, left alone */
+    int repo_created;  /* 1 when the git repository was created by this call */
+    int committed;     /* 1 when this call made a commit */
+};
+
+/* Creates (or completes) the vault at dir: directories, seeded files, the git repository and,
+ * when it creates the repository, an initial commit of the seeded files. On an existing
+ * repository, files it had to (re)create are committed by themselves (never the person's other
+ * changes). DREAM_EIO when dir cannot be created or written (it names the path), DREAM_EINVAL
+ * when dir is a file. on_file may be NULL. */
+int dream_vault_init(const char *dir, struct dream_vault_init_result *out, dream_vault_file_fn on_file, void *ud);
+
+/* The Meta policy page `name` (e.g. "Chunking") of the vault at dir, as it is on disk now, in
+ * *out (malloc'd, freed by the caller). A missing page gives "" (stages run with the built-in
+ * default policy), so a person may delete a page to switch it off. */
+int dream_vault_meta_page(const char *dir, const char *name, char **out);
+
+/* The seeded text of Meta page `name`, or NULL when there is no such seeded page. */
+const char *dream_vault_seed_meta(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,572 @@
+/* segment.c — the segment stage (see dream/segment.h; spec §6.1 and the fixes of §12).
+ *
+ * Flow per run: list the eligible conversations once (so a conversation is tried at most once
+ * per run), then per batch: load, skip the ones with nothing to segment, render the chunk
+ * prompts, one dream_call_local_batch, and per answer parse → repair anchors → store. */
+#include "dream/segment.h"
+
+#include "../util/buf.h"
+#include "dream/error.h"
+#include "dream/model.h"
+#include "dream/vault.h"
+#include "segment_answer.h"
+#include "stage_state.h"
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SEGMENT_STAGE "segment"
+
+/* The chunk stage passes its own exact system text (DESIGN.md §4). */
+static const char segment_system[] =
+    "You split conversations into single-topic chunks. You answer with JSON only.";
+
+static const char segment_instructions[] =
+    "Split the conversation below into chunks. A chunk is a run of consecutive messages about one\n"
+    "subject. Find every topic: most substantive conversations have several, and a subject that\n"
+    "returns later is a separate chunk each time. A short single question and answer may be one\n"
+    "chunk. Two chunks may share one boundary message only when it matters to both. Leave out the\n"
+    "topics the policy below says to ignore. The policy pages set the style; they do not change\n"
+    "the answer's format. Never copy words from these instructions into a label.\n"
+    "\n"
+    "Answer with JSON only, in this shape:\n"
+    "{\"chunks\": [{\"start_message_id\": \"<id of the chunk's first message>\",\n"
+    "              \"end_message_id\": \"<id of the chunk's last message>\",\n"
+    "              \"label\": \"<4 to 10 words: subject and aspect, from the conversation>\"}]}\n"
+    "Use the message ids exactly as they appear after \"id:\" in the transcript.\n";
+
+void dream_segment_default_params(struct dream_segment_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->batch = 8;
+    p->max_attempts = 3;
+    p->max_tokens = 4096;
+}
+
+static int64_t segment_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int segment_sql_error(dream_store *store, const char *what)
+{
+    return dream_error_set(DREAM_EIO, "%s in the store %s: %s", what, dream_store_path(store), sqlite3_errmsg(store_db(store)));
+}
+
+/* One conversation as the stage sees it. */
+struct seg_message {
+    char *role, *id, *text;
+};
+struct seg_conv {
+    int64_t rowid, revision;
+    char *source_id, *title;
+    struct seg_message *messages;
+    size_t n;
+    char *prompt; /* the rendered user turn; NULL when skipped */
+};
+
+static void seg_conv_free(struct seg_conv *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->messages[i].role);
+        free(c->messages[i].id);
+        free(c->messages[i].text);
+    }
+    free(c->messages);
+    free(c->source_id);
+    free(c->title);
+    free(c->prompt);
+    memset(c, 0, sizeof *c);
+}
+
+static char *seg_dup(const unsigned char *s)
+{
+    return strdup(s ? (const char *)s : "");
+}
+
+/* Loads conversation rowid with its messages in position order. */
+static int seg_conv_load(dream_store *store, int64_t rowid, struct seg_conv *c)
+{
+    sqlite3 *db = store_db(store);
+    sqlite3_stmt *st;
+    memset(c, 0, sizeof *c);
+    c->rowid = rowid;
+    if (sqlite3_prepare_v2(db, "SELECT source_id, title, revision, message_count FROM conversations WHERE id = ?", -1, &st, NULL))
+        return segment_sql_error(store, "reading a conversation");
+    sqlite3_bind_int64(st, 1, rowid);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return dream_error_set(DREAM_ENOTFOUND, "conversation %lld is not in the store", (long long)rowid);
+    }
+    c->source_id = seg_dup(sqlite3_column_text(st, 0));
+    c->title = seg_dup(sqlite3_column_text(st, 1));
+    c->revision = sqlite3_column_int64(st, 2);
+    int64_t count = sqlite3_column_int64(st, 3);
+    sqlite3_finalize(st);
+    if (!c->source_id || !c->title) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (count > 0 && !(c->messages = calloc((size_t)count, sizeof *c->messages)))
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (sqlite3_prepare_v2(db, "SELECT position, role, source_id, text FROM messages WHERE conversation = ? ORDER BY position", -1, &st,
+                           NULL))
+        return segment_sql_error(store, "reading messages");
+    sqlite3_bind_int64(st, 1, rowid);
+    int rc = DREAM_OK, step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        /* Positions are dense from 0 (store.h), so the index is the position. */
+        if (sqlite3_column_int64(st, 0) != (int64_t)c->n || (int64_t)c->n >= count) {
+            rc = dream_error_set(DREAM_EINTERNAL, "conversation %lld: message positions are not dense", (long long)rowid);
+            break;
+        }
+        struct seg_message *m = &c->messages[c->n++];
+        m->role = seg_dup(sqlite3_column_text(st, 1));
+        m->id = seg_dup(sqlite3_column_text(st, 2));
+        m->text = seg_dup(sqlite3_column_text(st, 3));
+        if (!m->role || !m->id || !m->text) {
+            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    if (rc == DREAM_OK && step != SQLITE_DONE) rc = segment_sql_error(store, "reading messages");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* True when the conversation has something to segment: an assistant message and some text. */
+static bool seg_has_work(const struct seg_conv *c)
+{
+    bool assistant = false, text = false;
+    for (size_t i = 0; i < c->n; i++) {
+        if (strcmp(c->messages[i].role, "assistant") == 0) assistant = true;
+        if (strspn(c->messages[i].text, " \t\r\n") < strlen(c->messages[i].text)) text = true;
+    }
+    return assistant && text;
+}
+
+/* Appends one policy page as a delimited block. */
+static int seg_put_page(struct dbuf *b, const char *wiki, const char *name)
+{
+    char *page = NULL;
+    int rc;
+    if (wiki) {
+        rc = dream_vault_meta_page(wiki, name, &page);
+        if (rc) return rc;
+    }
+    const char *text = wiki ? page : dream_vault_seed_meta(name);
+    rc = dbuf_printf(b, "--- Meta/%s.md ---\n%s%s", name, text ? text : "", (text && *text && text[strlen(text) - 1] != '\n') ? "\n" : "");
+    free(page);
+    return rc;
+}
+
+/* Renders the user turn: instructions, policy pages, transcript with real ids and positions. */
+static int seg_render(const struct seg_conv *c, const char *wiki, char **out)
+{
+    struct dbuf b = {0};
+    int rc = dbuf_puts(&b, segment_instructions);
+    if (!rc) rc = dbuf_puts(&b, "\n");
+    if (!rc) rc = seg_put_page(&b, wiki, "Chunking");
+    if (!rc) rc = seg_put_page(&b, wiki, "Topics_to_Ignore");
+    if (!rc) rc = dbuf_printf(&b, "--- end of policy ---\n\nConversation: %s (id: %s)\n\n", *c->title ? c->title : "(untitled)", c->source_id);
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        if (i) rc = dbuf_puts(&b, "---\n");
+        if (!rc) rc = dbuf_printf(&b, "[%s] (id: %s, position %zu)\n%s\n", c->messages[i].role, c->messages[i].id, i, c->messages[i].text);
+    }
+    if (rc) {
+        dbuf_free(&b);
+        return rc;
+    }
+    *out = dbuf_take(&b);
+    return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+/* Length of the common prefix of a and b. */
+static size_t seg_lcp(const char *a, const char *b)
+{
+    size_t n = 0;
+    while (a[n] && a[n] == b[n]) n++;
+    return n;
+}
+
+/* Resolves an anchor to a message position (spec §6.1, with §12 item 16 fixed): an exact id; the
+ * conversation's own id (first message for a start, last for an end); a position, given as a
+ * number or as a string of digits that is no message's id; or, for an id garbled in its tail, the
+ * message whose id shares a prefix of at least 8 characters with it that is unique, and longer
+ * than the prefix that message's id shares with any other message's id — so a prefix every id
+ * has (a conversation id, a common stem) never snaps to an arbitrary message. */
+static int seg_anchor(const struct seg_conv *c, const struct segment_anchor *a, bool is_start, size_t index, size_t *pos)
+{
+    const char *which = is_start ? "start" : "end";
+    if (!a->id) {
+        if (a->position >= 0 && (unsigned long long)a->position < c->n) {
+            *pos = (size_t)a->position;
+            return DREAM_OK;
+        }
+        return dream_error_set(DREAM_EFORMAT, "chunk %zu: %s position %lld is outside the conversation's %zu messages", index, which,
+                               a->position, c->n);
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->messages[i].id, a->id) == 0) {
+            *pos = i;
+            return DREAM_OK;
+        }
+    if (strcmp(a->id, c->source_id) == 0) {
+        *pos = is_start ? 0 : c->n - 1;
+        return DREAM_OK;
+    }
+    if (*a->id && strspn(a->id, "0123456789") == strlen(a->id) && strlen(a->id) < 10) {
+        long v = strtol(a->id, NULL, 10);
+        if ((size_t)v < c->n) {
+            *pos = (size_t)v;
+            return DREAM_OK;
+        }
+    }
+    size_t best = 0, best_len = 0, second_len = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t l = seg_lcp(a->id, c->messages[i].id);
+        if (l > best_len) {
+            second_len = best_len;
+            best_len = l;
+            best = i;
+        } else if (l > second_len) {
+            second_len = l;
+        }
+    }
+    if (best_len >= 8 && best_len > second_len) {
+        size_t shared = 0;
+        for (size_t i = 0; i < c->n; i++) {
+            if (i == best) continue;
+            size_t l = seg_lcp(c->messages[best].id, c->messages[i].id);
+            if (l > shared) shared = l;
+        }
+        if (best_len > shared && best_len > seg_lcp(c->messages[best].id, c->source_id)) {
+            *pos = best;
+            return DREAM_OK;
+        }
+    }
+    return dream_error_set(DREAM_EFORMAT, "chunk %zu: %s anchor \"%.80s\" names no message of this conversation", index, which, a->id);
+}
+
+struct seg_range {
+    size_t first, last;
+    const char *label; /* borrowed from the answer */
+};
+
+static int seg_range_cmp(const void *a, const void *b)
+{
+    const struct seg_range *x = a, *y = b;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    if (x->last != y->last) return x->last < y->last ? -1 : 1;
+    return 0;
+}
+
+/* Turns a parsed answer into sorted, distinct ranges over real messages: anchors repaired,
+ * inverted ranges swapped, and the trailing gap closed by extending the latest-ending chunk to
+ * the last message (interior gaps stay: they are often deliberate). *n_out may be 0. */
+static int seg_ranges(const struct seg_conv *c, const struct segment_answer *a, struct seg_range **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (a->n == 0) return DREAM_OK;
+    struct seg_range *r = calloc(a->n, sizeof *r);
+    if (!r) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < a->n; i++) {
+        int rc = seg_anchor(c, &a->chunks[i].start, true, i, &r[i].first);
+        if (!rc) rc = seg_anchor(c, &a->chunks[i].end, false, i, &r[i].last);
+        if (rc) {
+            free(r);
+            return rc;
+        }
+        if (r[i].first > r[i].last) {
+            size_t t = r[i].first;
+            r[i].first = r[i].last;
+            r[i].last = t;
+        }
+        r[i].label = a->chunks[i].label;
+    }
+    /* Distinct ranges first (the first label wins), then the trailing gap. Extending the
+     * latest-ending range keeps the order and cannot make it equal to another range, which
+     * would have had to end later. */
+    qsort(r, a->n, sizeof *r, seg_range_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (n == 0 || seg_range_cmp(&r[n - 1], &r[i]) != 0) r[n++] = r[i];
+    size_t latest = 0;
+    for (size_t i = 1; i < n; i++)
+        if (r[i].last > r[latest].last) latest = i;
+    r[latest].last = c->n - 1;
+    *out = r;
+    *n_out = n;
+    return DREAM_OK;
+}
+
+/* Stores the chunks of one conversation and marks it done, in one transaction. Chunks whose
+ * range is unchanged keep their row (and so whatever later stages hung on it); the others are
+ * replaced. */
+static int seg_store(dream_store *store, const struct seg_conv *c, const struct seg_range *r, size_t n, int64_t now)
+{
+    sqlite3 *db = store_db(store);
+    sqlite3_stmt *st = NULL;
+    int rc = store_exec(store, "BEGIN IMMEDIATE", "starting the chunk write");
+    if (rc) return rc;
+    if (sqlite3_prepare_v2(db, "UPDATE chunks SET revision = -1 WHERE conversation = ?", -1, &st, NULL)) goto sql_fail;
+    sqlite3_bind_int64(st, 1, c->rowid);
+    if (sqlite3_step(st) != SQLITE_DONE) goto sql_fail;
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO chunks (conversation, first_position, last_position, label, revision, created_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (conversation, first_position, last_position) "
+                           "DO UPDATE SET label = excluded.label, revision = excluded.revision",
+                           -1, &st, NULL))
+        goto sql_fail;
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, c->rowid);
+        sqlite3_bind_int64(st, 2, (int64_t)r[i].first);
+        sqlite3_bind_int64(st, 3, (int64_t)r[i].last);
+        sqlite3_bind_text(st, 4, r[i].label, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, c->revision);
+        sqlite3_bind_int64(st, 6, now);
+        if (sqlite3_step(st) != SQLITE_DONE) goto sql_fail;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(db, "DELETE FROM chunks WHERE conversation = ? AND revision = -1", -1, &st, NULL)) goto sql_fail;
+    sqlite3_bind_int64(st, 1, c->rowid);
+    if (sqlite3_step(st) != SQLITE_DONE) goto sql_fail;
+    sqlite3_finalize(st);
+    st = NULL;
+    rc = stage_state_done(store, SEGMENT_STAGE, c->rowid, c->revision, now);
+    if (!rc) rc = store_exec(store, "COMMIT", "committing the chunk write");
+    if (rc) store_exec(store, "ROLLBACK", "rolling back the chunk write");
+    return rc;
+sql_fail:
+    rc = segment_sql_error(store, "writing chunks");
+    sqlite3_finalize(st);
+    store_exec(store, "ROLLBACK", "rolling back the chunk write");
+    return rc;
+}
+
+/* Records a failed attempt (its own transaction) and counts it. */
+static int seg_fail(dream_store *store, const struct seg_conv *c, const char *error, const struct dream_segment_params *p, bool final,
+                    struct dream_segment_result *res)
+{
+    bool gave_up = false;
+    int rc = stage_state_fail(store, SEGMENT_STAGE, c->rowid, c->revision, error, p->max_attempts, final, segment_now_ms(), &gave_up);
+    if (rc) return rc;
+    res->failed++;
+    if (gave_up) res->gave_up++;
+    return DREAM_OK;
+}
+
+/* The eligible conversations, oldest first: never segmented, segmented at an older revision, or
+ * pending a retry. *ids is malloc'd. */
+static int seg_eligible(dream_store *store, const struct dream_segment_params *p, int64_t **ids, size_t *n)
+{
+    sqlite3_stmt *st;
+    *ids = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT c.id FROM conversations c LEFT JOIN stage_state s ON s.stage = '" SEGMENT_STAGE "' AND s.item = c.id "
+                           "WHERE (s.item IS NULL OR s.revision < c.revision OR s.status = 'pending') AND (?1 = 0 OR c.id = ?1) "
+                           "ORDER BY coalesce(c.updated_at, c.created_at, c.ingested_at), c.id LIMIT ?2",
+                           -1, &st, NULL))
+        return segment_sql_error(store, "listing conversations to segment");
+    sqlite3_bind_int64(st, 1, p->conversation);
+    sqlite3_bind_int64(st, 2, p->limit ? (int64_t)p->limit : -1);
+    size_t cap = 0;
+    int step, rc = DREAM_OK;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            int64_t *grown = realloc(*ids, cap * sizeof **ids);
+            if (!grown) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            *ids = grown;
+        }
+        (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+    }
+    if (!rc && step != SQLITE_DONE) rc = segment_sql_error(store, "listing conversations to segment");
+    sqlite3_finalize(st);
+    if (rc) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* Handles one answer: parse, repair, store; a bad answer becomes a failed attempt. Returns an
+ * error only when the store fails. */
+static int seg_accept(dream_store *store, const struct seg_conv *c, const char *answer, const struct dream_segment_params *p,
+                      struct dream_segment_result *res)
+{
+    struct segment_answer a;
+    struct seg_range *r = NULL;
+    size_t n = 0;
+    int rc = segment_answer_parse(answer, strlen(answer), &a);
+    if (!rc) rc = seg_ranges(c, &a, &r, &n);
+    if (rc == DREAM_ENOMEM) {
+        segment_answer_free(&a);
+        return rc;
+    }
+    if (rc) {
+        char *why = strdup(dream_error_last());
+        segment_answer_free(&a);
+        rc = seg_fail(store, c, why ? why : "unusable answer", p, false, res);
+        free(why);
+        return rc;
+    }
+    rc = seg_store(store, c, r, n, segment_now_ms());
+    if (!rc) {
+        res->segmented++;
+        res->chunks += n;
+    }
+    free(r);
+    segment_answer_free(&a);
+    return rc;
+}
+
+/* One batch of conversations: load, render, call, accept. */
+static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const struct dream_segment_params *p, struct dream_segment_result *res)
+{
+    struct seg_conv *convs = calloc(n, sizeof *convs);
+    struct dream_local_input *in = calloc(n, sizeof *in);
+    char **out = calloc(n, sizeof *out);
+    size_t *which = calloc(n, sizeof *which);
+    int rc = DREAM_OK;
+    size_t n_calls = 0;
+    if (!convs || !in || !out || !which) {
+        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct seg_conv *c = &convs[i];
+        rc = seg_conv_load(store, ids[i], c);
+        if (rc) break;
+        if (!seg_has_work(c)) {
+            /* Nothing to cut: done with no chunks (and any old chunks go). */
+            rc = seg_store(store, c, NULL, 0, segment_now_ms());
+            if (!rc) res->skipped++;
+            continue;
+        }
+        rc = seg_render(c, p->wiki_dir, &c->prompt);
+        if (rc) break;
+        if (p->max_prompt_bytes && strlen(c->prompt) > p->max_prompt_bytes) {
+            char why[200];
+            snprintf(why, sizeof why, "the prompt is %zu bytes, over the %zu-byte budget; windowed segmentation is not built yet",
+                     strlen(c->prompt), p->max_prompt_bytes);
+            rc = seg_fail(store, c, why, p, true, res);
+            continue;
+        }
+        in[n_calls].system = segment_system;
+        in[n_calls].user = c->prompt;
+        which[n_calls++] = i;
+    }
+    if (rc || n_calls == 0) goto done;
+
+    struct dream_call_opts opts = dream_call_default_opts();
+    opts.max_tokens = p->max_tokens;
+    int call_rc = dream_call_local_batch("chunk", in, n_calls, &opts, out);
+    char *call_error = call_rc ? strdup(dream_error_last()) : NULL;
+    for (size_t k = 0; k < n_calls && !rc; k++) {
+        const struct seg_conv *c = &convs[which[k]];
+        if (out[k]) {
+            rc = seg_accept(store, c, out[k], p, res);
+        } else {
+            char why[600];
+            snprintf(why, sizeof why, "the model call failed: %s", call_error ? call_error : "no answer");
+            rc = seg_fail(store, c, why, p, false, res);
+        }
+    }
+    free(call_error);
+done:
+    if (out)
+        for (size_t k = 0; k < n; k++) free(out[k]);
+    if (convs)
+        for (size_t i = 0; i < n; i++) seg_conv_free(&convs[i]);
+    free(convs);
+    free(in);
+    free(out);
+    free(which);
+    return rc;
+}
+
+int dream_segment_run(dream_store *store, const struct dream_segment_params *params, struct dream_segment_result *result)
+{
+    struct dream_segment_params p;
+    if (params) p = *params;
+    else dream_segment_default_params(&p);
+    if (p.batch == 0) p.batch = 1;
+    if (p.max_attempts < 1) p.max_attempts = 1;
+    if (p.max_tokens < 1) p.max_tokens = 4096;
+    struct dream_segment_result res = {0};
+    int64_t *ids;
+    size_t n;
+    int rc = seg_eligible(store, &p, &ids, &n);
+    if (rc) return rc;
+    res.eligible = n;
+    for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) rc = seg_batch(store, ids + i, n - i < p.batch ? n - i : p.batch, &p, &res);
+    free(ids);
+    if (result) *result = res;
+    return rc;
+}
+
+int dream_segment_chunks(dream_store *store, int64_t conversation, struct dream_chunk **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT id, conversation, first_position, last_position, revision, label FROM chunks WHERE conversation = ? "
+                           "ORDER BY first_position, last_position",
+                           -1, &st, NULL))
+        return segment_sql_error(store, "reading chunks");
+    sqlite3_bind_int64(st, 1, conversation);
+    size_t cap = 0;
+    int step, rc = DREAM_OK;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct dream_chunk *grown = realloc(*out, cap * sizeof **out);
+            if (!grown) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            *out = grown;
+        }
+        struct dream_chunk *ch = &(*out)[*n];
+        ch->id = sqlite3_column_int64(st, 0);
+        ch->conversation = sqlite3_column_int64(st, 1);
+        ch->first = sqlite3_column_int64(st, 2);
+        ch->last = sqlite3_column_int64(st, 3);
+        ch->revision = sqlite3_column_int64(st, 4);
+        ch->label = seg_dup(sqlite3_column_text(st, 5));
+        if (!ch->label) {
+            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            break;
+        }
+        (*n)++;
+    }
+    if (!rc && step != SQLITE_DONE) rc = segment_sql_error(store, "reading chunks");
+    sqlite3_finalize(st);
+    if (rc) {
+        dream_chunks_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+void dream_chunks_free(struct dream_chunk *chunks, size_t n)
+{
+    if (!chunks) return;
+    for (size_t i = 0; i < n; i++) free(chunks[i].label);
+    free(chunks);
+}

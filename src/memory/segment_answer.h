@@ -1,0 +1,35 @@
+/* segment_answer.h — reading the chunk stage's answer: a tolerant JSON parse into raw chunks
+ * whose anchors are not yet checked against the conversation (segment.c repairs them). */
+#ifndef DREAM_MEMORY_SEGMENT_ANSWER_H
+#define DREAM_MEMORY_SEGMENT_ANSWER_H
+
+#include <stddef.h>
+
+/* An anchor as the model wrote it: a message id (string) or a message position (integer). */
+struct segment_anchor {
+    char *id;           /* malloc'd; NULL when the model gave a number */
+    long long position; /* meaningful when id is NULL */
+};
+
+struct segment_raw_chunk {
+    struct segment_anchor start, end;
+    char *label; /* malloc'd, whitespace-trimmed; "" when the model gave none */
+};
+
+struct segment_answer {
+    struct segment_raw_chunk *chunks;
+    size_t n;
+};
+
+/* Parses text (len bytes, need not be NUL-terminated). Accepts, in order: the whole text as JSON;
+ * the text inside a ``` / ```json fence; the span from the first '{' or '[' to the last '}' or
+ * ']'. The JSON may be {"chunks": [...]}, a bare array of chunk objects, or one chunk object.
+ * A chunk object names its anchors start_message_id / end_message_id (also *_uuid, start / end)
+ * and its label (also title). An empty list is a valid answer. DREAM_EFORMAT (message says what
+ * was wrong) when nothing parses or a chunk lacks an anchor. The caller frees *out with
+ * segment_answer_free, also after an error. */
+int segment_answer_parse(const char *text, size_t len, struct segment_answer *out);
+
+void segment_answer_free(struct segment_answer *a);
+
+#endif

@@ -1,0 +1,22 @@
+/* stage_state.h — per-stage, per-item work state in the store (table stage_state): the revision
+ * an item was done at, failed attempts and the last error, so that no item is retried forever. */
+#ifndef DREAM_MEMORY_STAGE_STATE_H
+#define DREAM_MEMORY_STAGE_STATE_H
+
+#include "dream/segment.h"
+#include "dream/store.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Records item as done at revision (attempts reset). Call inside the transaction that writes the
+ * item's results. */
+int stage_state_done(dream_store *store, const char *stage, int64_t item, int64_t revision, int64_t now_ms);
+
+/* Records a failed attempt at revision with error: attempts grow (restart at 1 for a new
+ * revision); at max_attempts, or at once when final, the item is marked failed. *gave_up tells
+ * which. */
+int stage_state_fail(dream_store *store, const char *stage, int64_t item, int64_t revision, const char *error, int max_attempts,
+                     bool final, int64_t now_ms, bool *gave_up);
+
+#endif

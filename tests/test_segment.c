@@ -1,0 +1,476 @@
+/* test_segment.c — the segment stage over the store, driven by a scripted fake backend that
+ * answers the chunk stage deterministically from the prompt: expected chunks, the tolerant
+ * parse, anchor repair, failed attempts and the retry limit, idempotent re-runs, and
+ * re-segmentation of a grown conversation. Also runs over the ingest fixtures and the sample
+ * corpus. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../src/util/buf.h"
+#include "dream/error.h"
+#include "dream/ingest.h"
+#include "dream/model.h"
+#include "dream/segment.h"
+#include "dream/store.h"
+#include "segment_answer.h"
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *ingest_dir, *examples_dir;
+
+/* ---- the fake backend ---- */
+
+enum fake_mode { FAKE_GOOD, FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CALL_FAILS, FAKE_SCRIPT };
+static enum fake_mode fake_mode;
+static const char *fake_script; /* the answer in FAKE_SCRIPT mode */
+static int fake_calls, fake_inputs;
+
+/* The good answer: one chunk per user turn, from it to the message before the next user turn,
+ * labelled with the user turn's first words, wrapped in a fence with prose around it (as small
+ * models answer). Reads only the transcript lines "[role] (id: ID, position N)". */
+static char *fake_chunk_answer(const char *prompt)
+{
+    struct dbuf b = {0};
+    dbuf_puts(&b, "Here are the chunks:\n```json\n{\"chunks\": [");
+    const char *p = strstr(prompt, "--- end of policy ---");
+    int n_chunks = 0;
+    char open_id[256] = "", last_id[256] = "", label[64] = "";
+    while (p && (p = strstr(p, "\n[")) != NULL) {
+        p++;
+        char role[16], id[256];
+        int pos;
+        if (sscanf(p, "[%15[a-z]] (id: %255[^,], position %d)", role, id, &pos) != 3) continue;
+        if (strcmp(role, "user") == 0) {
+            if (*open_id) {
+                dbuf_printf(&b, "%s{\"start_message_id\": \"%s\", \"end_message_id\": \"%s\", \"label\": \"%s\"}", n_chunks ? ", " : "",
+                            open_id, last_id, label);
+                n_chunks++;
+            }
+            snprintf(open_id, sizeof open_id, "%s", id);
+            const char *text = strchr(p, '\n');
+            snprintf(label, sizeof label, "topic at %d", pos);
+            (void)text;
+        }
+        snprintf(last_id, sizeof last_id, "%s", id);
+    }
+    if (*open_id)
+        dbuf_printf(&b, "%s{\"start_message_id\": \"%s\", \"end_message_id\": \"%s\", \"label\": \"%s\"}", n_chunks ? ", " : "", open_id,
+                    last_id, label);
+    dbuf_puts(&b, "]}\n```\nLet me know if you need more.");
+    return dbuf_take(&b);
+}
+
+static int fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                     char **out)
+{
+    (void)ud;
+    (void)opts;
+    fake_calls++;
+    assert_string_equal(stage, "chunk");
+    for (size_t i = 0; i < n; i++) {
+        fake_inputs++;
+        assert_non_null(in[i].system); /* the chunk stage passes its own system text */
+        switch (fake_mode) {
+        case FAKE_GOOD: out[i] = fake_chunk_answer(in[i].user); break;
+        case FAKE_GARBAGE: out[i] = strdup("I think this conversation is about many things."); break;
+        case FAKE_EMPTY: out[i] = strdup(""); break;
+        case FAKE_OUT_OF_RANGE:
+            out[i] = strdup("{\"chunks\":[{\"start_message_id\": 0, \"end_message_id\": 999, \"label\": \"x\"}]}");
+            break;
+        case FAKE_CALL_FAILS: out[i] = NULL; break;
+        case FAKE_SCRIPT: out[i] = strdup(fake_script); break;
+        }
+    }
+    if (fake_mode == FAKE_CALL_FAILS) return dream_error_set(DREAM_EMODEL, "the fake model is down");
+    return 0;
+}
+
+static int setup(void **state)
+{
+    dream_store *s;
+    if (dream_store_open(":memory:", &s)) return -1;
+    struct dream_backend fake = {.name = "fake", .call = fake_call};
+    if (dream_seam_set_backend(&fake)) return -1;
+    fake_mode = FAKE_GOOD;
+    fake_script = NULL;
+    fake_calls = fake_inputs = 0;
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    dream_store_close(*state);
+    dream_seam_set_backend(NULL);
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+/* Puts a conversation of n messages alternating user/assistant, ids "<prefix>-<i>". */
+static int64_t put_conv(dream_store *s, const char *id, size_t n, int64_t updated, const char *prefix)
+{
+    struct dream_message m[16];
+    char ids[16][64], texts[16][64];
+    assert_true(n <= 16);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "%s-%zu", prefix, i);
+        snprintf(texts[i], sizeof texts[i], "message %zu of %s", i, id);
+        m[i] = (struct dream_message){.role = i % 2 ? "assistant" : "user", .id = ids[i], .time_ms = updated, .text = texts[i]};
+    }
+    struct dream_conversation c = {.source = "openai-jsonl", .id = id, .title = id, .created_ms = 1000, .updated_ms = updated,
+                                   .messages = m, .n_messages = n};
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    struct dream_store_conversation *got;
+    assert_int_equal(dream_store_get(s, "openai-jsonl", id, &got), 0);
+    int64_t rowid = got->rowid;
+    dream_store_conversation_free(got);
+    return rowid;
+}
+
+static int64_t count_rows(dream_store *s, const char *sql)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void assert_store_consistent(dream_store *s)
+{
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    /* Every chunk points inside its conversation. */
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunks k JOIN conversations c ON c.id = k.conversation "
+                                   "WHERE k.first_position < 0 OR k.last_position >= c.message_count "
+                                   "OR k.first_position > k.last_position"),
+                     0);
+}
+
+static struct dream_segment_result run(dream_store *s)
+{
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    p.batch = 3;
+    struct dream_segment_result r;
+    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    return r;
+}
+
+/* ---- tests ---- */
+
+static void test_segment_cuts_one_chunk_per_user_turn(void **state)
+{
+    dream_store *s = *state;
+    int64_t a = put_conv(s, "conv-a", 6, 2000, "a");
+    int64_t b = put_conv(s, "conv-b", 2, 3000, "b");
+    struct dream_segment_result r = run(s);
+    assert_int_equal(r.eligible, 2);
+    assert_int_equal(r.segmented, 2);
+    assert_int_equal(r.chunks, 4);
+    assert_int_equal(r.failed, 0);
+    assert_int_equal(fake_calls, 1); /* both in one batch */
+    struct dream_chunk *ch;
+    size_t n;
+    assert_int_equal(dream_segment_chunks(s, a, &ch, &n), 0);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(ch[i].first, 2 * i);
+        assert_int_equal(ch[i].last, 2 * i + 1);
+        char want[32];
+        snprintf(want, sizeof want, "topic at %zu", 2 * i);
+        assert_string_equal(ch[i].label, want);
+    }
+    dream_chunks_free(ch, n);
+    assert_int_equal(dream_segment_chunks(s, b, &ch, &n), 0);
+    assert_int_equal(n, 1);
+    dream_chunks_free(ch, n);
+    struct dream_stage_state st;
+    assert_int_equal(dream_stage_state_get(s, "segment", a, &st), 0);
+    assert_string_equal(st.status, "done");
+    assert_int_equal(st.revision, 1);
+    free(st.last_error);
+    assert_store_consistent(s);
+}
+
+static void test_segment_rerun_is_a_noop(void **state)
+{
+    dream_store *s = *state;
+    put_conv(s, "conv-a", 4, 2000, "a");
+    run(s);
+    int64_t before = count_rows(s, "SELECT count(*) FROM chunks");
+    fake_calls = 0;
+    struct dream_segment_result r = run(s);
+    assert_int_equal(r.eligible, 0);
+    assert_int_equal(fake_calls, 0);
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunks"), before);
+}
+
+static void test_segment_bad_answers_are_failed_attempts_until_the_limit(void **state)
+{
+    dream_store *s = *state;
+    const enum fake_mode bad[] = {FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CALL_FAILS};
+    const char *const why[] = {"no chunk list", "empty", "999", "fake model is down"};
+    for (size_t k = 0; k < 4; k++) {
+        char id[32];
+        snprintf(id, sizeof id, "bad-%zu", k);
+        int64_t c = put_conv(s, id, 4, 2000 + (int64_t)k, id);
+        fake_mode = bad[k];
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            struct dream_segment_result r = run(s);
+            assert_int_equal(r.eligible, 1);
+            assert_int_equal(r.failed, 1);
+            assert_int_equal(r.segmented, 0);
+            assert_int_equal(r.gave_up, attempt == 3 ? 1 : 0);
+            struct dream_stage_state st;
+            assert_int_equal(dream_stage_state_get(s, "segment", c, &st), 0);
+            assert_string_equal(st.status, attempt == 3 ? "failed" : "pending");
+            assert_int_equal(st.attempts, attempt);
+            assert_non_null(st.last_error);
+            assert_non_null(strstr(st.last_error, why[k]));
+            free(st.last_error);
+        }
+        /* No endless retries: a failed conversation is left alone until its content changes. */
+        assert_int_equal(run(s).eligible, 0);
+        assert_int_equal(count_rows(s, "SELECT count(*) FROM chunks"), 0);
+        assert_store_consistent(s);
+    }
+}
+
+static void test_segment_failed_conversation_retried_after_it_grows(void **state)
+{
+    dream_store *s = *state;
+    int64_t c = put_conv(s, "conv", 4, 2000, "m");
+    fake_mode = FAKE_GARBAGE;
+    for (int i = 0; i < 3; i++) run(s);
+    fake_mode = FAKE_GOOD;
+    assert_int_equal(run(s).eligible, 0);
+    put_conv(s, "conv", 6, 3000, "m");
+    struct dream_segment_result r = run(s);
+    assert_int_equal(r.segmented, 1);
+    struct dream_stage_state st;
+    assert_int_equal(dream_stage_state_get(s, "segment", c, &st), 0);
+    assert_string_equal(st.status, "done");
+    assert_int_equal(st.attempts, 0);
+    assert_int_equal(st.revision, 2);
+    free(st.last_error);
+}
+
+static void test_segment_grown_conversation_is_resegmented_keeping_unchanged_chunks(void **state)
+{
+    dream_store *s = *state;
+    int64_t c = put_conv(s, "conv", 4, 2000, "m");
+    run(s);
+    struct dream_chunk *ch;
+    size_t n;
+    assert_int_equal(dream_segment_chunks(s, c, &ch, &n), 0);
+    assert_int_equal(n, 2);
+    int64_t first_id = ch[0].id;
+    dream_chunks_free(ch, n);
+
+    put_conv(s, "conv", 8, 5000, "m"); /* two more exchanges */
+    struct dream_segment_result r = run(s);
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(r.segmented, 1);
+    assert_int_equal(dream_segment_chunks(s, c, &ch, &n), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(ch[0].id, first_id); /* the unchanged range keeps its row */
+    assert_int_equal(ch[3].first, 6);
+    assert_int_equal(ch[3].last, 7);
+    for (size_t i = 0; i < n; i++) assert_int_equal(ch[i].revision, 2);
+    dream_chunks_free(ch, n);
+    assert_store_consistent(s);
+}
+
+static void test_segment_repairs_anchors(void **state)
+{
+    dream_store *s = *state;
+    /* Message ids "msg-0000000000-<i>": a long shared stem, so prefix repair must not snap to it. */
+    int64_t c = put_conv(s, "conv-x", 8, 2000, "msg-0000000000");
+    fake_mode = FAKE_SCRIPT;
+    /* inverted range (3..1 → 1..3); conversation id as start → 0; a position (5); a trailing gap
+     * (ends at 6 of 0..7 → extended to 7); a duplicate range dropped; a single object wrapper. */
+    fake_script = "[{\"start_message_id\": \"conv-x\", \"end_message_id\": \"msg-0000000000-0\", \"label\": \"  one \"},"
+                  " {\"start\": \"msg-0000000000-3\", \"end\": \"msg-0000000000-1\", \"title\": \"two\"},"
+                  " {\"start_message_id\": 5, \"end_message_id\": \"6\", \"label\": \"three\"},"
+                  " {\"start_message_id\": 5, \"end_message_id\": \"6\", \"label\": \"dup\"}]";
+    struct dream_segment_result r = run(s);
+    assert_int_equal(r.segmented, 1);
+    assert_int_equal(r.chunks, 3);
+    struct dream_chunk *ch;
+    size_t n;
+    assert_int_equal(dream_segment_chunks(s, c, &ch, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(ch[0].first, 0);
+    assert_int_equal(ch[0].last, 0);
+    assert_string_equal(ch[0].label, "one");
+    assert_int_equal(ch[1].first, 1);
+    assert_int_equal(ch[1].last, 3);
+    assert_string_equal(ch[1].label, "two");
+    assert_int_equal(ch[2].first, 5);
+    assert_int_equal(ch[2].last, 7);
+    dream_chunks_free(ch, n);
+}
+
+static void test_segment_prefix_repair_only_past_the_shared_stem(void **state)
+{
+    dream_store *s = *state;
+    int64_t c = put_conv(s, "conv-y", 4, 2000, "msg-0000000000");
+    fake_mode = FAKE_SCRIPT;
+    /* Only the stem every id shares: must not snap to any message (spec §12 item 16). */
+    fake_script = "{\"chunks\": [{\"start_message_id\": \"msg-0000000000-9\", \"end_message_id\": \"msg-0000000000-3\", \"label\": \"x\"}]}";
+    struct dream_segment_result r = run(s);
+    assert_int_equal(r.failed, 1);
+    struct dream_stage_state st;
+    assert_int_equal(dream_stage_state_get(s, "segment", c, &st), 0);
+    assert_non_null(strstr(st.last_error, "names no message"));
+    free(st.last_error);
+
+    /* A distinctive id garbled only in its tail is repaired. */
+    int64_t d = put_conv(s, "conv-z", 2, 3000, "uuid");
+    (void)d;
+    dream_store_put(s,
+                    &(struct dream_conversation){
+                        .source = "openai-jsonl", .id = "conv-w", .title = "w", .updated_ms = 4000,
+                        .messages = (struct dream_message[]){{"user", "5f2a9c1e-aaaa", 0, "q"}, {"assistant", "b71d03ff-bbbb", 0, "a"}},
+                        .n_messages = 2},
+                    &(enum dream_store_outcome){0});
+    fake_script = "{\"chunks\": [{\"start_message_id\": \"5f2a9c1e-aaXX\", \"end_message_id\": \"b71d03ff-bbbb\", \"label\": \"w\"}]}";
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    struct dream_store_conversation *w;
+    assert_int_equal(dream_store_get(s, "openai-jsonl", "conv-w", &w), 0);
+    p.conversation = w->rowid;
+    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    assert_int_equal(r.segmented, 1);
+    dream_store_conversation_free(w);
+}
+
+static void test_segment_skips_conversation_without_assistant(void **state)
+{
+    dream_store *s = *state;
+    struct dream_message m[] = {{"user", "u0", 0, "hello"}, {"user", "u1", 0, "anyone?"}};
+    struct dream_conversation c = {.source = "openai-jsonl", .id = "lonely", .title = "", .updated_ms = 10, .messages = m, .n_messages = 2};
+    assert_int_equal(dream_store_put(s, &c, &(enum dream_store_outcome){0}), 0);
+    struct dream_segment_result r = run(s);
+    assert_int_equal(r.skipped, 1);
+    assert_int_equal(fake_inputs, 0);
+    assert_int_equal(run(s).eligible, 0);
+}
+
+static void test_segment_dry_run_touches_nothing(void **state)
+{
+    dream_store *s = *state;
+    put_conv(s, "conv-a", 4, 2000, "a");
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    p.dry_run = true;
+    struct dream_segment_result r;
+    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(fake_calls, 0);
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state"), 0);
+}
+
+static void test_segment_limit_walks_oldest_first(void **state)
+{
+    dream_store *s = *state;
+    int64_t newer = put_conv(s, "newer", 2, 9000, "n");
+    int64_t older = put_conv(s, "older", 2, 1000, "o");
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    p.limit = 1;
+    struct dream_segment_result r;
+    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    struct dream_stage_state st;
+    assert_int_equal(dream_stage_state_get(s, "segment", older, &st), 0);
+    assert_string_equal(st.status, "done");
+    assert_int_equal(dream_stage_state_get(s, "segment", newer, &st), 0);
+    assert_string_equal(st.status, "none");
+}
+
+static void test_segment_over_fixture_and_sample_corpus(void **state)
+{
+    dream_store *s = *state;
+    struct dream_ingest_params ip = dream_ingest_default_params();
+    struct dream_ingest_stats stats = {0};
+    const char *const dirs[] = {ingest_dir, examples_dir};
+    for (size_t i = 0; i < 2; i++) dream_ingest_path(s, dirs[i], &ip, &stats); /* malformed fixtures are skipped */
+    int64_t convs = count_rows(s, "SELECT count(*) FROM conversations");
+    assert_true(convs >= 12);
+    struct dream_segment_result r = run(s);
+    assert_int_equal((int64_t)r.eligible, convs);
+    assert_int_equal(r.failed, 0);
+    assert_int_equal((int64_t)(r.segmented + r.skipped), convs);
+    assert_true(r.chunks >= r.segmented);
+    /* Each segmented conversation is covered to its last message. */
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM conversations c JOIN stage_state s ON s.item = c.id AND s.stage = 'segment' "
+                                   "WHERE s.status = 'done' AND EXISTS (SELECT 1 FROM chunks k WHERE k.conversation = c.id) AND "
+                                   "(SELECT max(last_position) FROM chunks k WHERE k.conversation = c.id) <> c.message_count - 1"),
+                     0);
+    assert_store_consistent(s);
+    fake_calls = 0;
+    assert_int_equal(run(s).eligible, 0);
+    assert_int_equal(fake_calls, 0);
+}
+
+static void test_segment_answer_parse_tolerates_wrappers(void **state)
+{
+    (void)state;
+    const char *const ok[] = {
+        "{\"chunks\": []}",
+        "```json\n{\"chunks\": [{\"start_message_id\": \"a\", \"end_message_id\": \"b\", \"label\": \"l\"}]}\n```",
+        "Sure! {\"chunks\": [{\"start_message_id\": \"a\", \"end_message_id\": \"b\"}]} Hope it helps.",
+        "{\"start_message_id\": \"a\", \"end_message_id\": \"b\", \"label\": \"one\"}",
+        "[{\"start\": 1, \"end\": 2}]",
+        "```\n[{\"start\": 1, \"end\": 2}]",
+    };
+    const size_t want[] = {0, 1, 1, 1, 1, 1};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        struct segment_answer a;
+        assert_int_equal(segment_answer_parse(ok[i], strlen(ok[i]), &a), 0);
+        assert_int_equal(a.n, want[i]);
+        segment_answer_free(&a);
+    }
+    const char *const bad[] = {"", "no json here", "{\"chunks\": [{\"label\": \"x\"}]}", "{\"chunks\": 3}", "[1, 2]",
+                               "{\"chunks\": [{\"start\": true, \"end\": 1}]}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct segment_answer a;
+        assert_int_equal(segment_answer_parse(bad[i], strlen(bad[i]), &a), DREAM_EFORMAT);
+        segment_answer_free(&a);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_segment INGEST_FIXTURES_DIR EXAMPLES_DIR\n");
+        return 2;
+    }
+    ingest_dir = argv[1];
+    examples_dir = argv[2];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_segment_cuts_one_chunk_per_user_turn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_rerun_is_a_noop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_bad_answers_are_failed_attempts_until_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_failed_conversation_retried_after_it_grows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_grown_conversation_is_resegmented_keeping_unchanged_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_repairs_anchors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_prefix_repair_only_past_the_shared_stem, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_skips_conversation_without_assistant, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_dry_run_touches_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_limit_walks_oldest_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_over_fixture_and_sample_corpus, setup, teardown),
+        cmocka_unit_test(test_segment_answer_parse_tolerates_wrappers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,261 @@
+/* test_vault.c — `dream init`'s library half: the vault layout, idempotence, the person's edits
+ * surviving a re-init, exactly one commit, and clear errors for unusable paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dream/error.h"
+#include "dream/vault.h"
+
+#include <git2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmp_root[] = "/tmp/test_vault.XXXXXX";
+
+static char *path_of(const char *rel)
+{
+    static char buf[32][512]; /* rotating, so a test may hold several at once */
+    static int k;
+    k = (k + 1) % 32;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", tmp_root, rel);
+    return buf[k];
+}
+
+static bool is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static char *slurp(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    char *s = calloc(1, 1 << 16);
+    assert_non_null(s);
+    size_t n = fread(s, 1, (1 << 16) - 1, f);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* The number of commits reachable from HEAD. */
+static int commit_count(const char *dir)
+{
+    git_libgit2_init();
+    git_repository *repo;
+    assert_int_equal(git_repository_open(&repo, dir), 0);
+    git_revwalk *walk;
+    assert_int_equal(git_revwalk_new(&walk, repo), 0);
+    assert_int_equal(git_revwalk_push_head(walk), 0);
+    git_oid oid;
+    int n = 0;
+    while (git_revwalk_next(&oid, walk) == 0) n++;
+    git_revwalk_free(walk);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return n;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    strcpy(tmp_root, "/tmp/test_vault.XXXXXX");
+    return mkdtemp(tmp_root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_vault_init_creates_layout_and_one_commit(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    struct dream_vault_init_result r;
+    assert_int_equal(dream_vault_init(w, &r, NULL, NULL), 0);
+    assert_int_equal(r.repo_created, 1);
+    assert_int_equal(r.committed, 1);
+    assert_int_equal(r.kept, 0);
+    assert_true(r.created >= 7);
+    const char *const dirs[] = {"wiki/articles", "wiki/Meta", "wiki/Talk", "wiki/.git"};
+    for (size_t i = 0; i < 4; i++) assert_true(is_dir(path_of(dirs[i])));
+    const char *const files[] = {"wiki/README.md", "wiki/.gitignore", "wiki/Meta/Chunking.md", "wiki/Meta/Entities.md",
+                                 "wiki/Meta/Article_Conventions.md", "wiki/Meta/Infobox_Schemas.md", "wiki/Meta/Topics_to_Ignore.md"};
+    for (size_t i = 0; i < 7; i++) assert_true(is_file(path_of(files[i])));
+    assert_int_equal(commit_count(w), 1);
+
+    /* The working tree is clean: the initial commit holds every seeded file. */
+    git_libgit2_init();
+    git_repository *repo;
+    assert_int_equal(git_repository_open(&repo, w), 0);
+    git_status_list *sl;
+    git_status_options so;
+    assert_int_equal(git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION), 0);
+    so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED;
+    assert_int_equal(git_status_list_new(&sl, repo, &so), 0);
+    assert_int_equal(git_status_list_entrycount(sl), 0);
+    git_status_list_free(sl);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+}
+
+static void test_vault_reinit_is_a_noop(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    struct dream_vault_init_result r;
+    assert_int_equal(dream_vault_init(w, &r, NULL, NULL), 0);
+    assert_int_equal(dream_vault_init(w, &r, NULL, NULL), 0);
+    assert_int_equal(r.created, 0);
+    assert_int_equal(r.kept, 0);
+    assert_int_equal(r.repo_created, 0);
+    assert_int_equal(r.committed, 0);
+    assert_int_equal(commit_count(w), 1);
+}
+
+struct kept_log {
+    int kept;
+    char last[128];
+};
+
+static void on_file(void *ud, const char *rel, enum dream_vault_file_state st)
+{
+    struct kept_log *k = ud;
+    if (st == DREAM_VAULT_KEPT) {
+        k->kept++;
+        snprintf(k->last, sizeof k->last, "%s", rel);
+    }
+}
+
+static void test_vault_reinit_keeps_edited_meta_page(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    assert_int_equal(dream_vault_init(w, NULL, NULL, NULL), 0);
+    const char *page = path_of("wiki/Meta/Chunking.md");
+    FILE *f = fopen(page, "w");
+    assert_non_null(f);
+    fputs("# Chunking\n\nMy own policy.\n", f);
+    fclose(f);
+    struct kept_log k = {0};
+    struct dream_vault_init_result r;
+    assert_int_equal(dream_vault_init(w, &r, on_file, &k), 0);
+    assert_int_equal(r.kept, 1);
+    assert_int_equal(k.kept, 1);
+    assert_string_equal(k.last, "Meta/Chunking.md");
+    char *s = slurp(page);
+    assert_string_equal(s, "# Chunking\n\nMy own policy.\n");
+    free(s);
+    /* The pipeline reads the page as the person left it. */
+    char *m;
+    assert_int_equal(dream_vault_meta_page(w, "Chunking", &m), 0);
+    assert_string_equal(m, "# Chunking\n\nMy own policy.\n");
+    free(m);
+    assert_int_equal(commit_count(w), 1);
+}
+
+static void test_vault_reinit_restores_deleted_page_in_own_commit(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    assert_int_equal(dream_vault_init(w, NULL, NULL, NULL), 0);
+    assert_int_equal(unlink(path_of("wiki/Meta/Entities.md")), 0);
+    struct dream_vault_init_result r;
+    assert_int_equal(dream_vault_init(w, &r, NULL, NULL), 0);
+    assert_int_equal(r.created, 1);
+    assert_int_equal(r.committed, 1);
+    assert_true(is_file(path_of("wiki/Meta/Entities.md")));
+    assert_int_equal(commit_count(w), 2);
+}
+
+static void test_vault_init_rejects_a_file_path(void **state)
+{
+    (void)state;
+    const char *p = path_of("plain-file");
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(dream_vault_init(p, NULL, NULL, NULL), DREAM_EINVAL);
+    assert_non_null(strstr(dream_error_last(), "plain-file"));
+    assert_non_null(strstr(dream_error_last(), "not a directory"));
+    /* A path below a file cannot be created either. */
+    assert_int_equal(dream_vault_init(path_of("plain-file/wiki"), NULL, NULL, NULL), DREAM_EIO);
+    assert_non_null(strstr(dream_error_last(), "plain-file"));
+}
+
+static void test_vault_init_rejects_unwritable_dir(void **state)
+{
+    (void)state;
+    if (geteuid() == 0) skip(); /* root writes anywhere: the check cannot be observed */
+    const char *d = path_of("locked");
+    assert_int_equal(mkdir(d, 0555), 0);
+    assert_int_not_equal(dream_vault_init(path_of("locked/wiki"), NULL, NULL, NULL), 0);
+    assert_non_null(strstr(dream_error_last(), "locked"));
+    assert_int_not_equal(dream_vault_init(d, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(dream_error_last(), "not writable"));
+    chmod(d, 0755);
+}
+
+/* Principle 8: policy pages are schematic. No seeded page may carry a concrete example; every
+ * example is a <placeholder>. A cheap proxy: no digits outside the structural ones, and each
+ * page uses at least one placeholder or says it lists nothing. */
+static void test_vault_meta_pages_are_schematic(void **state)
+{
+    (void)state;
+    const char *const pages[] = {"Chunking", "Entities", "Article_Conventions", "Infobox_Schemas", "Topics_to_Ignore"};
+    for (size_t i = 0; i < 5; i++) {
+        const char *t = dream_vault_seed_meta(pages[i]);
+        assert_non_null(t);
+        assert_true(strstr(t, "<") != NULL || strstr(t, "nothing") != NULL);
+        assert_null(strstr(t, "e.g."));
+        assert_null(strstr(t, "for example"));
+    }
+    assert_null(dream_vault_seed_meta("No_Such_Page"));
+}
+
+static void test_vault_meta_page_missing_reads_empty(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    assert_int_equal(dream_vault_init(w, NULL, NULL, NULL), 0);
+    assert_int_equal(unlink(path_of("wiki/Meta/Topics_to_Ignore.md")), 0);
+    char *m;
+    assert_int_equal(dream_vault_meta_page(w, "Topics_to_Ignore", &m), 0);
+    assert_string_equal(m, "");
+    free(m);
+    assert_int_equal(dream_vault_meta_page(w, "../README", &m), DREAM_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_vault_init_creates_layout_and_one_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_reinit_is_a_noop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_reinit_keeps_edited_meta_page, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_reinit_restores_deleted_page_in_own_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_init_rejects_a_file_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_init_rejects_unwritable_dir, setup, teardown),
+        cmocka_unit_test(test_vault_meta_pages_are_schematic),
+        cmocka_unit_test_setup_teardown(test_vault_meta_page_missing_reads_empty, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
