@@ -5,3 +5,15 @@ if(TARGET dream_memory)
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/ingest ${CMAKE_SOURCE_DIR}/examples/conversations)
   target_include_directories(test_segment PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()
+
+# The verbs: `dream init` twice (the second run changes nothing and says so), and a dry run of
+# the segment stage over the ingested sample corpus (lists the work, calls no model).
+if(TARGET dream)
+  set(_d ${CMAKE_BINARY_DIR}/tests/dreaming-cli)
+  add_test(NAME cli_init_twice
+           COMMAND sh -c "rm -rf '${_d}/init' && '$<TARGET_FILE:dream>' init --wiki '${_d}/init/wiki' --quiet && '$<TARGET_FILE:dream>' init --wiki '${_d}/init/wiki'")
+  set_tests_properties(cli_init_twice PROPERTIES PASS_REGULAR_EXPRESSION "already set up \\(7 file\\(s\\) as seeded, 0 kept\\)")
+  add_test(NAME cli_run_segment_dry
+           COMMAND sh -c "rm -rf '${_d}/run' && DREAM_HOME='${_d}/run' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/examples/conversations' >/dev/null && DREAM_HOME='${_d}/run' '$<TARGET_FILE:dream>' run --stage segment --dry-run")
+  set_tests_properties(cli_run_segment_dry PROPERTIES PASS_REGULAR_EXPRESSION "segment: [1-9][0-9]* conversation\\(s\\) would be segmented")
+endif()

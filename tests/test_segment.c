@@ -27,7 +27,7 @@ static const char *ingest_dir, *examples_dir;
 
 /* ---- the fake backend ---- */
 
-enum fake_mode { FAKE_GOOD, FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CALL_FAILS, FAKE_SCRIPT };
+enum fake_mode { FAKE_GOOD, FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CALL_FAILS, FAKE_NO_MODEL, FAKE_SCRIPT };
 static enum fake_mode fake_mode;
 static const char *fake_script; /* the answer in FAKE_SCRIPT mode */
 static int fake_calls, fake_inputs;
@@ -84,11 +84,13 @@ static int fake_call(void *ud, const char *stage, const struct dream_local_input
         case FAKE_OUT_OF_RANGE:
             out[i] = strdup("{\"chunks\":[{\"start_message_id\": 0, \"end_message_id\": 999, \"label\": \"x\"}]}");
             break;
-        case FAKE_CALL_FAILS: out[i] = NULL; break;
+        case FAKE_CALL_FAILS:
+        case FAKE_NO_MODEL: out[i] = NULL; break;
         case FAKE_SCRIPT: out[i] = strdup(fake_script); break;
         }
     }
-    if (fake_mode == FAKE_CALL_FAILS) return dream_error_set(DREAM_EMODEL, "the fake model is down");
+    if (fake_mode == FAKE_CALL_FAILS) return dream_error_set(DREAM_ETOOBIG, "the prompt is larger than the fake context");
+    if (fake_mode == FAKE_NO_MODEL) return dream_error_set(DREAM_ENOTFOUND, "no fake model found");
     return 0;
 }
 
@@ -219,7 +221,7 @@ static void test_segment_bad_answers_are_failed_attempts_until_the_limit(void **
 {
     dream_store *s = *state;
     const enum fake_mode bad[] = {FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CALL_FAILS};
-    const char *const why[] = {"no chunk list", "empty", "999", "fake model is down"};
+    const char *const why[] = {"no chunk list", "empty", "999", "larger than the fake context"};
     for (size_t k = 0; k < 4; k++) {
         char id[32];
         snprintf(id, sizeof id, "bad-%zu", k);
@@ -355,6 +357,21 @@ static void test_segment_prefix_repair_only_past_the_shared_stem(void **state)
     dream_store_conversation_free(w);
 }
 
+static void test_segment_missing_model_stops_the_run_without_charging_attempts(void **state)
+{
+    dream_store *s = *state;
+    put_conv(s, "conv-a", 4, 2000, "a");
+    fake_mode = FAKE_NO_MODEL;
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    struct dream_segment_result r;
+    assert_int_equal(dream_segment_run(s, &p, &r), DREAM_ENOTFOUND);
+    assert_non_null(strstr(dream_error_last(), "no fake model"));
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state"), 0);
+    fake_mode = FAKE_GOOD;
+    assert_int_equal(run(s).segmented, 1);
+}
+
 static void test_segment_skips_conversation_without_assistant(void **state)
 {
     dream_store *s = *state;
@@ -466,6 +483,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_segment_grown_conversation_is_resegmented_keeping_unchanged_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_repairs_anchors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_prefix_repair_only_past_the_shared_stem, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_missing_model_stops_the_run_without_charging_attempts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_skips_conversation_without_assistant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_dry_run_touches_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_limit_walks_oldest_first, setup, teardown),

@@ -51,8 +51,10 @@ struct dream_segment_result {
     size_t chunks;    /* chunks stored in this run */
 };
 
-/* Runs the stage once over the eligible conversations. Returns an error only when the store
- * fails; a bad or failed model answer is recorded against its conversation and counted. */
+/* Runs the stage once over the eligible conversations. A bad answer, or a call that failed for
+ * its own prompt (DREAM_ETOOBIG), is a failed attempt recorded against its conversation and
+ * counted. Returns an error when the store fails, or when a whole batch got no answer for
+ * another reason (no model, a broken backend): then the run stops and no attempt is charged. */
 int dream_segment_run(dream_store *store, const struct dream_segment_params *params, struct dream_segment_result *result);
 
 /* A stored chunk: messages first..last (positions, inclusive) of a conversation. */

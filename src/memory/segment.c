@@ -474,6 +474,14 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = p->max_tokens;
     int call_rc = dream_call_local_batch("chunk", in, n_calls, &opts, out);
+    size_t answered = 0;
+    for (size_t k = 0; k < n_calls; k++) answered += out[k] != NULL;
+    if (call_rc && answered == 0 && call_rc != DREAM_ETOOBIG) {
+        /* No answer at all, and not because of the prompts (a missing model, a broken backend):
+         * the run stops, and no conversation is charged an attempt for it. */
+        rc = dream_error_wrap(call_rc, "segmenting: the chunk stage gave no answer");
+        goto done;
+    }
     char *call_error = call_rc ? strdup(dream_error_last()) : NULL;
     for (size_t k = 0; k < n_calls && !rc; k++) {
         const struct seg_conv *c = &convs[which[k]];
