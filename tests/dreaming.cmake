@@ -4,6 +4,8 @@ if(TARGET dream_memory)
   dream_add_test(NAME test_segment SOURCES test_segment.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/ingest ${CMAKE_SOURCE_DIR}/examples/conversations)
   target_include_directories(test_segment PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
+  dream_add_test(NAME test_segment_noise SOURCES test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
+  target_include_directories(test_segment_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()
 
 # The verbs: `dream init` twice (the second run changes nothing and says so), and a dry run of
