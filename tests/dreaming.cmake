@@ -1,9 +1,11 @@
 # Tests of The Dreaming's pipeline (issue 4): the vault and the segment stage.
 if(TARGET dream_memory)
   dream_add_test(NAME test_vault SOURCES test_vault.c LIBS dream_memory PkgConfig::LIBGIT2)
-  dream_add_test(NAME test_segment SOURCES test_segment.c LIBS dream_memory PkgConfig::SQLITE3
+  dream_add_test(NAME test_segment SOURCES test_segment.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/ingest ${CMAKE_SOURCE_DIR}/examples/conversations)
   target_include_directories(test_segment PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
+  dream_add_test(NAME test_segment_resume SOURCES test_segment_resume.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3)
+  target_include_directories(test_segment_resume PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_segment_noise SOURCES test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
   target_include_directories(test_segment_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()

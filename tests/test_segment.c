@@ -17,6 +17,7 @@
 #include "dream/segment.h"
 #include "dream/store.h"
 #include "segment_answer.h"
+#include "segment_fake.h"
 #include "store_internal.h"
 
 #include <stdio.h>
@@ -31,41 +32,6 @@ enum fake_mode { FAKE_GOOD, FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CA
 static enum fake_mode fake_mode;
 static const char *fake_script; /* the answer in FAKE_SCRIPT mode */
 static int fake_calls, fake_inputs;
-
-/* The good answer: one chunk per user turn, from it to the message before the next user turn,
- * labelled with the user turn's first words, wrapped in a fence with prose around it (as small
- * models answer). Reads only the transcript lines "[role] (id: ID, position N)". */
-static char *fake_chunk_answer(const char *prompt)
-{
-    struct dbuf b = {0};
-    dbuf_puts(&b, "Here are the chunks:\n```json\n{\"chunks\": [");
-    const char *p = strstr(prompt, "--- end of policy ---");
-    int n_chunks = 0;
-    char open_id[256] = "", last_id[256] = "", label[64] = "";
-    while (p && (p = strstr(p, "\n[")) != NULL) {
-        p++;
-        char role[16], id[256];
-        int pos;
-        if (sscanf(p, "[%15[a-z]] (id: %255[^,], position %d)", role, id, &pos) != 3) continue;
-        if (strcmp(role, "user") == 0) {
-            if (*open_id) {
-                dbuf_printf(&b, "%s{\"start_message_id\": \"%s\", \"end_message_id\": \"%s\", \"label\": \"%s\"}", n_chunks ? ", " : "",
-                            open_id, last_id, label);
-                n_chunks++;
-            }
-            snprintf(open_id, sizeof open_id, "%s", id);
-            const char *text = strchr(p, '\n');
-            snprintf(label, sizeof label, "topic at %d", pos);
-            (void)text;
-        }
-        snprintf(last_id, sizeof last_id, "%s", id);
-    }
-    if (*open_id)
-        dbuf_printf(&b, "%s{\"start_message_id\": \"%s\", \"end_message_id\": \"%s\", \"label\": \"%s\"}", n_chunks ? ", " : "", open_id,
-                    last_id, label);
-    dbuf_puts(&b, "]}\n```\nLet me know if you need more.");
-    return dbuf_take(&b);
-}
 
 static int fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
                      char **out)
