@@ -20,6 +20,7 @@
 #include "segment_fake.h"
 #include "store_internal.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ enum fake_mode { FAKE_GOOD, FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CA
 static enum fake_mode fake_mode;
 static const char *fake_script; /* the answer in FAKE_SCRIPT mode */
 static int fake_calls, fake_inputs;
+static size_t fake_biggest_prompt; /* bytes of the largest user turn seen */
 
 static int fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
                      char **out)
@@ -42,6 +44,7 @@ static int fake_call(void *ud, const char *stage, const struct dream_local_input
     assert_string_equal(stage, "chunk");
     for (size_t i = 0; i < n; i++) {
         fake_inputs++;
+        if (strlen(in[i].user) > fake_biggest_prompt) fake_biggest_prompt = strlen(in[i].user);
         assert_non_null(in[i].system); /* the chunk stage passes its own system text */
         switch (fake_mode) {
         case FAKE_GOOD: out[i] = fake_chunk_answer(in[i].user); break;
@@ -69,6 +72,7 @@ static int setup(void **state)
     fake_mode = FAKE_GOOD;
     fake_script = NULL;
     fake_calls = fake_inputs = 0;
+    fake_biggest_prompt = 0;
     *state = s;
     return 0;
 }
@@ -338,6 +342,86 @@ static void test_segment_missing_model_stops_the_run_without_charging_attempts(v
     assert_int_equal(run(s).segmented, 1);
 }
 
+/* Puts a conversation of n messages of text_len bytes each; users sometimes ask twice in a row. */
+static int64_t put_long_conv(dream_store *s, const char *id, size_t n, size_t text_len)
+{
+    struct dream_message *m = calloc(n, sizeof *m);
+    char (*ids)[32] = calloc(n, sizeof *ids);
+    char *text = malloc(text_len + 1);
+    assert_true(m && ids && text);
+    memset(text, 'w', text_len);
+    text[text_len] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "%s-%zu", id, i);
+        bool user = i % 2 == 0 || i % 7 == 3;
+        m[i] = (struct dream_message){user ? "user" : "assistant", ids[i], 0, text};
+    }
+    struct dream_conversation c = {.source = "pi", .id = id, .title = id, .updated_ms = 100, .messages = m, .n_messages = n};
+    assert_int_equal(dream_store_put(s, &c, &(enum dream_store_outcome){0}), 0);
+    struct dream_store_conversation *got;
+    assert_int_equal(dream_store_get(s, "pi", id, &got), 0);
+    int64_t rowid = got->rowid;
+    dream_store_conversation_free(got);
+    free(m);
+    free(ids);
+    free(text);
+    return rowid;
+}
+
+/* Segments conversation id (n messages) with the given window size; returns its chunks as text. */
+static char *segment_as_text(size_t n, size_t text_len, size_t window_bytes, size_t *inputs, size_t *biggest)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    int64_t c = put_long_conv(s, "long", n, text_len);
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    p.window_bytes = window_bytes;
+    fake_inputs = 0;
+    fake_biggest_prompt = 0;
+    struct dream_segment_result r;
+    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    assert_int_equal(r.segmented, 1);
+    *inputs = (size_t)fake_inputs;
+    *biggest = fake_biggest_prompt;
+    struct dream_chunk *ch;
+    size_t nc;
+    assert_int_equal(dream_segment_chunks(s, c, &ch, &nc), 0);
+    struct dbuf b = {0};
+    for (size_t i = 0; i < nc; i++) dbuf_printf(&b, "%lld-%lld %s\n", (long long)ch[i].first, (long long)ch[i].last, ch[i].label);
+    dream_chunks_free(ch, nc);
+    dream_store_close(s);
+    return dbuf_take(&b);
+}
+
+static void test_segment_windows_merge_to_the_unwindowed_chunks(void **state)
+{
+    (void)state;
+    size_t in1, in2, big1, big2;
+    char *whole = segment_as_text(120, 300, 0, &in1, &big1);
+    char *windowed = segment_as_text(120, 300, 6000, &in2, &big2);
+    assert_int_equal(in1, 1);
+    assert_true(in2 > 5);
+    assert_true(big2 < 6000 + 4096); /* a window's transcript, plus instructions and policy */
+    assert_string_equal(windowed, whole);
+    free(whole);
+    free(windowed);
+}
+
+/* A conversation of about 300,000 tokens (1.2 MB of text) is asked about in windows whose prompts
+ * stay within the window budget, and every message ends up in a chunk. */
+static void test_segment_giant_conversation_in_bounded_windows(void **state)
+{
+    (void)state;
+    size_t inputs, biggest;
+    char *chunks = segment_as_text(2400, 500, 24000, &inputs, &biggest);
+    assert_true(inputs >= 40);
+    assert_true(biggest < 24000 + 4096);
+    assert_non_null(strstr(chunks, "0-"));
+    assert_non_null(strstr(chunks, "-2399 "));
+    free(chunks);
+}
+
 static void test_segment_skips_conversation_without_assistant(void **state)
 {
     dream_store *s = *state;
@@ -450,6 +534,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_segment_repairs_anchors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_prefix_repair_only_past_the_shared_stem, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_missing_model_stops_the_run_without_charging_attempts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_windows_merge_to_the_unwindowed_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_giant_conversation_in_bounded_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_skips_conversation_without_assistant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_dry_run_touches_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_limit_walks_oldest_first, setup, teardown),

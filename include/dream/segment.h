@@ -36,6 +36,10 @@ struct dream_segment_params {
     size_t batch;           /* conversations per dream_call_local_batch (default 8) */
     int max_attempts;       /* failed attempts before a conversation is marked failed (default 3) */
     int max_tokens;         /* answer budget per call (default 4096) */
+    size_t window_bytes;    /* a conversation whose transcript is larger is segmented in windows
+                               of about this many bytes, merged at the seams (default 24000);
+                               0 = never */
+    size_t window_overlap;  /* messages each window repeats from the one before (default 2) */
     size_t max_prompt_bytes; /* a prompt larger than this fails at once (no retries); 0 = no limit */
     bool dry_run;           /* count the work; call nothing, write nothing */
 };

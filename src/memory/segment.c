@@ -1,8 +1,10 @@
 /* segment.c — the segment stage (see dream/segment.h; spec §6.1 and the fixes of §12).
  *
  * Flow per run: list the eligible conversations once (so a conversation is tried at most once
- * per run), then per batch: load, skip the ones with nothing to segment, render the chunk
- * prompts, one dream_call_local_batch, and per answer parse → repair anchors → store. */
+ * per run), then per batch: load, skip the ones with nothing to segment, cut each conversation
+ * into windows that fit the prompt budget (overlapping by a few messages), render one chunk
+ * prompt per window, one dream_call_local_batch for all of them, and per conversation parse →
+ * repair anchors → merge the windows' chunks at the seams → store. */
 #include "dream/segment.h"
 
 #include "../util/buf.h"
@@ -44,6 +46,8 @@ void dream_segment_default_params(struct dream_segment_params *p)
     p->batch = 8;
     p->max_attempts = 3;
     p->max_tokens = 4096;
+    p->window_bytes = 24000;
+    p->window_overlap = 2;
 }
 
 static int64_t segment_now_ms(void)
@@ -58,6 +62,13 @@ static int segment_sql_error(dream_store *store, const char *what)
     return dream_error_set(DREAM_EIO, "%s in the store %s: %s", what, dream_store_path(store), sqlite3_errmsg(store_db(store)));
 }
 
+/* A run of messages [first, end) asked about in one call. */
+struct seg_window {
+    size_t first, end;
+    char *prompt; /* the rendered user turn */
+    char *answer; /* borrowed from the batch's outputs */
+};
+
 /* One conversation as the stage sees it. */
 struct seg_message {
     char *role, *id, *text;
@@ -67,7 +78,8 @@ struct seg_conv {
     char *source_id, *title;
     struct seg_message *messages;
     size_t n;
-    char *prompt; /* the rendered user turn; NULL when skipped */
+    struct seg_window *windows;
+    size_t n_windows;
 };
 
 static void seg_conv_free(struct seg_conv *c)
@@ -80,7 +92,8 @@ static void seg_conv_free(struct seg_conv *c)
     free(c->messages);
     free(c->source_id);
     free(c->title);
-    free(c->prompt);
+    for (size_t w = 0; w < c->n_windows; w++) free(c->windows[w].prompt);
+    free(c->windows);
     memset(c, 0, sizeof *c);
 }
 
@@ -162,18 +175,31 @@ static int seg_put_page(struct dbuf *b, const char *wiki, const char *name)
     return rc;
 }
 
-/* Renders the user turn: instructions, policy pages, transcript with real ids and positions. */
-static int seg_render(const struct seg_conv *c, const char *wiki, char **out)
+/* Renders the user turn for messages [first, end): instructions, policy pages, transcript with
+ * real ids and positions. A message longer than text_cap bytes (0: no cap) is shown cut, with a
+ * note: anchors are ids, so the model needs to see what a message is about, not all of it. */
+static int seg_render(const struct seg_conv *c, const char *wiki, size_t first, size_t end, size_t text_cap, char **out)
 {
     struct dbuf b = {0};
     int rc = dbuf_puts(&b, segment_instructions);
     if (!rc) rc = dbuf_puts(&b, "\n");
     if (!rc) rc = seg_put_page(&b, wiki, "Chunking");
     if (!rc) rc = seg_put_page(&b, wiki, "Topics_to_Ignore");
-    if (!rc) rc = dbuf_printf(&b, "--- end of policy ---\n\nConversation: %s (id: %s)\n\n", *c->title ? c->title : "(untitled)", c->source_id);
-    for (size_t i = 0; !rc && i < c->n; i++) {
-        if (i) rc = dbuf_puts(&b, "---\n");
-        if (!rc) rc = dbuf_printf(&b, "[%s] (id: %s, position %zu)\n%s\n", c->messages[i].role, c->messages[i].id, i, c->messages[i].text);
+    if (!rc) rc = dbuf_printf(&b, "--- end of policy ---\n\nConversation: %s (id: %s)\n", *c->title ? c->title : "(untitled)", c->source_id);
+    if (!rc && (first > 0 || end < c->n))
+        rc = dbuf_printf(&b, "(an excerpt: messages at positions %zu to %zu of %zu)\n", first, end - 1, c->n);
+    if (!rc) rc = dbuf_puts(&b, "\n");
+    for (size_t i = first; !rc && i < end; i++) {
+        const char *text = c->messages[i].text;
+        size_t len = strlen(text);
+        if (i > first) rc = dbuf_puts(&b, "---\n");
+        if (!rc) rc = dbuf_printf(&b, "[%s] (id: %s, position %zu)\n", c->messages[i].role, c->messages[i].id, i);
+        if (text_cap && len > text_cap) {
+            if (!rc) rc = dbuf_append(&b, text, text_cap);
+            if (!rc) rc = dbuf_printf(&b, "\n[... %zu more bytes of this message not shown]\n", len - text_cap);
+        } else if (!rc) {
+            rc = dbuf_printf(&b, "%s\n", text);
+        }
     }
     if (rc) {
         dbuf_free(&b);
@@ -181,6 +207,47 @@ static int seg_render(const struct seg_conv *c, const char *wiki, char **out)
     }
     *out = dbuf_take(&b);
     return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+/* Cuts the conversation into windows whose transcripts fit budget bytes (0: one window), each
+ * starting overlap messages before the previous one ended, so a topic that spans a seam is seen
+ * whole from one side. Every window holds at least one message and starts later than the one
+ * before, so the plan always ends. */
+static int seg_plan_windows(struct seg_conv *c, size_t budget, size_t overlap)
+{
+    size_t cap = 4, total = 0;
+    c->windows = calloc(cap, sizeof *c->windows);
+    if (!c->windows) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->n; i++) {
+        size_t len = strlen(c->messages[i].text);
+        total += (budget && len > budget ? budget : len) + strlen(c->messages[i].id) + 48;
+    }
+    if (budget == 0 || total <= budget) {
+        c->windows[0] = (struct seg_window){.first = 0, .end = c->n};
+        c->n_windows = 1;
+        return DREAM_OK;
+    }
+    size_t start = 0;
+    for (;;) {
+        size_t end = start, acc = 0;
+        while (end < c->n) {
+            size_t len = strlen(c->messages[end].text);
+            size_t cost = (len > budget ? budget : len) + strlen(c->messages[end].id) + 48;
+            if (end > start && acc + cost > budget) break;
+            acc += cost;
+            end++;
+        }
+        if (c->n_windows == cap) {
+            struct seg_window *grown = realloc(c->windows, 2 * cap * sizeof *grown);
+            if (!grown) return dream_error_set(DREAM_ENOMEM, "out of memory");
+            c->windows = grown;
+            cap *= 2;
+        }
+        c->windows[c->n_windows++] = (struct seg_window){.first = start, .end = end};
+        if (end == c->n) return DREAM_OK;
+        size_t next = end > overlap ? end - overlap : 0;
+        start = next > start ? next : start + 1;
+    }
 }
 
 /* Length of the common prefix of a and b. */
@@ -402,47 +469,117 @@ static int seg_eligible(dream_store *store, const struct dream_segment_params *p
     return rc;
 }
 
-/* Handles one answer: parse, repair, store; a bad answer becomes a failed attempt. Returns an
- * error only when the store fails. */
-static int seg_accept(dream_store *store, const struct seg_conv *c, const char *answer, const struct dream_segment_params *p,
-                      struct dream_segment_result *res)
+/* Appends r[0..n) to *all (growing it). */
+static int seg_append(struct seg_range **all, size_t *n_all, size_t *cap, const struct seg_range *r, size_t n)
 {
-    struct segment_answer a;
-    struct seg_range *r = NULL;
-    size_t n = 0;
-    int rc = segment_answer_parse(answer, strlen(answer), &a);
-    if (!rc) rc = seg_ranges(c, &a, &r, &n);
-    if (rc == DREAM_ENOMEM) {
-        segment_answer_free(&a);
-        return rc;
+    if (*n_all + n > *cap) {
+        size_t want = (*n_all + n) * 2;
+        struct seg_range *grown = realloc(*all, want * sizeof *grown);
+        if (!grown) return dream_error_set(DREAM_ENOMEM, "out of memory");
+        *all = grown;
+        *cap = want;
+    }
+    memcpy(*all + *n_all, r, n * sizeof *r);
+    *n_all += n;
+    return DREAM_OK;
+}
+
+/* Reads every window's answer into ranges over the whole conversation, merged at the seams: a
+ * chunk cut off by the end of a window (it reaches the window's last message) and a chunk of the
+ * next window that starts inside their overlap and meets it become one chunk, under the earlier
+ * label. answers[w] holds window w's parse (kept by the caller: labels are borrowed from it). */
+static int seg_merge_windows(const struct seg_conv *c, struct segment_answer *answers, struct seg_range **out, size_t *n_out)
+{
+    struct seg_range *all = NULL;
+    size_t n_all = 0, cap = 0;
+    int rc = DREAM_OK;
+    for (size_t w = 0; w < c->n_windows && !rc; w++) {
+        const struct seg_window *win = &c->windows[w];
+        struct seg_conv view = *c;
+        view.messages = c->messages + win->first;
+        view.n = win->end - win->first;
+        rc = segment_answer_parse(win->answer, strlen(win->answer), &answers[w]);
+        struct seg_range *r = NULL;
+        size_t n = 0;
+        if (!rc) rc = seg_ranges(&view, &answers[w], &r, &n);
+        if (rc) {
+            if (c->n_windows > 1) dream_error_wrap(rc, "window %zu of %zu (messages %zu to %zu)", w + 1, c->n_windows, win->first, win->end - 1);
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            r[i].first += win->first;
+            r[i].last += win->first;
+        }
+        if (w > 0) {
+            size_t seam_last = c->windows[w - 1].end - 1;
+            for (size_t i = 0; i < n; i++) {
+                if (r[i].first > seam_last) continue;
+                for (size_t j = 0; j < n_all; j++) {
+                    if (all[j].last != seam_last || all[j].last < r[i].first) continue;
+                    if (all[j].first < r[i].first) r[i].first = all[j].first;
+                    if (all[j].last > r[i].last) r[i].last = all[j].last;
+                    r[i].label = all[j].label;
+                    all[j] = all[--n_all];
+                    j--;
+                }
+            }
+        }
+        rc = seg_append(&all, &n_all, &cap, r, n);
+        free(r);
     }
     if (rc) {
-        char *why = strdup(dream_error_last());
-        segment_answer_free(&a);
-        rc = seg_fail(store, c, why ? why : "unusable answer", p, false, res);
-        free(why);
+        free(all);
         return rc;
     }
-    rc = seg_store(store, c, r, n, segment_now_ms());
-    if (!rc) {
-        res->segmented++;
-        res->chunks += n;
+    if (n_all > 1) {
+        qsort(all, n_all, sizeof *all, seg_range_cmp);
+        size_t k = 0;
+        for (size_t i = 0; i < n_all; i++)
+            if (k == 0 || seg_range_cmp(&all[k - 1], &all[i]) != 0) all[k++] = all[i];
+        n_all = k;
+    }
+    *out = all;
+    *n_out = n_all;
+    return DREAM_OK;
+}
+
+/* Handles one conversation's answers (one per window): parse, repair, merge, store; a bad answer
+ * becomes a failed attempt. Returns an error only when the store fails. */
+static int seg_accept(dream_store *store, const struct seg_conv *c, const struct dream_segment_params *p, struct dream_segment_result *res)
+{
+    struct segment_answer *answers = calloc(c->n_windows, sizeof *answers);
+    if (!answers) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    struct seg_range *r = NULL;
+    size_t n = 0;
+    int rc = seg_merge_windows(c, answers, &r, &n);
+    if (rc && rc != DREAM_ENOMEM) {
+        char *why = strdup(dream_error_last());
+        rc = seg_fail(store, c, why ? why : "unusable answer", p, false, res);
+        free(why);
+    } else if (!rc) {
+        rc = seg_store(store, c, r, n, segment_now_ms());
+        if (!rc) {
+            res->segmented++;
+            res->chunks += n;
+        }
     }
     free(r);
-    segment_answer_free(&a);
+    for (size_t w = 0; w < c->n_windows; w++) segment_answer_free(&answers[w]);
+    free(answers);
     return rc;
 }
 
-/* One batch of conversations: load, render, call, accept. */
+/* One batch of conversations: load, plan windows, render, one call for every window, accept. */
 static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const struct dream_segment_params *p, struct dream_segment_result *res)
 {
     struct seg_conv *convs = calloc(n, sizeof *convs);
-    struct dream_local_input *in = calloc(n, sizeof *in);
-    char **out = calloc(n, sizeof *out);
-    size_t *which = calloc(n, sizeof *which);
+    struct dream_local_input *in = NULL;
+    char **out = NULL;
+    struct seg_window **slot = NULL; /* slot[k]: the window input k asks about */
+    bool *asked = calloc(n, sizeof *asked);
+    size_t n_calls = 0, cap = 0;
     int rc = DREAM_OK;
-    size_t n_calls = 0;
-    if (!convs || !in || !out || !which) {
+    if (!convs || !asked) {
         rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         goto done;
     }
@@ -456,26 +593,52 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
             if (!rc) res->skipped++;
             continue;
         }
-        rc = seg_render(c, p->wiki_dir, &c->prompt);
+        rc = seg_plan_windows(c, p->window_bytes, p->window_overlap);
+        size_t biggest = 0;
+        for (size_t w = 0; !rc && w < c->n_windows; w++) {
+            struct seg_window *win = &c->windows[w];
+            rc = seg_render(c, p->wiki_dir, win->first, win->end, p->window_bytes, &win->prompt);
+            if (!rc && strlen(win->prompt) > biggest) biggest = strlen(win->prompt);
+        }
         if (rc) break;
-        if (p->max_prompt_bytes && strlen(c->prompt) > p->max_prompt_bytes) {
+        if (p->max_prompt_bytes && biggest > p->max_prompt_bytes) {
             char why[200];
-            snprintf(why, sizeof why, "the prompt is %zu bytes, over the %zu-byte budget; windowed segmentation is not built yet",
-                     strlen(c->prompt), p->max_prompt_bytes);
+            snprintf(why, sizeof why, "a prompt is %zu bytes, over the %zu-byte budget; lower the window size", biggest, p->max_prompt_bytes);
             rc = seg_fail(store, c, why, p, true, res);
             continue;
         }
-        in[n_calls].system = segment_system;
-        in[n_calls].user = c->prompt;
-        which[n_calls++] = i;
+        if (n_calls + c->n_windows > cap) {
+            size_t want = (n_calls + c->n_windows) * 2;
+            struct dream_local_input *gi = realloc(in, want * sizeof *gi);
+            if (gi) in = gi;
+            struct seg_window **gs = realloc(slot, want * sizeof *gs);
+            if (gs) slot = gs;
+            if (!gi || !gs) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            cap = want;
+        }
+        for (size_t w = 0; w < c->n_windows; w++) {
+            in[n_calls] = (struct dream_local_input){.system = segment_system, .user = c->windows[w].prompt};
+            slot[n_calls++] = &c->windows[w];
+        }
+        asked[i] = true;
     }
     if (rc || n_calls == 0) goto done;
+    if (!(out = calloc(n_calls, sizeof *out))) {
+        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        goto done;
+    }
 
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = p->max_tokens;
     int call_rc = dream_call_local_batch("chunk", in, n_calls, &opts, out);
     size_t answered = 0;
-    for (size_t k = 0; k < n_calls; k++) answered += out[k] != NULL;
+    for (size_t k = 0; k < n_calls; k++) {
+        answered += out[k] != NULL;
+        slot[k]->answer = out[k];
+    }
     if (call_rc && answered == 0 && call_rc != DREAM_ETOOBIG) {
         /* No answer at all, and not because of the prompts (a missing model, a broken backend):
          * the run stops, and no conversation is charged an attempt for it. */
@@ -483,10 +646,13 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
         goto done;
     }
     char *call_error = call_rc ? strdup(dream_error_last()) : NULL;
-    for (size_t k = 0; k < n_calls && !rc; k++) {
-        const struct seg_conv *c = &convs[which[k]];
-        if (out[k]) {
-            rc = seg_accept(store, c, out[k], p, res);
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct seg_conv *c = &convs[i];
+        if (!asked[i]) continue;
+        bool all = true;
+        for (size_t w = 0; w < c->n_windows; w++) all = all && c->windows[w].answer;
+        if (all) {
+            rc = seg_accept(store, c, p, res);
         } else {
             char why[600];
             snprintf(why, sizeof why, "the model call failed: %s", call_error ? call_error : "no answer");
@@ -496,13 +662,14 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
     free(call_error);
 done:
     if (out)
-        for (size_t k = 0; k < n; k++) free(out[k]);
+        for (size_t k = 0; k < n_calls; k++) free(out[k]);
     if (convs)
         for (size_t i = 0; i < n; i++) seg_conv_free(&convs[i]);
     free(convs);
     free(in);
     free(out);
-    free(which);
+    free(slot);
+    free(asked);
     return rc;
 }
 
