@@ -29,7 +29,7 @@ static const char *ingest_dir, *examples_dir;
 
 /* ---- the fake backend ---- */
 
-enum fake_mode { FAKE_GOOD, FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CALL_FAILS, FAKE_NO_MODEL, FAKE_SCRIPT };
+enum fake_mode { FAKE_GOOD, FAKE_GARBAGE, FAKE_EMPTY, FAKE_OUT_OF_RANGE, FAKE_CALL_FAILS, FAKE_NO_MODEL, FAKE_SCRIPT, FAKE_POSITIONS };
 static enum fake_mode fake_mode;
 static const char *fake_script; /* the answer in FAKE_SCRIPT mode */
 static int fake_calls, fake_inputs;
@@ -47,7 +47,8 @@ static int fake_call(void *ud, const char *stage, const struct dream_local_input
         if (strlen(in[i].user) > fake_biggest_prompt) fake_biggest_prompt = strlen(in[i].user);
         assert_non_null(in[i].system); /* the chunk stage passes its own system text */
         switch (fake_mode) {
-        case FAKE_GOOD: out[i] = fake_chunk_answer(in[i].user); break;
+        case FAKE_GOOD: out[i] = fake_chunk_answer(in[i].user, false); break;
+        case FAKE_POSITIONS: out[i] = fake_chunk_answer(in[i].user, true); break;
         case FAKE_GARBAGE: out[i] = strdup("I think this conversation is about many things."); break;
         case FAKE_EMPTY: out[i] = strdup(""); break;
         case FAKE_OUT_OF_RANGE:
@@ -404,6 +405,12 @@ static void test_segment_windows_merge_to_the_unwindowed_chunks(void **state)
     assert_true(in2 > 5);
     assert_true(big2 < 6000 + 4096); /* a window's transcript, plus instructions and policy */
     assert_string_equal(windowed, whole);
+    /* Anchors given as the positions the transcript shows are positions in the conversation,
+     * not in the window. */
+    fake_mode = FAKE_POSITIONS;
+    char *by_position = segment_as_text(120, 300, 6000, &in2, &big2);
+    assert_string_equal(by_position, whole);
+    free(by_position);
     free(whole);
     free(windowed);
 }

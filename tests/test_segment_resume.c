@@ -37,7 +37,7 @@ static int slow_fake(void *ud, const char *stage, const struct dream_local_input
     (void)stage;
     (void)opts;
     usleep(3000); /* room for a kill to land mid-run */
-    for (size_t i = 0; i < n; i++) out[i] = fake_chunk_answer(in[i].user);
+    for (size_t i = 0; i < n; i++) out[i] = fake_chunk_answer(in[i].user, false);
     return 0;
 }
 

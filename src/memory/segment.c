@@ -78,6 +78,7 @@ struct seg_conv {
     char *source_id, *title;
     struct seg_message *messages;
     size_t n;
+    size_t base; /* the position of messages[0]: 0, or a window's first message in a view */
     struct seg_window *windows;
     size_t n_windows;
 };
@@ -267,13 +268,14 @@ static size_t seg_lcp(const char *a, const char *b)
 static int seg_anchor(const struct seg_conv *c, const struct segment_anchor *a, bool is_start, size_t index, size_t *pos)
 {
     const char *which = is_start ? "start" : "end";
+    /* Positions, as the transcript shows them, count from the conversation's first message. */
     if (!a->id) {
-        if (a->position >= 0 && (unsigned long long)a->position < c->n) {
-            *pos = (size_t)a->position;
+        if (a->position >= (long long)c->base && (unsigned long long)a->position < c->base + c->n) {
+            *pos = (size_t)a->position - c->base;
             return DREAM_OK;
         }
-        return dream_error_set(DREAM_EFORMAT, "chunk %zu: %s position %lld is outside the conversation's %zu messages", index, which,
-                               a->position, c->n);
+        return dream_error_set(DREAM_EFORMAT, "chunk %zu: %s position %lld is outside the messages shown (%zu to %zu)", index, which,
+                               a->position, c->base, c->base + c->n - 1);
     }
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->messages[i].id, a->id) == 0) {
@@ -285,9 +287,9 @@ static int seg_anchor(const struct seg_conv *c, const struct segment_anchor *a, 
         return DREAM_OK;
     }
     if (*a->id && strspn(a->id, "0123456789") == strlen(a->id) && strlen(a->id) < 10) {
-        long v = strtol(a->id, NULL, 10);
-        if ((size_t)v < c->n) {
-            *pos = (size_t)v;
+        size_t v = (size_t)strtol(a->id, NULL, 10);
+        if (v >= c->base && v < c->base + c->n) {
+            *pos = v - c->base;
             return DREAM_OK;
         }
     }
@@ -498,6 +500,7 @@ static int seg_merge_windows(const struct seg_conv *c, struct segment_answer *an
         struct seg_conv view = *c;
         view.messages = c->messages + win->first;
         view.n = win->end - win->first;
+        view.base = win->first;
         rc = segment_answer_parse(win->answer, strlen(win->answer), &answers[w]);
         struct seg_range *r = NULL;
         size_t n = 0;
