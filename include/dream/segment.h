@@ -37,7 +37,7 @@ struct dream_segment_params {
     int max_attempts;       /* failed attempts before a conversation is marked failed (default 3) */
     int max_tokens;         /* answer budget per call (default 4096) */
     size_t window_bytes;    /* a conversation whose transcript is larger is segmented in windows
-                               of about this many bytes, merged at the seams (default 24000);
+                               of about this many bytes, merged at the seams (default 16000);
                                0 = never */
     size_t window_overlap;  /* messages each window repeats from the one before (default 2) */
     size_t max_prompt_bytes; /* a prompt larger than this fails at once (no retries); 0 = no limit */

@@ -46,7 +46,8 @@ void dream_segment_default_params(struct dream_segment_params *p)
     p->batch = 8;
     p->max_attempts = 3;
     p->max_tokens = 4096;
-    p->window_bytes = 24000;
+    p->window_bytes = 16000; /* ~4k tokens of transcript + ~1k of instructions and policy, leaving
+                               room for the answer in the seam's default 8192-cell context */
     p->window_overlap = 2;
 }
 
