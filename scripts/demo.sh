@@ -28,5 +28,12 @@ echo "   into the store under $DREAM_HOME; a second run finds nothing new"
 "$BIN/dream" ingest examples/conversations
 "$BIN/dream" ingest examples/conversations
 echo
-echo "The Dreaming stages that turn the store into a wiki (segment → extract → route → write) are"
-echo "not built yet; see the open issues."
+echo "== dream init: the wiki (a git repository with Meta policy pages); a second run keeps everything"
+"$BIN/dream" init
+"$BIN/dream" init
+echo
+echo "== dream run --stage segment --dry-run: the first Dreaming stage's plan over the store"
+"$BIN/dream" run --stage segment --dry-run
+echo
+echo "The stages after segment (extract → resolve → route → write articles) are not built yet;"
+echo "see the open issues. The wiki is at $DREAM_HOME/wiki."
