@@ -33,8 +33,8 @@ extern "C" {
 #define DREAM_MAX_OUTPUT_TOKENS 64000
 #define DREAM_DEFAULT_MAX_TOKENS 256
 /* The batch width when DREAM_MEMORY_BATCH is not set: the width the dreaming-mix benchmark
- * showed best (docs/BENCHMARKS.md, "Choosing the width"): 2 on a 2-core CPU, 8 on the H200. */
-#define DREAM_DEFAULT_BATCH_WIDTH_CPU 2
+ * showed best (docs/BENCHMARKS.md, "Choosing the width"): 4 on a 2-core CPU, 8 on the H200. */
+#define DREAM_DEFAULT_BATCH_WIDTH_CPU 4
 #define DREAM_DEFAULT_BATCH_WIDTH_GPU 8
 
 /* A stage's input. system NULL → the stage's default system turn (none for unknown stages and
