@@ -222,11 +222,12 @@ static int lcp(const struct dream_tokens *a, const struct dream_tokens *c)
     return k;
 }
 
-/* Sorts request indices by their prompts' tokens, so prompts sharing a prefix are adjacent. */
-static const struct dream_tokens *sort_prompts;
-static int cmp_prompt(const void *x, const void *y)
+/* Orders request indices by their prompts' tokens, so prompts sharing a prefix are adjacent
+ * (qsort_r comparator; ctx is the prompts array). */
+static int cmp_prompt(const void *x, const void *y, void *ctx)
 {
-    const struct dream_tokens *a = &sort_prompts[*(const int *)x], *c = &sort_prompts[*(const int *)y];
+    const struct dream_tokens *prompts = ctx;
+    const struct dream_tokens *a = &prompts[*(const int *)x], *c = &prompts[*(const int *)y];
     int k = lcp(a, c);
     if (k < a->n && k < c->n) return a->ids[k] < c->ids[k] ? -1 : 1;
     return (a->n > c->n) - (a->n < c->n);
@@ -241,8 +242,7 @@ static int plan_prefixes(dream_batcher *b, struct llama_batch *bt, const struct 
     int m = 0;
     for (int i = 0; i < n; i++)
         if (!status[i]) idx[m++] = i;
-    sort_prompts = prompts; /* under the operation lock: one run at a time */
-    qsort(idx, (size_t)m, sizeof *idx, cmp_prompt);
+    qsort_r(idx, (size_t)m, sizeof *idx, cmp_prompt, (void *)prompts);
     int made = 0, rc = 0;
     for (int round = 0; round < b->p.prefix_slots && !rc; round++) {
         long best_gain = 0;
