@@ -6,6 +6,9 @@ if(TARGET dream_memory)
   target_include_directories(test_segment PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_segment_resume SOURCES test_segment_resume.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3)
   target_include_directories(test_segment_resume PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
+  dream_add_test(NAME test_extract SOURCES test_extract.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
+                 ARGS ${CMAKE_SOURCE_DIR}/examples/conversations)
+  target_include_directories(test_extract PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_segment_noise SOURCES test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
   target_include_directories(test_segment_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()
@@ -20,4 +23,9 @@ if(TARGET dream)
   add_test(NAME cli_run_segment_dry
            COMMAND sh -c "rm -rf '${_d}/run' && DREAM_HOME='${_d}/run' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/examples/conversations' >/dev/null && DREAM_HOME='${_d}/run' '$<TARGET_FILE:dream>' run --stage segment --dry-run")
   set_tests_properties(cli_run_segment_dry PROPERTIES PASS_REGULAR_EXPRESSION "segment: [1-9][0-9]* conversation\\(s\\) would be segmented")
+  # `dream run` with no --stage runs every stage in order: segment, extract, resolve, route.
+  add_test(NAME cli_run_all_dry
+           COMMAND sh -c "rm -rf '${_d}/run-all' && DREAM_HOME='${_d}/run-all' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/examples/conversations' >/dev/null && DREAM_HOME='${_d}/run-all' '$<TARGET_FILE:dream>' run --dry-run")
+  set_tests_properties(cli_run_all_dry PROPERTIES PASS_REGULAR_EXPRESSION "segment: [1-9][0-9]* conversation.*extract: 0 chunk\\(s\\) would be extracted.*resolve: 0 name.*route: 0 entit")
+  add_test(NAME cli_run_unknown_stage COMMAND sh -c "'$<TARGET_FILE:dream>' run --stage synthesize; test $? -eq 2")
 endif()

@@ -1,7 +1,10 @@
-/* cmd_run.c — `dream run`: run the Dreaming's stages over the store (for now: segment). */
+/* cmd_run.c — `dream run`: run the Dreaming's stages over the store (segment, extract, resolve,
+ * route, in that order). */
 #include "cli.h"
 
+#include "dream/entity.h"
 #include "dream/error.h"
+#include "dream/extract.h"
 #include "dream/paths.h"
 #include "dream/segment.h"
 #include "dream/store.h"
@@ -18,19 +21,21 @@ const char cmd_run_summary[] = "dream: run the pipeline's stages over the stored
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: dream run [--stage segment] [--limit N] [--conversation CITE] [--dry-run]\n"
+            "usage: dream run [--stage segment|extract|resolve|route] [--limit N] [--conversation CITE] [--dry-run]\n"
             "                 [--batch N] [--store PATH] [--wiki DIR]\n"
             "\n"
             "Runs the Dreaming's stages over the conversations in the store, oldest first. Each\n"
             "stage takes only the work still to do, so a run can be stopped at any moment and run\n"
-            "again. Stages built so far: segment (cut conversations into single-topic chunks).\n"
+            "again. Stages built so far: segment (cut conversations into single-topic chunks),\n"
+            "extract (the subjects each chunk is about), resolve (fold their names into entities),\n"
+            "route (an entity in two or more chunks gets an article; the rest are captured).\n"
             "\n"
             "options:\n"
             "  --stage NAME        run only this stage (default: every stage available)\n"
             "  --limit N           at most N items per stage\n"
             "  --conversation CITE only this conversation (its citation hash, as in conv:CITE)\n"
             "  --dry-run           print what would run; call no model, write nothing\n"
-            "  --batch N           conversations per batched model call (default 8)\n"
+            "  --batch N           conversations (or chunks) per batched model call (default 8)\n"
             "  --store PATH        the store (default: ~/.cache/dream/memory.sqlite, or\n"
             "                      $DREAM_HOME/cache/memory.sqlite)\n"
             "  --wiki DIR          the wiki whose Meta pages are inlined (default: the wiki path;\n"
@@ -78,8 +83,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             return 2;
         }
     }
-    if (o->stage && strcmp(o->stage, "segment") != 0) {
-        fprintf(stderr, "dream run: unknown or not yet built stage '%s' (built: segment)\n", o->stage);
+    if (o->stage && strcmp(o->stage, "segment") != 0 && strcmp(o->stage, "extract") != 0 && strcmp(o->stage, "resolve") != 0 &&
+        strcmp(o->stage, "route") != 0) {
+        fprintf(stderr, "dream run: unknown or not yet built stage '%s' (built: segment, extract, resolve, route)\n", o->stage);
         return 2;
     }
     return 0;
@@ -90,6 +96,72 @@ static double run_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool run_wants(const struct run_opts *o, const char *stage)
+{
+    return !o->stage || strcmp(o->stage, stage) == 0;
+}
+
+static int run_segment(dream_store *store, const struct dream_segment_params *p, bool dry_run)
+{
+    struct dream_segment_result r;
+    double t0 = run_now_s();
+    int rc = dream_segment_run(store, p, &r);
+    if (rc) return rc;
+    double dt = run_now_s() - t0;
+    if (dry_run) {
+        printf("segment: %zu conversation(s) would be segmented (dry run: nothing called or written)\n", r.eligible);
+    } else {
+        printf("segment: %zu conversation(s): %zu segmented into %zu chunk(s), %zu skipped (nothing to cut), "
+               "%zu failed attempt(s), %zu given up; %.1f s (%.2f conversations/s)\n",
+               r.eligible, r.segmented, r.chunks, r.skipped, r.failed, r.gave_up, dt, dt > 0 ? (double)r.eligible / dt : 0.0);
+    }
+    return DREAM_OK;
+}
+
+static int run_extract(dream_store *store, const struct run_opts *o, int64_t conversation)
+{
+    struct dream_extract_params p;
+    dream_extract_default_params(&p);
+    p.wiki_dir = o->wiki;
+    p.conversation = conversation;
+    p.limit = (size_t)o->limit;
+    p.batch = (size_t)o->batch;
+    p.dry_run = o->dry_run;
+    struct dream_extract_result r;
+    double t0 = run_now_s();
+    int rc = dream_extract_run(store, &p, &r);
+    if (rc) return rc;
+    double dt = run_now_s() - t0;
+    if (o->dry_run) {
+        printf("extract: %zu chunk(s) would be extracted (dry run: nothing called or written)\n", r.eligible);
+    } else {
+        printf("extract: %zu chunk(s): %zu with %zu name(s), %zu with nothing usable, %zu failed attempt(s), %zu given up; "
+               "%.1f s (%.2f chunks/s)\n",
+               r.eligible, r.extracted, r.mentions, r.empty, r.failed, r.gave_up, dt, dt > 0 ? (double)r.eligible / dt : 0.0);
+    }
+    return DREAM_OK;
+}
+
+static int run_resolve(dream_store *store, bool dry_run)
+{
+    struct dream_resolve_result r;
+    int rc = dream_resolve_run(store, dry_run, &r);
+    if (rc) return rc;
+    if (dry_run) printf("resolve: %zu name(s) would be resolved (dry run: nothing written)\n", r.mentions);
+    else printf("resolve: %zu name(s): %zu joined a known entity, %zu new entit(ies)\n", r.mentions, r.folded, r.minted);
+    return DREAM_OK;
+}
+
+static int run_route(dream_store *store, bool dry_run)
+{
+    struct dream_route_result r;
+    int rc = dream_route_run(store, dry_run, &r);
+    if (rc) return rc;
+    printf("route: %zu entit(ies): %zu with an article (%zu new), %zu captured%s\n", r.entities, r.articles, r.newly, r.captured,
+           dry_run ? " (dry run: nothing written)" : "");
+    return DREAM_OK;
 }
 
 int cmd_run(int argc, char **argv)
@@ -135,17 +207,12 @@ int cmd_run(int argc, char **argv)
         dream_store_conversation_free(c);
     }
 
-    struct dream_segment_result r;
-    double t0 = run_now_s();
-    if ((rc = dream_segment_run(store, &p, &r))) goto fail;
-    double dt = run_now_s() - t0;
-    if (o.dry_run) {
-        printf("segment: %zu conversation(s) would be segmented (dry run: nothing called or written)\n", r.eligible);
-    } else {
-        printf("segment: %zu conversation(s): %zu segmented into %zu chunk(s), %zu skipped (nothing to cut), "
-               "%zu failed attempt(s), %zu given up; %.1f s (%.2f conversations/s)\n",
-               r.eligible, r.segmented, r.chunks, r.skipped, r.failed, r.gave_up, dt, dt > 0 ? (double)r.eligible / dt : 0.0);
-    }
+    rc = DREAM_OK;
+    if (run_wants(&o, "segment")) rc = run_segment(store, &p, o.dry_run);
+    if (!rc && run_wants(&o, "extract")) rc = run_extract(store, &o, p.conversation);
+    if (!rc && run_wants(&o, "resolve")) rc = run_resolve(store, o.dry_run);
+    if (!rc && run_wants(&o, "route")) rc = run_route(store, o.dry_run);
+    if (rc) goto fail;
     dream_store_close(store);
     free(store_dflt);
     free(wiki_dflt);

@@ -53,6 +53,26 @@ const char *const store_migrations[] = {
     "  CHECK (first_position <= last_position),"
     "  UNIQUE (conversation, first_position, last_position)"
     ");",
+    /* 2 → 3: the pipeline's own entity data (extract, resolve, route). These tables belong to the
+     * pipeline alone; anything rebuilt from articles lives in tables of its own (spec §12 item 18). */
+    "CREATE TABLE pipeline_entities ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL,"            /* the first surface form seen, cleaned */
+    "  normal TEXT NOT NULL UNIQUE,"   /* NFC + casefold + whitespace squeezed */
+    "  squeezed TEXT NOT NULL UNIQUE," /* the normal form without spaces or punctuation */
+    "  route TEXT CHECK (route IN ('article', 'captured')),"  /* NULL until routed */
+    "  article_title TEXT,"            /* set when routed to an article */
+    "  chunk_count INTEGER NOT NULL DEFAULT 0," /* distinct chunks over the whole store, at the last route */
+    "  created_at INTEGER NOT NULL"
+    ");"
+    "CREATE TABLE chunk_mentions ("
+    "  chunk INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,"
+    "  normal TEXT NOT NULL,"
+    "  surface TEXT NOT NULL,"         /* the name as the model gave it, cleaned */
+    "  entity INTEGER REFERENCES pipeline_entities(id) ON DELETE SET NULL," /* NULL until resolved */
+    "  PRIMARY KEY (chunk, normal)"
+    ") WITHOUT ROWID;"
+    "CREATE INDEX chunk_mentions_entity ON chunk_mentions(entity);",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);
