@@ -439,6 +439,20 @@ static void test_extract_resegmented_chunk_is_extracted_again(void **state)
     assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions WHERE normal = 'bike commute'"), 1);
 }
 
+static void test_extract_state_goes_with_a_deleted_chunk(void **state)
+{
+    dream_store *s = *state;
+    put_conv(s, "a", "name: Sourdough", 2000);
+    segment_all(s);
+    assert_int_equal(extract(s, 0, 0).extracted, 1);
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 1);
+    /* Its row id may be reused by a chunk of another conversation at a lower revision, which must
+     * then be extracted: no state, and no names, may outlive the chunk. */
+    assert_int_equal(store_exec(s, "DELETE FROM chunks", "deleting chunks"), 0);
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 0);
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions"), 0);
+}
+
 static void test_extract_over_the_sample_corpus_routes_its_recurring_subjects(void **state)
 {
     dream_store *s = *state;
@@ -484,6 +498,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_extract_missing_model_stops_the_run_without_charging_attempts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_dry_run_touches_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_resegmented_chunk_is_extracted_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extract_state_goes_with_a_deleted_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_over_the_sample_corpus_routes_its_recurring_subjects, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,7 +72,12 @@ const char *const store_migrations[] = {
     "  entity INTEGER REFERENCES pipeline_entities(id) ON DELETE SET NULL," /* NULL until resolved */
     "  PRIMARY KEY (chunk, normal)"
     ") WITHOUT ROWID;"
-    "CREATE INDEX chunk_mentions_entity ON chunk_mentions(entity);",
+    "CREATE INDEX chunk_mentions_entity ON chunk_mentions(entity);"
+    /* A chunk's row id can be reused once the chunk is cut away (by another conversation's chunk,
+     * at a lower revision), so the chunk's extract state goes with it. */
+    "CREATE TRIGGER chunks_forget_extract AFTER DELETE ON chunks BEGIN"
+    "  DELETE FROM stage_state WHERE stage = 'extract' AND item = old.id;"
+    " END;",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);
