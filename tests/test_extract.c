@@ -439,6 +439,27 @@ static void test_extract_resegmented_chunk_is_extracted_again(void **state)
     assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions WHERE normal = 'bike commute'"), 1);
 }
 
+static void test_resolve_distinctive_tokens_fold_only_when_unambiguous(void **state)
+{
+    dream_store *s = *state;
+    put_conv(s, "a", "name: Bike commute\nname: Rust project\nname: Rust language\nname: Crumb", 2000);
+    put_conv(s, "b", "name: the commute\nname: Winter commute\nname: Rust\nname: project crumb", 3000);
+    segment_all(s);
+    assert_int_equal(extract(s, 0, 0).mentions, 8);
+    struct dream_resolve_result r = resolve(s);
+    /* "the commute" folds into bike commute ("commute" belongs to it alone); "winter commute"
+     * has a token bike commute lacks; "rust" is claimed by two entities; "project crumb" points
+     * at two different entities: each of those is minted rather than fused. */
+    assert_int_equal(r.folded, 1);
+    assert_int_equal(r.minted, 7);
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions m JOIN pipeline_entities e ON e.id = m.entity "
+                                   "WHERE m.normal = 'commute' AND e.normal = 'bike commute'"),
+                     1);
+    assert_int_equal(count_rows(s, "SELECT count(*) FROM pipeline_entities WHERE normal IN ('winter commute', 'rust', 'project crumb')"), 3);
+    route(s);
+    assert_routed(s, "Bike commute", "article", "Bike commute", 2);
+}
+
 static void test_extract_state_goes_with_a_deleted_chunk(void **state)
 {
     dream_store *s = *state;
@@ -498,6 +519,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_extract_missing_model_stops_the_run_without_charging_attempts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_dry_run_touches_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_resegmented_chunk_is_extracted_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_distinctive_tokens_fold_only_when_unambiguous, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_state_goes_with_a_deleted_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_over_the_sample_corpus_routes_its_recurring_subjects, setup, teardown),
     };

@@ -4,8 +4,11 @@
  *
  * Resolve folds each unresolved mention (a name the extract stage stored for a chunk) into a
  * canonical entity: one with the same normal form, else one with the same squeezed form (no
- * spaces or punctuation: "Sour-dough" meets "sourdough"), else a new entity named after the
- * mention. Mentions are taken oldest chunk first, so a name is minted by its first appearance.
+ * spaces or punctuation: "Sour-dough" meets "sourdough"), else the one entity its distinctive
+ * tokens point to (a content token owned by exactly one entity; all of them must point to the
+ * same entity, and every token of the mention must be that entity's: otherwise minting wins over
+ * fusing two things), else a new entity named after the mention. Mentions are taken oldest chunk
+ * first, so a name is minted by its first appearance.
  * Nothing about any one person's data is in the code.
  *
  * Route counts, over the whole store (never one run's slice), the distinct chunks that mention

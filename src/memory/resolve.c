@@ -5,6 +5,8 @@
 #include "entity_name.h"
 #include "store_internal.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -100,6 +102,99 @@ static int res_squeeze(const char *normal, char **out)
     return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
 
+#define RES_MAX_TOKENS 32
+#define RES_TOKEN_BYTES 128
+
+/* The content tokens of a normal form: runs of letters, digits and non-ASCII bytes, longer than
+ * one byte, not a stopword; at most RES_MAX_TOKENS, each cut to RES_TOKEN_BYTES - 1 bytes. */
+static size_t res_tokens(const char *normal, char tok[RES_MAX_TOKENS][RES_TOKEN_BYTES])
+{
+    static const char *const stop[] = {"the", "an", "of", "and", "or", "in", "on", "for", "to", "with",
+                                       "my", "our", "your", "is", "at", "by", "from", "vs"};
+    size_t n = 0;
+    for (const char *p = normal; *p && n < RES_MAX_TOKENS;) {
+        size_t len = 0;
+        while (p[len] && ((unsigned char)p[len] >= 0x80 || isalnum((unsigned char)p[len]))) len++;
+        if (len == 0) {
+            p++;
+            continue;
+        }
+        bool keep = len > 1;
+        for (size_t i = 0; keep && i < sizeof stop / sizeof stop[0]; i++)
+            if (strlen(stop[i]) == len && strncmp(p, stop[i], len) == 0) keep = false;
+        if (keep) {
+            size_t cut = len < RES_TOKEN_BYTES ? len : RES_TOKEN_BYTES - 1;
+            memcpy(tok[n], p, cut);
+            tok[n++][cut] = '\0';
+        }
+        p += len;
+    }
+    return n;
+}
+
+/* Layer 3: the one entity that every distinctive token of normal points to (a token owned by
+ * exactly one entity), provided all of normal's tokens are that entity's; else *id = 0 (minting
+ * beats fusing two things). */
+static int res_by_tokens(dream_store *store, const char *normal, int64_t *id)
+{
+    char tok[RES_MAX_TOKENS][RES_TOKEN_BYTES];
+    size_t n = res_tokens(normal, tok);
+    int64_t target = 0;
+    *id = 0;
+    sqlite3_stmt *owners = NULL, *member = NULL;
+    if (sqlite3_prepare_v2(store_db(store), "SELECT entity FROM pipeline_entity_tokens WHERE token = ? LIMIT 2", -1, &owners, NULL) ||
+        sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM pipeline_entity_tokens WHERE token = ? AND entity = ?", -1, &member, NULL)) {
+        sqlite3_finalize(owners);
+        return resolve_sql_error(store, "looking up an entity's tokens");
+    }
+    int rc = DREAM_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        sqlite3_reset(owners);
+        sqlite3_bind_text(owners, 1, tok[i], -1, SQLITE_STATIC);
+        int64_t owner = 0;
+        int rows = 0, step;
+        while ((step = sqlite3_step(owners)) == SQLITE_ROW) {
+            owner = sqlite3_column_int64(owners, 0);
+            rows++;
+        }
+        if (step != SQLITE_DONE) rc = resolve_sql_error(store, "looking up an entity's tokens");
+        else if (rows == 1 && target && owner != target) target = -1; /* two entities claim it */
+        else if (rows == 1 && target == 0) target = owner;
+        if (target < 0) break;
+    }
+    for (size_t i = 0; !rc && target > 0 && i < n; i++) {
+        sqlite3_reset(member);
+        sqlite3_bind_text(member, 1, tok[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(member, 2, target);
+        int step = sqlite3_step(member);
+        if (step == SQLITE_DONE) target = 0; /* a token the entity does not have */
+        else if (step != SQLITE_ROW) rc = resolve_sql_error(store, "looking up an entity's tokens");
+    }
+    sqlite3_finalize(owners);
+    sqlite3_finalize(member);
+    if (!rc && target > 0) *id = target;
+    return rc;
+}
+
+/* Registers the tokens of a newly minted entity. */
+static int res_add_tokens(dream_store *store, const char *normal, int64_t id)
+{
+    char tok[RES_MAX_TOKENS][RES_TOKEN_BYTES];
+    size_t n = res_tokens(normal, tok);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "INSERT OR IGNORE INTO pipeline_entity_tokens (token, entity) VALUES (?, ?)", -1, &st, NULL))
+        return resolve_sql_error(store, "registering an entity's tokens");
+    int rc = DREAM_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, tok[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, id);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = resolve_sql_error(store, "registering an entity's tokens");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Resolves one mention inside the open transaction. */
 static int res_one(dream_store *store, const struct res_mention *m, int64_t now, struct dream_resolve_result *res)
 {
@@ -108,6 +203,7 @@ static int res_one(dream_store *store, const struct res_mention *m, int64_t now,
     int64_t id;
     int rc = res_squeeze(m->normal, &squeezed);
     if (!rc) rc = res_lookup(store, m->normal, squeezed, &id);
+    if (!rc && id == 0) rc = res_by_tokens(store, m->normal, &id);
     sqlite3_stmt *st = NULL;
     if (!rc && id == 0) {
         if (sqlite3_prepare_v2(db, "INSERT INTO pipeline_entities (name, normal, squeezed, created_at) VALUES (?, ?, ?, ?)", -1, &st, NULL))
@@ -122,6 +218,7 @@ static int res_one(dream_store *store, const struct res_mention *m, int64_t now,
             res->minted++;
         }
         sqlite3_finalize(st);
+        if (!rc) rc = res_add_tokens(store, m->normal, id);
         st = NULL;
     } else if (!rc) {
         res->folded++;

@@ -78,6 +78,13 @@ const char *const store_migrations[] = {
     "CREATE TRIGGER chunks_forget_extract AFTER DELETE ON chunks BEGIN"
     "  DELETE FROM stage_state WHERE stage = 'extract' AND item = old.id;"
     " END;",
+    /* 3 → 4: the content tokens of each entity's normal form, for resolve's distinctive-token
+     * layer (entities minted before this migration have none, so only layers 1–2 find them). */
+    "CREATE TABLE pipeline_entity_tokens ("
+    "  token TEXT NOT NULL,"
+    "  entity INTEGER NOT NULL REFERENCES pipeline_entities(id) ON DELETE CASCADE,"
+    "  PRIMARY KEY (token, entity)"
+    ") WITHOUT ROWID;",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);
