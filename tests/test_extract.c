@@ -38,6 +38,7 @@ enum fake_mode { FAKE_ECHO, FAKE_KEYWORDS, FAKE_SCRIPT, FAKE_EMPTY, FAKE_NO_MODE
 static enum fake_mode fake_mode;
 static const char *fake_script;
 static int fake_entity_calls;
+static char *fake_last_prompt; /* the last entity prompt seen */
 
 /* The chunk text of an entity prompt, [*start, *end). */
 static void fake_chunk_text(const char *prompt, const char **start, const char **end)
@@ -98,6 +99,9 @@ static int fake_call(void *ud, const char *stage, const struct dream_local_input
     assert_string_equal(stage, "entity");
     assert_null(in[0].system); /* the entity stage's default system turn */
     fake_entity_calls++;
+    free(fake_last_prompt);
+    fake_last_prompt = strdup(in[n - 1].user);
+    assert_non_null(fake_last_prompt);
     for (size_t i = 0; i < n; i++) {
         switch (fake_mode) {
         case FAKE_ECHO: out[i] = fake_echo(in[i].user); break;
@@ -128,6 +132,8 @@ static int teardown(void **state)
 {
     dream_store_close(*state);
     dream_seam_set_backend(NULL);
+    free(fake_last_prompt);
+    fake_last_prompt = NULL;
     return 0;
 }
 
@@ -460,6 +466,22 @@ static void test_resolve_distinctive_tokens_fold_only_when_unambiguous(void **st
     assert_routed(s, "Bike commute", "article", "Bike commute", 2);
 }
 
+static void test_extract_long_chunk_is_shown_cut(void **state)
+{
+    dream_store *s = *state;
+    put_conv(s, "a", "name: Sourdough", 2000);
+    segment_all(s);
+    struct dream_extract_params p;
+    dream_extract_default_params(&p);
+    p.chunk_cap = 5;
+    struct dream_extract_result r;
+    assert_int_equal(dream_extract_run(s, &p, &r), 0);
+    assert_int_equal(r.extracted, 1);
+    assert_non_null(strstr(fake_last_prompt, "name: Sourdough"));
+    assert_non_null(strstr(fake_last_prompt, "[... the rest of this chunk is not shown]"));
+    assert_null(strstr(fake_last_prompt, "noted"));
+}
+
 static void test_extract_state_goes_with_a_deleted_chunk(void **state)
 {
     dream_store *s = *state;
@@ -520,6 +542,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_extract_dry_run_touches_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_resegmented_chunk_is_extracted_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_distinctive_tokens_fold_only_when_unambiguous, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extract_long_chunk_is_shown_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_state_goes_with_a_deleted_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_over_the_sample_corpus_routes_its_recurring_subjects, setup, teardown),
     };

@@ -34,6 +34,9 @@ struct dream_extract_params {
     int max_attempts;      /* failed attempts before a chunk is marked failed (default 3) */
     int max_tokens;        /* answer budget per call (default 256) */
     size_t text_cap;       /* a message longer than this is shown cut (default 4000 bytes; 0 = never) */
+    size_t chunk_cap;      /* a chunk's transcript is shown up to about this many bytes, then cut
+                              with a note, so its prompt fits the seam's context (default 16000;
+                              0 = never) */
     bool dry_run;          /* count the work; call nothing, write nothing */
 };
 

@@ -32,6 +32,7 @@ void dream_extract_default_params(struct dream_extract_params *p)
     p->max_attempts = 3;
     p->max_tokens = 256;
     p->text_cap = 4000;
+    p->chunk_cap = 16000; /* as the segment stage's window: ~4k tokens, room left for the answer */
 }
 
 int dream_entity_normal_form(const char *name, char **out)
@@ -124,7 +125,14 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
         sqlite3_bind_int64(st, 2, c->first);
         sqlite3_bind_int64(st, 3, c->last);
         int step;
+        size_t start = b.len;
         while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+            if (p->chunk_cap && b.len - start >= p->chunk_cap) {
+                /* The subjects show in the chunk's first messages; the rest would not fit. */
+                rc = dbuf_puts(&b, "[... the rest of this chunk is not shown]\n");
+                step = SQLITE_DONE;
+                break;
+            }
             const char *text = (const char *)sqlite3_column_text(st, 1);
             size_t len = text ? strlen(text) : 0;
             rc = dbuf_printf(&b, "[%s]\n", (const char *)sqlite3_column_text(st, 0));
