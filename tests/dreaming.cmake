@@ -11,6 +11,8 @@ if(TARGET dream_memory)
   target_include_directories(test_extract PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_segment_noise SOURCES test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
   target_include_directories(test_segment_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
+  dream_add_test(NAME test_extract_noise SOURCES test_extract_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
+  target_include_directories(test_extract_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()
 
 # The verbs: `dream init` twice (the second run changes nothing and says so), and a dry run of
