@@ -32,8 +32,9 @@ echo "== dream init: the wiki (a git repository with Meta policy pages); a secon
 "$BIN/dream" init
 "$BIN/dream" init
 echo
-echo "== dream run --stage segment --dry-run: the first Dreaming stage's plan over the store"
-"$BIN/dream" run --stage segment --dry-run
+echo "== dream run --dry-run: the plan of the Dreaming stages built so far (segment → extract →"
+echo "   resolve → route) over the store"
+"$BIN/dream" run --dry-run
 echo
-echo "The stages after segment (extract → resolve → route → write articles) are not built yet;"
-echo "see the open issues. The wiki is at $DREAM_HOME/wiki."
+echo "Writing the articles (create, patch, reconcile, link) is not built yet; see the open issues."
+echo "The wiki is at $DREAM_HOME/wiki."
