@@ -21,6 +21,7 @@
 #include "entity_name.h"
 #include "segment_fake.h"
 #include "store_internal.h"
+#include "dreaming_test_util.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -160,16 +161,6 @@ static int64_t put_conv(dream_store *s, const char *id, const char *user_text, i
     return rowid;
 }
 
-static int64_t count_rows(dream_store *s, const char *sql)
-{
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void segment_all(dream_store *s)
 {
     struct dream_segment_result r;
@@ -290,14 +281,14 @@ static void test_extract_resolve_route_fold_variants_and_route_by_recurrence(voi
     put_conv(s, "c", "name: SOURDOUGH\nname: Kayak trip", 4000);
     put_conv(s, "d", "name: Bike-commute", 5000);
     segment_all(s);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunks"), 4);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunks"), 4);
 
     struct dream_extract_result x = extract(s, 0, 0);
     assert_int_equal(x.eligible, 4);
     assert_int_equal(x.extracted, 4);
     assert_int_equal(x.mentions, 7); /* "Sourdough" twice in chunk a counts once */
     assert_int_equal(x.failed, 0);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions WHERE normal = 'sourdough'"), 3);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions WHERE normal = 'sourdough'"), 3);
 
     struct dream_resolve_result r = resolve(s);
     assert_int_equal(r.mentions, 7);
@@ -323,7 +314,7 @@ static void test_extract_resolve_route_fold_variants_and_route_by_recurrence(voi
     rt = route(s);
     assert_int_equal(rt.newly, 0);
     assert_int_equal(rt.articles, 2);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM pipeline_entities"), 4);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities"), 4);
 
     /* Recurrence is counted over the whole store: a later run scoped to one new conversation
      * that mentions crumb once more routes crumb to an article. */
@@ -376,7 +367,7 @@ static void test_extract_empty_answers_are_failed_attempts_until_the_limit(void 
     dream_store *s = *state;
     put_conv(s, "a", "name: Sourdough", 2000);
     segment_all(s);
-    int64_t chunk = count_rows(s, "SELECT id FROM chunks");
+    int64_t chunk = test_store_scalar(s, "SELECT id FROM chunks");
     fake_mode = FAKE_EMPTY;
     struct dream_extract_result x = extract(s, 0, 2);
     assert_int_equal(x.failed, 1);
@@ -397,7 +388,7 @@ static void test_extract_empty_answers_are_failed_attempts_until_the_limit(void 
     /* Given up: not asked again, and nothing was stored. */
     fake_mode = FAKE_ECHO;
     assert_int_equal(extract(s, 0, 2).eligible, 0);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions"), 0);
 }
 
 static void test_extract_missing_model_stops_the_run_without_charging_attempts(void **state)
@@ -410,7 +401,7 @@ static void test_extract_missing_model_stops_the_run_without_charging_attempts(v
     dream_extract_default_params(&p);
     struct dream_extract_result r;
     assert_int_equal(dream_extract_run(s, &p, &r), DREAM_ENOTFOUND);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 0);
     fake_mode = FAKE_ECHO;
     assert_int_equal(extract(s, 0, 0).extracted, 1);
 }
@@ -427,7 +418,7 @@ static void test_extract_dry_run_touches_nothing(void **state)
     assert_int_equal(dream_extract_run(s, &p, &r), 0);
     assert_int_equal(r.eligible, 1);
     assert_int_equal(fake_entity_calls, 0);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 0);
 }
 
 static void test_extract_resegmented_chunk_is_extracted_again(void **state)
@@ -441,8 +432,8 @@ static void test_extract_resegmented_chunk_is_extracted_again(void **state)
     segment_all(s);
     struct dream_extract_result x = extract(s, 0, 0);
     assert_int_equal(x.eligible, 1);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions"), 1);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions WHERE normal = 'bike commute'"), 1);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions"), 1);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions WHERE normal = 'bike commute'"), 1);
 }
 
 static void test_resolve_distinctive_tokens_fold_only_when_unambiguous(void **state)
@@ -458,10 +449,10 @@ static void test_resolve_distinctive_tokens_fold_only_when_unambiguous(void **st
      * at two different entities: each of those is minted rather than fused. */
     assert_int_equal(r.folded, 1);
     assert_int_equal(r.minted, 7);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions m JOIN pipeline_entities e ON e.id = m.entity "
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions m JOIN pipeline_entities e ON e.id = m.entity "
                                    "WHERE m.normal = 'commute' AND e.normal = 'bike commute'"),
                      1);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM pipeline_entities WHERE normal IN ('winter commute', 'rust', 'project crumb')"), 3);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE normal IN ('winter commute', 'rust', 'project crumb')"), 3);
     route(s);
     assert_routed(s, "Bike commute", "article", "Bike commute", 2);
 }
@@ -488,12 +479,12 @@ static void test_extract_state_goes_with_a_deleted_chunk(void **state)
     put_conv(s, "a", "name: Sourdough", 2000);
     segment_all(s);
     assert_int_equal(extract(s, 0, 0).extracted, 1);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 1);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 1);
     /* Its row id may be reused by a chunk of another conversation at a lower revision, which must
      * then be extracted: no state, and no names, may outlive the chunk. */
     assert_int_equal(store_exec(s, "DELETE FROM chunks", "deleting chunks"), 0);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 0);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM stage_state WHERE stage = 'extract'"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions"), 0);
 }
 
 static void test_extract_over_the_sample_corpus_routes_its_recurring_subjects(void **state)
@@ -508,7 +499,7 @@ static void test_extract_over_the_sample_corpus_routes_its_recurring_subjects(vo
     struct dream_extract_result x = extract(s, 0, 0);
     assert_true(x.eligible >= 4);
     assert_int_equal(x.failed, 0);
-    assert_int_equal((int64_t)(x.extracted + x.empty), count_rows(s, "SELECT count(*) FROM chunks"));
+    assert_int_equal((int64_t)(x.extracted + x.empty), test_store_scalar(s, "SELECT count(*) FROM chunks"));
     resolve(s);
     route(s);
     struct dream_entity *e = NULL;
@@ -521,8 +512,8 @@ static void test_extract_over_the_sample_corpus_routes_its_recurring_subjects(vo
     }
     assert_routed(s, "Kayak trip", "captured", NULL, 1);
     /* Every mention is resolved, every entity routed. */
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunk_mentions WHERE entity IS NULL"), 0);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM pipeline_entities WHERE route IS NULL"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions WHERE entity IS NULL"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE route IS NULL"), 0);
 }
 
 int main(int argc, char **argv)

@@ -19,6 +19,7 @@
 #include "segment_answer.h"
 #include "segment_fake.h"
 #include "store_internal.h"
+#include "dreaming_test_util.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -109,21 +110,11 @@ static int64_t put_conv(dream_store *s, const char *id, size_t n, int64_t update
     return rowid;
 }
 
-static int64_t count_rows(dream_store *s, const char *sql)
-{
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void assert_store_consistent(dream_store *s)
 {
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
     /* Every chunk points inside its conversation. */
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunks k JOIN conversations c ON c.id = k.conversation "
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunks k JOIN conversations c ON c.id = k.conversation "
                                    "WHERE k.first_position < 0 OR k.last_position >= c.message_count "
                                    "OR k.first_position > k.last_position"),
                      0);
@@ -180,12 +171,12 @@ static void test_segment_rerun_is_a_noop(void **state)
     dream_store *s = *state;
     put_conv(s, "conv-a", 4, 2000, "a");
     run(s);
-    int64_t before = count_rows(s, "SELECT count(*) FROM chunks");
+    int64_t before = test_store_scalar(s, "SELECT count(*) FROM chunks");
     fake_calls = 0;
     struct dream_segment_result r = run(s);
     assert_int_equal(r.eligible, 0);
     assert_int_equal(fake_calls, 0);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM chunks"), before);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunks"), before);
 }
 
 static void test_segment_bad_answers_are_failed_attempts_until_the_limit(void **state)
@@ -214,7 +205,7 @@ static void test_segment_bad_answers_are_failed_attempts_until_the_limit(void **
         }
         /* No endless retries: a failed conversation is left alone until its content changes. */
         assert_int_equal(run(s).eligible, 0);
-        assert_int_equal(count_rows(s, "SELECT count(*) FROM chunks"), 0);
+        assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunks"), 0);
         assert_store_consistent(s);
     }
 }
@@ -338,7 +329,7 @@ static void test_segment_missing_model_stops_the_run_without_charging_attempts(v
     struct dream_segment_result r;
     assert_int_equal(dream_segment_run(s, &p, &r), DREAM_ENOTFOUND);
     assert_non_null(strstr(dream_error_last(), "no fake model"));
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM stage_state"), 0);
     fake_mode = FAKE_GOOD;
     assert_int_equal(run(s).segmented, 1);
 }
@@ -452,7 +443,7 @@ static void test_segment_dry_run_touches_nothing(void **state)
     assert_int_equal(dream_segment_run(s, &p, &r), 0);
     assert_int_equal(r.eligible, 1);
     assert_int_equal(fake_calls, 0);
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM stage_state"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM stage_state"), 0);
 }
 
 static void test_segment_limit_walks_oldest_first(void **state)
@@ -479,7 +470,7 @@ static void test_segment_over_fixture_and_sample_corpus(void **state)
     struct dream_ingest_stats stats = {0};
     const char *const dirs[] = {ingest_dir, examples_dir};
     for (size_t i = 0; i < 2; i++) dream_ingest_path(s, dirs[i], &ip, &stats); /* malformed fixtures are skipped */
-    int64_t convs = count_rows(s, "SELECT count(*) FROM conversations");
+    int64_t convs = test_store_scalar(s, "SELECT count(*) FROM conversations");
     assert_true(convs >= 12);
     struct dream_segment_result r = run(s);
     assert_int_equal((int64_t)r.eligible, convs);
@@ -487,7 +478,7 @@ static void test_segment_over_fixture_and_sample_corpus(void **state)
     assert_int_equal((int64_t)(r.segmented + r.skipped), convs);
     assert_true(r.chunks >= r.segmented);
     /* Each segmented conversation is covered to its last message. */
-    assert_int_equal(count_rows(s, "SELECT count(*) FROM conversations c JOIN stage_state s ON s.item = c.id AND s.stage = 'segment' "
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM conversations c JOIN stage_state s ON s.item = c.id AND s.stage = 'segment' "
                                    "WHERE s.status = 'done' AND EXISTS (SELECT 1 FROM chunks k WHERE k.conversation = c.id) AND "
                                    "(SELECT max(last_position) FROM chunks k WHERE k.conversation = c.id) <> c.message_count - 1"),
                      0);

@@ -13,53 +13,20 @@
 #include "dream/segment.h"
 #include "dream/store.h"
 #include "store_internal.h"
+#include "dreaming_test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t scalar(dream_store *s, const char *sql)
-{
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void test_segment_noise_is_recorded_not_fatal(void **state)
 {
     (void)state;
-    char model[4096], adapters[4096];
-    const char *b = getenv("DREAM_TEST_BUILD");
-    assert_non_null(b);
-    snprintf(model, sizeof model, "%s/models/tiny-gemma4.gguf", b);
-    snprintf(adapters, sizeof adapters, "%s/no-adapters-here", b);
-    struct dream_seam_config c;
-    dream_seam_default_config(&c);
-    c.model_path = model;
-    c.adapters_dir = adapters;
-    c.width = 2;
-    c.n_ctx = 4096;
-    c.n_threads = 1;
-    assert_int_equal(dream_seam_configure(&c), 0);
+    test_seam_use_tiny_gemma(2, 4096);
 
     dream_store *s;
     assert_int_equal(dream_store_open(":memory:", &s), 0);
-    const char *texts[] = {"How do I repot a <plant>?", "Use a pot one size up and fresh soil.", "And water it after?",
-                           "Yes, water it once, then let it drain."};
-    for (int k = 0; k < 3; k++) {
-        struct dream_message m[4];
-        char ids[4][32], id[32];
-        for (int i = 0; i < 4; i++) {
-            snprintf(ids[i], sizeof ids[i], "c%d-m%d", k, i);
-            m[i] = (struct dream_message){i % 2 ? "assistant" : "user", ids[i], 0, texts[i]};
-        }
-        snprintf(id, sizeof id, "noise-%d", k);
-        struct dream_conversation conv = {.source = "openai-jsonl", .id = id, .title = id, .updated_ms = 1000 + k, .messages = m, .n_messages = 4};
-        assert_int_equal(dream_store_put(s, &conv, &(enum dream_store_outcome){0}), 0);
-    }
+    test_store_put_noise_conversations(s, 3);
     struct dream_segment_params p;
     dream_segment_default_params(&p);
     p.max_tokens = 32;
@@ -71,12 +38,12 @@ static void test_segment_noise_is_recorded_not_fatal(void **state)
         assert_int_equal(r.segmented + r.failed + r.skipped, r.eligible);
     }
     /* Greedy noise is the same on the retry, so two runs settle every conversation. */
-    assert_int_equal(scalar(s, "SELECT count(*) FROM stage_state WHERE stage = 'segment' AND status IN ('done', 'failed')"), 3);
-    assert_int_equal(scalar(s, "SELECT count(*) FROM stage_state WHERE status = 'failed' AND (last_error IS NULL OR attempts <> 2)"), 0);
-    assert_int_equal(scalar(s, "SELECT count(*) FROM chunks k JOIN conversations c ON c.id = k.conversation "
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM stage_state WHERE stage = 'segment' AND status IN ('done', 'failed')"), 3);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM stage_state WHERE status = 'failed' AND (last_error IS NULL OR attempts <> 2)"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunks k JOIN conversations c ON c.id = k.conversation "
                                "WHERE k.first_position < 0 OR k.last_position >= c.message_count OR k.first_position > k.last_position"),
                      0);
-    assert_int_equal(scalar(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
     struct dream_segment_result r;
     assert_int_equal(dream_segment_run(s, &p, &r), 0);
     assert_int_equal(r.eligible, 0);

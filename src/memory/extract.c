@@ -40,18 +40,6 @@ int dream_entity_normal_form(const char *name, char **out)
     return entity_name_normal(name, out);
 }
 
-static int64_t extract_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int extract_sql_error(dream_store *store, const char *what)
-{
-    return dream_error_set(DREAM_EIO, "%s in the store %s: %s", what, dream_store_path(store), sqlite3_errmsg(store_db(store)));
-}
-
 /* One chunk as the stage sees it. */
 struct ext_chunk {
     int64_t id, revision, conversation, first, last;
@@ -73,7 +61,7 @@ static int ext_eligible(dream_store *store, const struct dream_extract_params *p
                            "ORDER BY coalesce(c.updated_at, c.created_at, c.ingested_at), c.id, ch.first_position, ch.last_position "
                            "LIMIT ?2",
                            -1, &st, NULL))
-        return extract_sql_error(store, "listing chunks to extract");
+        return store_sql_error(store, "listing chunks to extract");
     sqlite3_bind_int64(st, 1, p->conversation);
     sqlite3_bind_int64(st, 2, p->limit ? (int64_t)p->limit : -1);
     size_t cap = 0;
@@ -92,7 +80,7 @@ static int ext_eligible(dream_store *store, const struct dream_extract_params *p
                                             .conversation = sqlite3_column_int64(st, 2), .first = sqlite3_column_int64(st, 3),
                                             .last = sqlite3_column_int64(st, 4)};
     }
-    if (!rc && step != SQLITE_DONE) rc = extract_sql_error(store, "listing chunks to extract");
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing chunks to extract");
     sqlite3_finalize(st);
     if (rc) {
         free(*out);
@@ -119,7 +107,7 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
     if (!rc && sqlite3_prepare_v2(store_db(store),
                                   "SELECT role, text FROM messages WHERE conversation = ? AND position BETWEEN ? AND ? ORDER BY position",
                                   -1, &st, NULL))
-        rc = extract_sql_error(store, "reading a chunk's messages");
+        rc = store_sql_error(store, "reading a chunk's messages");
     if (!rc) {
         sqlite3_bind_int64(st, 1, c->conversation);
         sqlite3_bind_int64(st, 2, c->first);
@@ -143,7 +131,7 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
                 rc = dbuf_printf(&b, "%s\n", text ? text : "");
             }
         }
-        if (!rc && step != SQLITE_DONE) rc = extract_sql_error(store, "reading a chunk's messages");
+        if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading a chunk's messages");
     }
     sqlite3_finalize(st);
     if (!rc) rc = dbuf_printf(&b, "--- end chunk ---\n\n%s", extract_question);
@@ -182,7 +170,7 @@ static int ext_store(dream_store *store, const struct ext_chunk *c, const char *
             sqlite3_bind_int64(st, 1, c->id);
             sqlite3_bind_text(st, 2, normal, -1, SQLITE_STATIC);
             sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
-            if (sqlite3_step(st) != SQLITE_DONE) rc = extract_sql_error(store, "writing mentions");
+            if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "writing mentions");
             else *stored += (size_t)sqlite3_changes(db);
         }
         free(name);
@@ -191,13 +179,13 @@ static int ext_store(dream_store *store, const struct ext_chunk *c, const char *
     }
     sqlite3_finalize(st);
     st = NULL;
-    if (!rc) rc = stage_state_done(store, EXTRACT_STAGE, c->id, c->revision, extract_now_ms());
+    if (!rc) rc = stage_state_done(store, EXTRACT_STAGE, c->id, c->revision, store_now_ms());
     if (!rc) rc = store_exec(store, "COMMIT", "committing the mention write");
     if (rc) store_exec(store, "ROLLBACK", "rolling back the mention write");
     if (rc) *stored = 0;
     return rc;
 sql_fail:
-    rc = extract_sql_error(store, "writing mentions");
+    rc = store_sql_error(store, "writing mentions");
     sqlite3_finalize(st);
     store_exec(store, "ROLLBACK", "rolling back the mention write");
     return rc;
@@ -207,7 +195,7 @@ static int ext_fail(dream_store *store, const struct ext_chunk *c, const char *e
                     struct dream_extract_result *res)
 {
     bool gave_up = false;
-    int rc = stage_state_fail(store, EXTRACT_STAGE, c->id, c->revision, error, p->max_attempts, false, extract_now_ms(), &gave_up);
+    int rc = stage_state_fail(store, EXTRACT_STAGE, c->id, c->revision, error, p->max_attempts, false, store_now_ms(), &gave_up);
     if (rc) return rc;
     res->failed++;
     if (gave_up) res->gave_up++;

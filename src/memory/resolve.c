@@ -11,11 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-static int resolve_sql_error(dream_store *store, const char *what)
-{
-    return dream_error_set(DREAM_EIO, "%s in the store %s: %s", what, dream_store_path(store), sqlite3_errmsg(store_db(store)));
-}
-
 struct res_mention {
     int64_t chunk;
     char *normal, *surface;
@@ -41,7 +36,7 @@ static int res_pending(dream_store *store, struct res_mention **out, size_t *n)
                            "JOIN conversations c ON c.id = ch.conversation WHERE m.entity IS NULL "
                            "ORDER BY coalesce(c.updated_at, c.created_at, c.ingested_at), c.id, ch.first_position, m.normal",
                            -1, &st, NULL))
-        return resolve_sql_error(store, "listing mentions to resolve");
+        return store_sql_error(store, "listing mentions to resolve");
     size_t cap = 0;
     int step, rc = DREAM_OK;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -64,7 +59,7 @@ static int res_pending(dream_store *store, struct res_mention **out, size_t *n)
             break;
         }
     }
-    if (!rc && step != SQLITE_DONE) rc = resolve_sql_error(store, "listing mentions to resolve");
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing mentions to resolve");
     sqlite3_finalize(st);
     if (rc) {
         res_mentions_free(*out, *n);
@@ -82,12 +77,12 @@ static int res_lookup(dream_store *store, const char *normal, const char *squeez
     if (sqlite3_prepare_v2(store_db(store),
                            "SELECT id FROM pipeline_entities WHERE normal = ?1 OR squeezed = ?2 ORDER BY normal = ?1 DESC LIMIT 1", -1,
                            &st, NULL))
-        return resolve_sql_error(store, "looking up an entity");
+        return store_sql_error(store, "looking up an entity");
     sqlite3_bind_text(st, 1, normal, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, squeezed, -1, SQLITE_STATIC);
     int step = sqlite3_step(st), rc = DREAM_OK;
     if (step == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
-    else if (step != SQLITE_DONE) rc = resolve_sql_error(store, "looking up an entity");
+    else if (step != SQLITE_DONE) rc = store_sql_error(store, "looking up an entity");
     sqlite3_finalize(st);
     return rc;
 }
@@ -145,7 +140,7 @@ static int res_by_tokens(dream_store *store, const char *normal, int64_t *id)
     if (sqlite3_prepare_v2(store_db(store), "SELECT entity FROM pipeline_entity_tokens WHERE token = ? LIMIT 2", -1, &owners, NULL) ||
         sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM pipeline_entity_tokens WHERE token = ? AND entity = ?", -1, &member, NULL)) {
         sqlite3_finalize(owners);
-        return resolve_sql_error(store, "looking up an entity's tokens");
+        return store_sql_error(store, "looking up an entity's tokens");
     }
     int rc = DREAM_OK;
     for (size_t i = 0; !rc && i < n; i++) {
@@ -157,7 +152,7 @@ static int res_by_tokens(dream_store *store, const char *normal, int64_t *id)
             owner = sqlite3_column_int64(owners, 0);
             rows++;
         }
-        if (step != SQLITE_DONE) rc = resolve_sql_error(store, "looking up an entity's tokens");
+        if (step != SQLITE_DONE) rc = store_sql_error(store, "looking up an entity's tokens");
         else if (rows == 1 && target && owner != target) target = -1; /* two entities claim it */
         else if (rows == 1 && target == 0) target = owner;
         if (target < 0) break;
@@ -168,7 +163,7 @@ static int res_by_tokens(dream_store *store, const char *normal, int64_t *id)
         sqlite3_bind_int64(member, 2, target);
         int step = sqlite3_step(member);
         if (step == SQLITE_DONE) target = 0; /* a token the entity does not have */
-        else if (step != SQLITE_ROW) rc = resolve_sql_error(store, "looking up an entity's tokens");
+        else if (step != SQLITE_ROW) rc = store_sql_error(store, "looking up an entity's tokens");
     }
     sqlite3_finalize(owners);
     sqlite3_finalize(member);
@@ -183,13 +178,13 @@ static int res_add_tokens(dream_store *store, const char *normal, int64_t id)
     size_t n = res_tokens(normal, tok);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(store), "INSERT OR IGNORE INTO pipeline_entity_tokens (token, entity) VALUES (?, ?)", -1, &st, NULL))
-        return resolve_sql_error(store, "registering an entity's tokens");
+        return store_sql_error(store, "registering an entity's tokens");
     int rc = DREAM_OK;
     for (size_t i = 0; !rc && i < n; i++) {
         sqlite3_reset(st);
         sqlite3_bind_text(st, 1, tok[i], -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, id);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = resolve_sql_error(store, "registering an entity's tokens");
+        if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "registering an entity's tokens");
     }
     sqlite3_finalize(st);
     return rc;
@@ -207,13 +202,13 @@ static int res_one(dream_store *store, const struct res_mention *m, int64_t now,
     sqlite3_stmt *st = NULL;
     if (!rc && id == 0) {
         if (sqlite3_prepare_v2(db, "INSERT INTO pipeline_entities (name, normal, squeezed, created_at) VALUES (?, ?, ?, ?)", -1, &st, NULL))
-            rc = resolve_sql_error(store, "minting an entity");
+            rc = store_sql_error(store, "minting an entity");
         if (!rc) {
             sqlite3_bind_text(st, 1, m->surface, -1, SQLITE_STATIC);
             sqlite3_bind_text(st, 2, m->normal, -1, SQLITE_STATIC);
             sqlite3_bind_text(st, 3, squeezed, -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 4, now);
-            if (sqlite3_step(st) != SQLITE_DONE) rc = resolve_sql_error(store, "minting an entity");
+            if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "minting an entity");
             id = sqlite3_last_insert_rowid(db);
             res->minted++;
         }
@@ -226,11 +221,11 @@ static int res_one(dream_store *store, const struct res_mention *m, int64_t now,
     free(squeezed);
     if (rc) return rc;
     if (sqlite3_prepare_v2(db, "UPDATE chunk_mentions SET entity = ? WHERE chunk = ? AND normal = ?", -1, &st, NULL))
-        return resolve_sql_error(store, "resolving a mention");
+        return store_sql_error(store, "resolving a mention");
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, m->chunk);
     sqlite3_bind_text(st, 3, m->normal, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = resolve_sql_error(store, "resolving a mention");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "resolving a mention");
     sqlite3_finalize(st);
     if (!rc) res->mentions++;
     return rc;
@@ -246,9 +241,7 @@ int dream_resolve_run(dream_store *store, bool dry_run, struct dream_resolve_res
     if (dry_run) {
         res.mentions = n;
     } else if (n) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        int64_t now = store_now_ms();
         rc = store_exec(store, "BEGIN IMMEDIATE", "starting the resolve write");
         for (size_t i = 0; !rc && i < n; i++) rc = res_one(store, &m[i], now, &res);
         if (!rc) rc = store_exec(store, "COMMIT", "committing the resolve write");
@@ -282,7 +275,7 @@ int dream_entity_find(dream_store *store, const char *name, struct dream_entity 
                                   "SELECT id, name, normal, route, article_title, chunk_count FROM pipeline_entities "
                                   "WHERE normal = ?1 OR squeezed = ?2 ORDER BY normal = ?1 DESC LIMIT 1",
                                   -1, &st, NULL))
-        rc = resolve_sql_error(store, "looking up an entity");
+        rc = store_sql_error(store, "looking up an entity");
     if (!rc) {
         sqlite3_bind_text(st, 1, normal, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, squeezed, -1, SQLITE_STATIC);
@@ -307,7 +300,7 @@ int dream_entity_find(dream_store *store, const char *name, struct dream_entity 
         } else if (step == SQLITE_DONE) {
             rc = dream_error_set(DREAM_ENOTFOUND, "no entity named '%.80s' in the store %s", name, dream_store_path(store));
         } else {
-            rc = resolve_sql_error(store, "looking up an entity");
+            rc = store_sql_error(store, "looking up an entity");
         }
     }
     sqlite3_finalize(st);

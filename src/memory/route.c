@@ -7,19 +7,14 @@
 
 #include <stdio.h>
 
-static int route_sql_error(dream_store *store, const char *what)
-{
-    return dream_error_set(DREAM_EIO, "%s in the store %s: %s", what, dream_store_path(store), sqlite3_errmsg(store_db(store)));
-}
-
 /* Runs a one-row, one-column count query. */
 static int route_count(dream_store *store, const char *sql, size_t *out)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(store), sql, -1, &st, NULL)) return route_sql_error(store, "counting entities");
+    if (sqlite3_prepare_v2(store_db(store), sql, -1, &st, NULL)) return store_sql_error(store, "counting entities");
     int rc = DREAM_OK;
     if (sqlite3_step(st) == SQLITE_ROW) *out = (size_t)sqlite3_column_int64(st, 0);
-    else rc = route_sql_error(store, "counting entities");
+    else rc = store_sql_error(store, "counting entities");
     sqlite3_finalize(st);
     return rc;
 }

@@ -51,18 +51,6 @@ void dream_segment_default_params(struct dream_segment_params *p)
     p->window_overlap = 2;
 }
 
-static int64_t segment_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int segment_sql_error(dream_store *store, const char *what)
-{
-    return dream_error_set(DREAM_EIO, "%s in the store %s: %s", what, dream_store_path(store), sqlite3_errmsg(store_db(store)));
-}
-
 /* A run of messages [first, end) asked about in one call. */
 struct seg_window {
     size_t first, end;
@@ -112,7 +100,7 @@ static int seg_conv_load(dream_store *store, int64_t rowid, struct seg_conv *c)
     memset(c, 0, sizeof *c);
     c->rowid = rowid;
     if (sqlite3_prepare_v2(db, "SELECT source_id, title, revision, message_count FROM conversations WHERE id = ?", -1, &st, NULL))
-        return segment_sql_error(store, "reading a conversation");
+        return store_sql_error(store, "reading a conversation");
     sqlite3_bind_int64(st, 1, rowid);
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -128,7 +116,7 @@ static int seg_conv_load(dream_store *store, int64_t rowid, struct seg_conv *c)
         return dream_error_set(DREAM_ENOMEM, "out of memory");
     if (sqlite3_prepare_v2(db, "SELECT position, role, source_id, text FROM messages WHERE conversation = ? ORDER BY position", -1, &st,
                            NULL))
-        return segment_sql_error(store, "reading messages");
+        return store_sql_error(store, "reading messages");
     sqlite3_bind_int64(st, 1, rowid);
     int rc = DREAM_OK, step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -146,7 +134,7 @@ static int seg_conv_load(dream_store *store, int64_t rowid, struct seg_conv *c)
             break;
         }
     }
-    if (rc == DREAM_OK && step != SQLITE_DONE) rc = segment_sql_error(store, "reading messages");
+    if (rc == DREAM_OK && step != SQLITE_DONE) rc = store_sql_error(store, "reading messages");
     sqlite3_finalize(st);
     return rc;
 }
@@ -415,7 +403,7 @@ static int seg_store(dream_store *store, const struct seg_conv *c, const struct 
     if (rc) store_exec(store, "ROLLBACK", "rolling back the chunk write");
     return rc;
 sql_fail:
-    rc = segment_sql_error(store, "writing chunks");
+    rc = store_sql_error(store, "writing chunks");
     sqlite3_finalize(st);
     store_exec(store, "ROLLBACK", "rolling back the chunk write");
     return rc;
@@ -426,7 +414,7 @@ static int seg_fail(dream_store *store, const struct seg_conv *c, const char *er
                     struct dream_segment_result *res)
 {
     bool gave_up = false;
-    int rc = stage_state_fail(store, SEGMENT_STAGE, c->rowid, c->revision, error, p->max_attempts, final, segment_now_ms(), &gave_up);
+    int rc = stage_state_fail(store, SEGMENT_STAGE, c->rowid, c->revision, error, p->max_attempts, final, store_now_ms(), &gave_up);
     if (rc) return rc;
     res->failed++;
     if (gave_up) res->gave_up++;
@@ -445,7 +433,7 @@ static int seg_eligible(dream_store *store, const struct dream_segment_params *p
                            "WHERE (s.item IS NULL OR s.revision < c.revision OR s.status = 'pending') AND (?1 = 0 OR c.id = ?1) "
                            "ORDER BY coalesce(c.updated_at, c.created_at, c.ingested_at), c.id LIMIT ?2",
                            -1, &st, NULL))
-        return segment_sql_error(store, "listing conversations to segment");
+        return store_sql_error(store, "listing conversations to segment");
     sqlite3_bind_int64(st, 1, p->conversation);
     sqlite3_bind_int64(st, 2, p->limit ? (int64_t)p->limit : -1);
     size_t cap = 0;
@@ -462,7 +450,7 @@ static int seg_eligible(dream_store *store, const struct dream_segment_params *p
         }
         (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
     }
-    if (!rc && step != SQLITE_DONE) rc = segment_sql_error(store, "listing conversations to segment");
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing conversations to segment");
     sqlite3_finalize(st);
     if (rc) {
         free(*ids);
@@ -561,7 +549,7 @@ static int seg_accept(dream_store *store, const struct seg_conv *c, const struct
         rc = seg_fail(store, c, why ? why : "unusable answer", p, false, res);
         free(why);
     } else if (!rc) {
-        rc = seg_store(store, c, r, n, segment_now_ms());
+        rc = seg_store(store, c, r, n, store_now_ms());
         if (!rc) {
             res->segmented++;
             res->chunks += n;
@@ -593,7 +581,7 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
         if (rc) break;
         if (!seg_has_work(c)) {
             /* Nothing to cut: done with no chunks (and any old chunks go). */
-            rc = seg_store(store, c, NULL, 0, segment_now_ms());
+            rc = seg_store(store, c, NULL, 0, store_now_ms());
             if (!rc) res->skipped++;
             continue;
         }
@@ -706,7 +694,7 @@ int dream_segment_chunks(dream_store *store, int64_t conversation, struct dream_
                            "SELECT id, conversation, first_position, last_position, revision, label FROM chunks WHERE conversation = ? "
                            "ORDER BY first_position, last_position",
                            -1, &st, NULL))
-        return segment_sql_error(store, "reading chunks");
+        return store_sql_error(store, "reading chunks");
     sqlite3_bind_int64(st, 1, conversation);
     size_t cap = 0;
     int step, rc = DREAM_OK;
@@ -733,7 +721,7 @@ int dream_segment_chunks(dream_store *store, int64_t conversation, struct dream_
         }
         (*n)++;
     }
-    if (!rc && step != SQLITE_DONE) rc = segment_sql_error(store, "reading chunks");
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading chunks");
     sqlite3_finalize(st);
     if (rc) {
         dream_chunks_free(*out, *n);

@@ -8,11 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int state_sql_error(dream_store *store, const char *what)
-{
-    return dream_error_set(DREAM_EIO, "%s in the store %s: %s", what, dream_store_path(store), sqlite3_errmsg(store_db(store)));
-}
-
 int stage_state_done(dream_store *store, const char *stage, int64_t item, int64_t revision, int64_t now_ms)
 {
     sqlite3_stmt *st;
@@ -22,12 +17,12 @@ int stage_state_done(dream_store *store, const char *stage, int64_t item, int64_
                            "revision = excluded.revision, status = 'done', attempts = 0, last_error = NULL, "
                            "updated_at = excluded.updated_at",
                            -1, &st, NULL) != SQLITE_OK)
-        return state_sql_error(store, "recording a finished item");
+        return store_sql_error(store, "recording a finished item");
     sqlite3_bind_text(st, 1, stage, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, item);
     sqlite3_bind_int64(st, 3, revision);
     sqlite3_bind_int64(st, 4, now_ms);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? DREAM_OK : state_sql_error(store, "recording a finished item");
+    int rc = sqlite3_step(st) == SQLITE_DONE ? DREAM_OK : store_sql_error(store, "recording a finished item");
     sqlite3_finalize(st);
     return rc;
 }
@@ -39,7 +34,7 @@ int stage_state_fail(dream_store *store, const char *stage, int64_t item, int64_
     int attempts = 0;
     if (sqlite3_prepare_v2(store_db(store), "SELECT attempts FROM stage_state WHERE stage = ? AND item = ? AND revision = ?", -1, &st,
                            NULL) != SQLITE_OK)
-        return state_sql_error(store, "reading an item's attempts");
+        return store_sql_error(store, "reading an item's attempts");
     sqlite3_bind_text(st, 1, stage, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, item);
     sqlite3_bind_int64(st, 3, revision);
@@ -53,7 +48,7 @@ int stage_state_fail(dream_store *store, const char *stage, int64_t item, int64_
                            "status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, "
                            "updated_at = excluded.updated_at",
                            -1, &st, NULL) != SQLITE_OK)
-        return state_sql_error(store, "recording a failed attempt");
+        return store_sql_error(store, "recording a failed attempt");
     sqlite3_bind_text(st, 1, stage, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, item);
     sqlite3_bind_int64(st, 3, revision);
@@ -61,7 +56,7 @@ int stage_state_fail(dream_store *store, const char *stage, int64_t item, int64_
     sqlite3_bind_int(st, 5, attempts);
     sqlite3_bind_text(st, 6, error ? error : "unknown error", -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 7, now_ms);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? DREAM_OK : state_sql_error(store, "recording a failed attempt");
+    int rc = sqlite3_step(st) == SQLITE_DONE ? DREAM_OK : store_sql_error(store, "recording a failed attempt");
     sqlite3_finalize(st);
     return rc;
 }
@@ -73,7 +68,7 @@ int dream_stage_state_get(dream_store *store, const char *stage, int64_t item, s
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(store), "SELECT status, revision, attempts, last_error FROM stage_state WHERE stage = ? AND item = ?",
                            -1, &st, NULL) != SQLITE_OK)
-        return state_sql_error(store, "reading an item's state");
+        return store_sql_error(store, "reading an item's state");
     sqlite3_bind_text(st, 1, stage, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, item);
     int rc = DREAM_OK;
@@ -85,7 +80,7 @@ int dream_stage_state_get(dream_store *store, const char *stage, int64_t item, s
         const unsigned char *e = sqlite3_column_text(st, 3);
         if (e && !(state->last_error = strdup((const char *)e))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     } else if (step != SQLITE_DONE) {
-        rc = state_sql_error(store, "reading an item's state");
+        rc = store_sql_error(store, "reading an item's state");
     }
     sqlite3_finalize(st);
     return rc;

@@ -41,7 +41,12 @@ int store_exec(dream_store *store, const char *sql, const char *what)
     return rc;
 }
 
-static int64_t store_now_ms(void)
+int store_sql_error(dream_store *store, const char *what)
+{
+    return dream_error_set(DREAM_EIO, "%s in the store %s: %s", what, store->path, sqlite3_errmsg(store->db));
+}
+
+int64_t store_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

@@ -9,9 +9,16 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The connection; owned by the store. */
 sqlite3 *store_db(dream_store *store);
+
+/* Sets the last error to "<what> in the store <path>: <SQLite's message>"; returns DREAM_EIO. */
+int store_sql_error(dream_store *store, const char *what);
+
+/* Wall-clock milliseconds since the epoch: the store's timestamps. */
+int64_t store_now_ms(void);
 
 /* Runs SQL that returns no rows; on failure sets the last error naming what and returns
  * DREAM_EIO. */
