@@ -71,6 +71,15 @@ if [ -z "${DREAM_CUDA:-}" ] && pkg-config --exists llama 2>/dev/null; then
   fi
 fi
 
+# One deps step at a time per cache: two checkouts (or two shells) building the same cache
+# directory at once would interleave their compilers' writes into the same object files.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"
+if ! flock -n 9; then
+  say "another dependency step holds $CACHE/.lock; waiting for it"
+  flock 9
+fi
+
 SRC=$CACHE/src/llama.cpp-$LLAMA_SHORT
 if [ ! -f "$SRC/.dream-ok" ]; then
   mkdir -p "$CACHE/dl" "$CACHE/src"
