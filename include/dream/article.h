@@ -1,0 +1,348 @@
+/*
+ * article.h — one wiki article (spec §3.2–3.3, DESIGN.md §5): parse, inspect, edit, write,
+ * normalize, validate, and the conservative write gate.
+ *
+ * The grammar, in its fixed order:
+ *   # Title                       exactly one H1; Title == stem with '_' -> ' '
+ *   {{stub}}                      optional, a line of its own
+ *   *Part of a series on [[X]].*  optional series banner
+ *   categories: [[Category:A]]    optional
+ *   ```info ... ```               optional infobox, one `key: value` per line, at most one
+ *   lead prose                    2-4 sentences
+ *   ## Body sections (### ...)    reading order
+ *   ## History                    optional, the user's changed positions
+ *   ## See also                   bullets of [[Stem]]
+ *   ## Notes                      optional
+ *   ## References                 always last; one footnote definition per line:
+ *                                 [^N]: `conv:HASH#MSG` (YYYY-MM-DD, conversation title)
+ *
+ * Parsing never fails on content: any bytes parse, and dream_article_write() of an article that
+ * was not edited gives back exactly the bytes that were parsed (malformed parts are kept
+ * verbatim; dream_article_check() reports them). Fences (``` or ~~~, closed by the same
+ * character at least as long) hide headings, footnotes, links and templates; so do inline code
+ * spans.
+ *
+ * The tree: a front (bytes before the H1, normally empty), the H1, the header (stub, banner,
+ * categories, infobox, lead, each kept as raw lines), and the sections in file order as a flat
+ * list (every heading line of level 1-6 outside fences starts one; its body runs to the next
+ * heading of any level). Sections of level 1 exist only when the file has a second H1.
+ *
+ * Every view returned below (strings, structs) points into the article and stays valid until
+ * the next call that edits it or frees it. Edits re-parse the article, so the indexes
+ * (footnotes, references, links, templates, line numbers) always describe the current text.
+ *
+ * Functions returning int give 0 (DREAM_OK) or a negative dream_status with dream_error_last()
+ * set. Nothing here touches the store, the seam or git.
+ */
+#ifndef DREAM_ARTICLE_H
+#define DREAM_ARTICLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dream_article dream_article;
+
+/* ---- parse and write ------------------------------------------------------------------- */
+
+/* Parses len bytes of text (need not be NUL-terminated; may contain NULs) into *out. Fails only
+ * with DREAM_ENOMEM. The caller frees *out with dream_article_free. */
+int dream_article_parse(const char *text, size_t len, dream_article **out);
+
+/* Reads and parses the file at path. DREAM_ENOTFOUND / DREAM_EIO name the path. */
+int dream_article_read_file(const char *path, dream_article **out);
+
+void dream_article_free(dream_article *a);
+
+/* The article's text in *out (malloc'd, NUL-terminated, freed by the caller), its length in
+ * *len (may be NULL). Byte-identical to the parsed input when nothing was edited. */
+int dream_article_write(const dream_article *a, char **out, size_t *len);
+
+/* Writes the article to path atomically (temporary file in the same directory, then rename). */
+int dream_article_write_file(const dream_article *a, const char *path);
+
+/* The current text without copying (valid until the next edit), and its length. */
+const char *dream_article_text(const dream_article *a, size_t *len);
+
+/* ---- header ------------------------------------------------------------------------------ */
+
+/* The H1's text (trimmed), or NULL when the article has no H1. */
+const char *dream_article_title(const dream_article *a);
+
+/* Replaces the H1's text, or inserts "# title" as the first line when there is none. */
+int dream_article_set_title(dream_article *a, const char *title);
+
+/* True when the header holds a {{stub}} line. */
+bool dream_article_is_stub(const dream_article *a);
+
+/* Adds ({{stub}} right after the H1) or removes every {{stub}} line of the header. */
+int dream_article_set_stub(dream_article *a, bool stub);
+
+/* True when the article is a redirect page (a `*Redirects to [[X]].*` line in the header). */
+bool dream_article_is_redirect(const dream_article *a);
+
+/* The lead: the header's prose lines (not stub, banner, categories, infobox or redirect), from
+ * the first to the last, with the blank lines between them; "" when there is none. */
+const char *dream_article_lead(const dream_article *a);
+
+/* Replaces the lead with text (a trailing newline is added when missing; "" removes it). When
+ * there was no lead it goes after the infobox (or the H1 and stub/banner/categories). */
+int dream_article_set_lead(dream_article *a, const char *text);
+
+/* ---- infobox ------------------------------------------------------------------------------ */
+
+struct dream_article_field {
+    const char *key;   /* as written, trimmed */
+    const char *value; /* trimmed; may be "" */
+    int line;          /* 1-based line in the article */
+};
+
+/* True when the header holds an ```info fenced block (the first one when there are several). */
+bool dream_article_has_infobox(const dream_article *a);
+
+/* Number of `key: value` lines in the (first) infobox, and the i-th of them in file order.
+ * Lines of the block without a ':' are kept verbatim and not listed. */
+size_t dream_article_infobox_count(const dream_article *a);
+const struct dream_article_field *dream_article_infobox_field(const dream_article *a, size_t i);
+
+/* The value of key (exact match), or NULL. */
+const char *dream_article_infobox_get(const dream_article *a, const char *key);
+
+/* Sets key to value (replacing the first line with that key, else appending a line; creating
+ * the infobox after the H1/stub/banner/categories when there is none). value NULL removes
+ * every line with that key. key must be non-empty with no ':' or newline; value no newline. */
+int dream_article_infobox_set(dream_article *a, const char *key, const char *value);
+
+/* ---- sections ----------------------------------------------------------------------------- */
+
+enum dream_article_section_kind {
+    DREAM_SECTION_BODY = 0,
+    DREAM_SECTION_HISTORY,    /* "## History" */
+    DREAM_SECTION_SEE_ALSO,   /* "## See also" */
+    DREAM_SECTION_NOTES,      /* "## Notes" */
+    DREAM_SECTION_REFERENCES, /* "## References" */
+};
+
+struct dream_article_section {
+    int level;         /* number of '#': 2..6 (1 for a stray second H1) */
+    const char *title; /* the heading text, trimmed */
+    const char *anchor; /* the heading anchor (dream_article_anchor of title) */
+    const char *body;  /* the bytes after the heading line up to the next heading, verbatim */
+    int line;          /* 1-based line of the heading */
+    enum dream_article_section_kind kind; /* by level-2 title, case-insensitive; else BODY */
+};
+
+size_t dream_article_section_count(const dream_article *a);
+const struct dream_article_section *dream_article_section(const dream_article *a, size_t i);
+
+/* Index of the first section whose anchor equals dream_article_anchor(name) (so a title or an
+ * anchor both work), or -1. */
+long dream_article_section_find(const dream_article *a, const char *name);
+
+/* Index of the first section of that kind (HISTORY, SEE_ALSO, NOTES, REFERENCES), or -1. */
+long dream_article_section_find_kind(const dream_article *a, enum dream_article_section_kind kind);
+
+/* Replaces section i's body. A heading line inside body becomes a section of its own after the
+ * re-parse (callers sanitize model drafts first). A trailing newline is added when missing. */
+int dream_article_section_set_body(dream_article *a, size_t i, const char *body);
+
+/* Inserts a section "<level #> title" with body. Placement follows the grammar: a body section
+ * goes before the first of History / See also / Notes / References (else at the end); History,
+ * See also, Notes and References go to their place in that tail. *index_out (may be NULL) is
+ * the new section's index. Refuses (DREAM_EINVAL) a title with a newline or level outside 2..6. */
+int dream_article_section_insert(dream_article *a, int level, const char *title, const char *body,
+                                 size_t *index_out);
+
+/* Removes section i (heading and body; its subsections stay). */
+int dream_article_section_remove(dream_article *a, size_t i);
+
+/* The anchor of a heading (spec §3.2): lowercase ASCII, runs of non-[a-z0-9] -> '-', edges
+ * trimmed. malloc'd, freed by the caller; NULL only on allocation failure. */
+char *dream_article_anchor(const char *heading);
+
+/* The pseudo-anchor that names the lead in gate parameters and ledgers. */
+#define DREAM_ARTICLE_LEAD_ANCHOR "__lead__"
+
+/* ---- footnotes ---------------------------------------------------------------------------- */
+
+/* A citation: where a claim came from. conv is the conversation's citation hash (store.h),
+ * msg the message id within it, date YYYY-MM-DD, title the conversation title. */
+struct dream_citation {
+    const char *conv;
+    const char *msg;
+    const char *date;
+    const char *title;
+};
+
+/* A footnote definition line `[^label]: text` outside fences. */
+struct dream_article_footnote {
+    const char *label; /* "3" */
+    int number;        /* label as a positive number, 0 when it is not one */
+    const char *text;  /* everything after "]: ", trimmed */
+    struct dream_citation cite; /* parsed from text; members NULL when absent or malformed */
+    int n_conv;        /* backticked `conv:...` spans in text (the grammar wants exactly 1) */
+    bool well_formed;  /* text is exactly `conv:HASH#MSG` (YYYY-MM-DD, title) */
+    int line;
+};
+
+/* A marker [^label] in prose (outside fences, code spans and definition lines). */
+struct dream_article_ref {
+    const char *label;
+    int number; /* as above */
+    int line;
+    size_t offset; /* byte offset of '[' in the text */
+};
+
+size_t dream_article_footnote_count(const dream_article *a);
+const struct dream_article_footnote *dream_article_footnote(const dream_article *a, size_t i);
+size_t dream_article_ref_count(const dream_article *a);
+const struct dream_article_ref *dream_article_ref(const dream_article *a, size_t i);
+
+/* The number of the definition citing (conv, msg) (msg NULL: any message of conv), or 0. */
+int dream_article_footnote_find(const dream_article *a, const char *conv, const char *msg);
+
+/* The number to cite c with: an existing definition of the same (conv, msg), else a new
+ * definition numbered max+1 appended to ## References (created, last, when absent). The marker
+ * itself is the caller's to place. */
+int dream_article_footnote_add(dream_article *a, const struct dream_citation *c, int *number);
+
+/* The definition text for c: "`conv:HASH#MSG` (YYYY-MM-DD, title)" (malloc'd). Newlines and
+ * backticks in the title are replaced by spaces; a NULL/empty title gives "conversation". */
+char *dream_citation_format(const struct dream_citation *c);
+
+/* Placeholder hashes (conv:00000000, conv:00000001) that the gate ignores. */
+bool dream_citation_is_placeholder(const char *conv);
+
+/* ---- links and templates ------------------------------------------------------------------ */
+
+/* [[target#section|display]] outside fences and code spans. */
+struct dream_article_link {
+    const char *target;  /* trimmed; "" when the link is [[#section]] */
+    const char *section; /* NULL when none */
+    const char *display; /* NULL when none */
+    int line;
+    size_t offset, len;  /* the whole [[...]] in the text */
+    bool in_see_also;    /* inside the ## See also section */
+};
+
+/* {{name|args}} outside fences and code spans. */
+struct dream_article_template {
+    const char *name; /* trimmed */
+    const char *args; /* after the first '|', NULL when none */
+    int line;
+};
+
+size_t dream_article_link_count(const dream_article *a);
+const struct dream_article_link *dream_article_link(const dream_article *a, size_t i);
+size_t dream_article_template_count(const dream_article *a);
+const struct dream_article_template *dream_article_template(const dream_article *a, size_t i);
+
+/* True for targets that are never graph edges: conv:..., Category:... */
+bool dream_article_link_is_meta(const char *target);
+
+/* The stem a title is stored under (spec §6.5 stem rule): trim; '/' '\' -> '-'; whitespace ->
+ * '_'; drop <>:"|?*; collapse '_'; strip leading dots and edge '-'/'_'; "" -> "entity".
+ * malloc'd. */
+char *dream_article_stem(const char *title);
+
+/* Resolves a link target against the stems of a vault (spec §3.3): exact, then spaces ->
+ * underscores, then case-insensitive on either. Returns the index into stems, or -1 (a
+ * redlink). */
+long dream_article_resolve_link(const char *const *stems, size_t n, const char *target);
+
+/* ---- words -------------------------------------------------------------------------------- */
+
+/* Words of prose in text: whitespace-separated tokens, not counting footnote markers, heading
+ * markers or fenced lines. */
+size_t dream_article_words(const char *text, size_t len);
+
+/* ---- validation --------------------------------------------------------------------------- */
+
+/* Called once per problem, in line order: line (1-based; 0 = the whole file) and a message. */
+typedef void (*dream_article_problem_fn)(void *ud, int line, const char *message);
+
+struct dream_article_check_params {
+    const char *stem;              /* the file's stem: H1 must equal it with '_' -> ' ' (NULL: skip) */
+    const char *const *stems;      /* the vault's stems for link checks (NULL: skip link checks) */
+    size_t n_stems;
+};
+
+/* Validates the grammar (one H1 first, header order, at most one infobox, balanced fences,
+ * tail order History < See also < Notes < References with References last, no duplicate
+ * meta sections), the footnotes (every marker defined, every definition used, numbers 1..k
+ * contiguous in first-reference order, each definition well-formed with exactly one
+ * `conv:HASH#MSG`), and the links (when stems are given, every non-meta target resolves).
+ * Returns the number of problems (0 = clean). */
+size_t dream_article_check(const dream_article *a, const struct dream_article_check_params *p,
+                           dream_article_problem_fn fn, void *ud);
+
+/* ---- normalize ---------------------------------------------------------------------------- */
+
+/* Resolves a wikilink target to the exact stem (malloc'd), or returns NULL for a redlink. */
+typedef char *(*dream_article_resolve_fn)(void *ud, const char *target);
+
+struct dream_article_normalize_params {
+    const char *stem;                 /* H1 := stem with '_' -> ' ' (NULL: keep the H1) */
+    dream_article_resolve_fn resolve; /* link canonicalization (NULL: links untouched) */
+    void *resolve_ud;
+    bool manage_stub; /* add/remove {{stub}} by the threshold (spec §3.3) */
+};
+
+/* Called once per change normalize made (or problem it could not fix), human-readable. */
+typedef void (*dream_article_note_fn)(void *ud, const char *note);
+
+/* Normalizes the article in place (spec §6.9, deterministic and idempotent: a second call
+ * changes nothing): line endings LF; unbalanced fences closed before the first heading they
+ * would swallow (or dropped when they wrap only blank lines); orphan markers removed, orphan
+ * definitions removed, definitions of the same citation merged, survivors renumbered 1..k in
+ * first-reference order and gathered under ## References; links canonicalized; infobox keys
+ * sorted (type, kind, alphabetical, aliases last) and an invalid kind made `thing`; H1 from
+ * the stem; (unless a redirect) the tail reordered History, See also, Notes, References with
+ * duplicates merged line-deduplicated; the stub marker managed; trailing whitespace removed,
+ * blank runs collapsed to one, one blank line around headings, one final newline. Never
+ * fails on content (only DREAM_ENOMEM). p and note may be NULL. */
+int dream_article_normalize(dream_article *a, const struct dream_article_normalize_params *p,
+                            dream_article_note_fn note, void *ud);
+
+/* ---- the write gate ----------------------------------------------------------------------- */
+
+/* Baseline words for a touched section, e.g. its high-water mark over past nights so nightly
+ * tightening cannot compound erosion (spec §12.23); 0 when unknown. */
+typedef size_t (*dream_gate_baseline_fn)(void *ud, const char *anchor);
+
+struct dream_gate_params {
+    const char *const *touched; /* anchors of the sections the edit touched (DREAM_ARTICLE_LEAD_ANCHOR for the lead) */
+    size_t n_touched;
+    double word_floor;          /* each touched section keeps >= floor x its words; 0 -> 0.7 */
+    const char *const *may_vanish; /* conv hashes allowed to disappear (an ERROR correction) */
+    size_t n_may_vanish;
+    dream_gate_baseline_fn baseline; /* may be NULL */
+    void *baseline_ud;
+};
+
+struct dream_gate_verdict {
+    bool accepted;
+    char **reasons; /* one line each; n_reasons == 0 when accepted */
+    size_t n_reasons;
+};
+
+/* Decides whether `after` may replace `before` (NULL for a new article). Rejects unless: every
+ * real citation (conv#msg, placeholders aside) of before is still defined in after (minus
+ * may_vanish conversations); footnotes in after are bijective, contiguous 1..k in
+ * first-reference order and well-formed; each touched section present in before keeps at least
+ * word_floor of its words (and a touched section is not lost); the grammar is intact (one H1,
+ * first, kept when before had it; References present when before had it and last; at most one
+ * See also and one infobox; balanced fences; tail order). Fails only with DREAM_ENOMEM / EINVAL;
+ * the caller frees the verdict with dream_gate_verdict_free. */
+int dream_article_gate(const dream_article *before, const dream_article *after,
+                       const struct dream_gate_params *p, struct dream_gate_verdict *out);
+
+void dream_gate_verdict_free(struct dream_gate_verdict *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

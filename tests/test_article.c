@@ -1,0 +1,352 @@
+/* test_article.c — the article module: parse into a tree, write back byte for byte, edit,
+ * footnotes, the gate and check. argv[1]: the fixture articles directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "dream/article.h"
+#include "dream/error.h"
+#include "util/file.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *fixtures;
+
+static char *read_fixture(const char *name, size_t *len)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", fixtures, name);
+    char *data = NULL;
+    assert_int_equal(file_read_all(path, 0, &data, len), 0);
+    return data;
+}
+
+static dream_article *parse_str(const char *s)
+{
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(s, strlen(s), &a), 0);
+    return a;
+}
+
+static void assert_roundtrip(const char *data, size_t len)
+{
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(data, len, &a), 0);
+    char *out = NULL;
+    size_t olen = 0;
+    assert_int_equal(dream_article_write(a, &out, &olen), 0);
+    assert_int_equal(olen, len);
+    assert_memory_equal(out, data, len);
+    free(out);
+    dream_article_free(a);
+}
+
+static void test_article_parses_the_tree_of_a_full_article(void **state)
+{
+    size_t len;
+    char *data = read_fixture("Fujifilm_X100V.md", &len);
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(data, len, &a), 0);
+    assert_string_equal(dream_article_title(a), "Fujifilm X100V");
+    assert_false(dream_article_is_stub(a));
+    assert_true(dream_article_has_infobox(a));
+    assert_int_equal(dream_article_infobox_count(a), 7);
+    assert_string_equal(dream_article_infobox_get(a, "chosen_over"), "[[Ricoh GR III]]");
+    assert_string_equal(dream_article_infobox_get(a, "aliases"), "X100V, the little Fuji");
+    assert_non_null(strstr(dream_article_lead(a), "The **Fujifilm X100V** is"));
+    /* Purchase, Settings, Autofocus, History, See also, References */
+    assert_int_equal(dream_article_section_count(a), 6);
+    assert_string_equal(dream_article_section(a, 1)->title, "Settings");
+    assert_int_equal(dream_article_section(a, 2)->level, 3);
+    assert_int_equal(dream_article_section(a, 3)->kind, DREAM_SECTION_HISTORY);
+    assert_int_equal(dream_article_section(a, 4)->kind, DREAM_SECTION_SEE_ALSO);
+    assert_int_equal(dream_article_section(a, 5)->kind, DREAM_SECTION_REFERENCES);
+    assert_int_equal(dream_article_section_find(a, "see-also"), 4);
+    assert_int_equal(dream_article_section_find(a, "See Also"), 4);
+    /* the fenced "# not a heading" and "[^9]" are not parsed */
+    assert_non_null(strstr(dream_article_section(a, 1)->body, "# not a heading"));
+    assert_int_equal(dream_article_footnote_count(a), 3);
+    const struct dream_article_footnote *f = dream_article_footnote(a, 1);
+    assert_string_equal(f->cite.conv, "8b7e0f44");
+    assert_string_equal(f->cite.msg, "11");
+    assert_string_equal(f->cite.date, "2024-03-02");
+    assert_string_equal(f->cite.title, "JPEG recipes");
+    assert_true(f->well_formed);
+    for (size_t i = 0; i < dream_article_ref_count(a); i++) assert_int_not_equal(dream_article_ref(a, i)->number, 9);
+    assert_int_equal(dream_article_footnote_find(a, "c0ffee12", "2"), 3);
+    assert_int_equal(dream_article_footnote_find(a, "c0ffee12", "3"), 0);
+    /* links: one in the infobox, one in Purchase, two in See also */
+    assert_int_equal(dream_article_link_count(a), 4);
+    const struct dream_article_link *l = dream_article_link(a, 3);
+    assert_string_equal(l->target, "Street photography");
+    assert_string_equal(l->display, "street shooting");
+    assert_true(l->in_see_also);
+    assert_false(dream_article_link(a, 1)->in_see_also);
+    dream_article_free(a);
+    free(data);
+    (void)state;
+}
+
+static void test_article_write_gives_back_every_fixture_byte_for_byte(void **state)
+{
+    DIR *d = opendir(fixtures);
+    assert_non_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        size_t len;
+        char *data = read_fixture(e->d_name, &len);
+        assert_roundtrip(data, len);
+        free(data);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 3);
+    (void)state;
+}
+
+static void test_article_write_keeps_malformed_input_verbatim(void **state)
+{
+    static const char *cases[] = {
+        "",
+        "no heading at all\n",
+        "no newline at the end",
+        "preface\n# Title\nlead\n## A\nbody",
+        "# T\n```info\nkey: v\n## swallowed by the unclosed fence\n",
+        "## only a section\n[^1]: dangling\n",
+        "# T\r\n\r\nlead[^x]\r\n## A\r\n[[link|]] {{t|a}} `[^2]` ``code `` [[\n",
+        "# A\n# B\n### deep\n####### seven\n#nospace\n",
+        "~~~\n# in tilde fence\n```\n~~~\n# out\n",
+        "\n\n\n# T\n\n\n",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) assert_roundtrip(cases[i], strlen(cases[i]));
+    static const char nul[] = "# T\n\0## A\nb\n";
+    assert_roundtrip(nul, sizeof nul - 1);
+    (void)state;
+}
+
+static void test_article_footnote_add_reuses_then_appends_to_references(void **state)
+{
+    dream_article *a = parse_str("# T\n\nLead[^1].\n\n## References\n\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, One)\n");
+    struct dream_citation same = {"aaaaaaaa", "1", "2024-01-01", "One"};
+    struct dream_citation other = {"bbbbbbbb", "7", "2024-02-02", "Two `quoted`"};
+    int n = 0;
+    assert_int_equal(dream_article_footnote_add(a, &same, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(dream_article_footnote_add(a, &other, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(dream_article_text(a, NULL),
+                        "# T\n\nLead[^1].\n\n## References\n\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, One)\n"
+                        "[^2]: `conv:bbbbbbbb#7` (2024-02-02, Two  quoted )\n");
+    dream_article_free(a);
+    /* no References yet: the section is created at the end */
+    a = parse_str("# T\n\nLead.\n\n## Body\n\nText.\n");
+    assert_int_equal(dream_article_footnote_add(a, &other, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(dream_article_text(a, NULL), "# T\n\nLead.\n\n## Body\n\nText.\n\n## References\n\n"
+                                                     "[^1]: `conv:bbbbbbbb#7` (2024-02-02, Two  quoted )\n");
+    struct dream_citation bad = {"bbbbbbbb", NULL, NULL, NULL};
+    assert_int_equal(dream_article_footnote_add(a, &bad, &n), DREAM_EINVAL);
+    dream_article_free(a);
+    (void)state;
+}
+
+static void test_article_section_edits_keep_the_grammar_order(void **state)
+{
+    dream_article *a = parse_str("# T\n\nLead.\n\n## A\n\nOne.\n\n## See also\n\n- [[X]]\n\n## References\n\n");
+    size_t at = 0;
+    assert_int_equal(dream_article_section_insert(a, 2, "B", "Two.", &at), 0);
+    assert_int_equal(at, 1);
+    assert_int_equal(dream_article_section_insert(a, 2, "History", "- Previously x.", &at), 0);
+    assert_int_equal(at, 2);
+    assert_int_equal(dream_article_section_insert(a, 2, "Notes", "A note.", &at), 0);
+    assert_int_equal(at, 4);
+    assert_string_equal(dream_article_text(a, NULL), "# T\n\nLead.\n\n## A\n\nOne.\n\n## B\n\nTwo.\n\n## History\n\n"
+                                                     "- Previously x.\n\n## See also\n\n- [[X]]\n\n## Notes\n\nA note.\n\n"
+                                                     "## References\n\n");
+    assert_int_equal(dream_article_section_set_body(a, 0, "\nOne, rewritten.\n\n"), 0);
+    assert_string_equal(dream_article_section(a, 0)->body, "\nOne, rewritten.\n\n");
+    assert_int_equal(dream_article_section_remove(a, 1), 0);
+    assert_int_equal(dream_article_section_find(a, "B"), -1);
+    assert_int_equal(dream_article_set_lead(a, "New lead."), 0);
+    assert_string_equal(dream_article_lead(a), "New lead.\n");
+    assert_int_equal(dream_article_infobox_set(a, "type", "camera"), 0);
+    assert_int_equal(dream_article_infobox_set(a, "kind", "thing"), 0);
+    assert_int_equal(dream_article_infobox_set(a, "type", "compact camera"), 0);
+    assert_int_equal(dream_article_set_stub(a, true), 0);
+    assert_true(strncmp(dream_article_text(a, NULL), "# T\n{{stub}}\n```info\ntype: compact camera\nkind: thing\n```\n\nNew lead.\n", 64) == 0);
+    assert_int_equal(dream_article_infobox_set(a, "type", NULL), 0);
+    assert_null(dream_article_infobox_get(a, "type"));
+    assert_int_equal(dream_article_set_stub(a, false), 0);
+    assert_false(dream_article_is_stub(a));
+    dream_article_free(a);
+    (void)state;
+}
+
+static void test_article_anchor_and_stem_rules(void **state)
+{
+    char *s = dream_article_anchor("  Film Simulations & Recipes (2024) ");
+    assert_string_equal(s, "film-simulations-recipes-2024");
+    free(s);
+    s = dream_article_stem(" ..a/b: c?  d_ ");
+    assert_string_equal(s, "a-b_c_d");
+    free(s);
+    s = dream_article_stem("???");
+    assert_string_equal(s, "entity");
+    free(s);
+    const char *stems[] = {"Fujifilm_X100V", "Ricoh_GR_III"};
+    assert_int_equal(dream_article_resolve_link(stems, 2, "Fujifilm X100V"), 0);
+    assert_int_equal(dream_article_resolve_link(stems, 2, "ricoh gr iii"), 1);
+    assert_int_equal(dream_article_resolve_link(stems, 2, "Leica"), -1);
+    const char *w = "one two[^1] three\n```\nnot counted\n```\n## Head\n";
+    assert_int_equal(dream_article_words(w, strlen(w)), 4);
+    (void)state;
+}
+
+static dream_article *fixture(const char *name)
+{
+    size_t len;
+    char *data = read_fixture(name, &len);
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(data, len, &a), 0);
+    free(data);
+    return a;
+}
+
+static bool has_reason(const struct dream_gate_verdict *v, const char *needle)
+{
+    for (size_t i = 0; i < v->n_reasons; i++)
+        if (strstr(v->reasons[i], needle)) return true;
+    return false;
+}
+
+static void test_gate_accepts_a_clean_patch(void **state)
+{
+    dream_article *before = fixture("Ricoh_GR_III.md");
+    dream_article *after = fixture("Ricoh_GR_III.md");
+    /* the order a patch uses: number the citation, then place its marker */
+    struct dream_citation c = {"0123abcd", "3", "2024-04-01", "Second thoughts"};
+    int n;
+    assert_int_equal(dream_article_footnote_add(after, &c, &n), 0);
+    assert_int_equal(n, 2);
+    long i = dream_article_section_find(after, "Comparison");
+    assert_int_equal(dream_article_section_set_body(after, (size_t)i,
+                                                    "\nThe user found its 28 mm lens too wide for portraits[^1], but "
+                                                    "ideal for streets[^2].\n\n"),
+                     0);
+    const char *touched[] = {"comparison"};
+    struct dream_gate_params p = {.touched = touched, .n_touched = 1};
+    struct dream_gate_verdict v;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    for (size_t k = 0; k < v.n_reasons; k++) fprintf(stderr, "unexpected: %s\n", v.reasons[k]);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    dream_article_free(before);
+    dream_article_free(after);
+    (void)state;
+}
+
+static void test_gate_rejects_lost_citation(void **state)
+{
+    dream_article *before = fixture("Street_photography.md");
+    dream_article *after = fixture("Street_photography.md");
+    long i = dream_article_section_find(after, "Habits");
+    assert_int_equal(dream_article_section_set_body(after, (size_t)i, "\nThe user walks one neighbourhood per morning and keeps the ISO on auto[^1]. "
+                                                                     "They avoid photographing children without asking a parent.\n\n"),
+                     0);
+    struct dream_gate_verdict v;
+    const char *touched[] = {"habits"};
+    struct dream_gate_params p = {.touched = touched, .n_touched = 1};
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_false(v.accepted);
+    /* [^3]'s definition is now never cited: both rules say so */
+    assert_true(has_reason(&v, "[^3] is never cited"));
+    dream_gate_verdict_free(&v);
+    /* the definition removed too: the citation itself is lost */
+    long r = dream_article_section_find_kind(after, DREAM_SECTION_REFERENCES);
+    assert_int_equal(dream_article_section_set_body(after, (size_t)r, "\n[^1]: `conv:aa11bb22#1` (2023-11-05, Morning walks with a camera)\n"
+                                                                     "[^2]: `conv:3fa9c2d1#9` (2024-01-12, Choosing a travel camera)\n"),
+                     0);
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "citation conv:aa11bb22#7 (footnote [^3] before) is lost"));
+    dream_gate_verdict_free(&v);
+    /* an ERROR correction may let that conversation go */
+    const char *vanish[] = {"aa11bb22"};
+    p.may_vanish = vanish;
+    p.n_may_vanish = 1;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    dream_article_free(before);
+    dream_article_free(after);
+    (void)state;
+}
+
+static void test_gate_word_floor_applies_to_each_touched_section(void **state)
+{
+    dream_article *before = fixture("Fujifilm_X100V.md");
+    dream_article *after = fixture("Fujifilm_X100V.md");
+    /* Purchase (24 words) cut to 6: the whole article barely shrinks, the section does. */
+    long i = dream_article_section_find(after, "Purchase");
+    assert_int_equal(dream_article_section_set_body(after, (size_t)i, "\nThe user compared it first[^1][^3].\n\n"), 0);
+    const char *touched[] = {"purchase"};
+    struct dream_gate_params p = {.touched = touched, .n_touched = 1};
+    struct dream_gate_verdict v;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "section 'purchase' shrank to 5 words from 26"));
+    dream_gate_verdict_free(&v);
+    /* the same edit judged as touching another section only: Purchase is not floor-checked */
+    const char *other[] = {"settings"};
+    p.touched = other;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    dream_article_free(before);
+    dream_article_free(after);
+    (void)state;
+}
+
+static void test_gate_rejects_broken_grammar(void **state)
+{
+    dream_article *before = fixture("Ricoh_GR_III.md");
+    dream_article *after = fixture("Ricoh_GR_III.md");
+    long i = dream_article_section_find(after, "Comparison");
+    assert_int_equal(dream_article_section_set_body(after, (size_t)i, "\nThe user found its 28 mm lens too wide for portraits[^1].\n\n```\nunclosed\n"), 0);
+    const char *touched[] = {"comparison"};
+    struct dream_gate_params p = {.touched = touched, .n_touched = 1};
+    struct dream_gate_verdict v;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "never closed"));
+    assert_true(has_reason(&v, "References' is gone"));
+    dream_gate_verdict_free(&v);
+    dream_article_free(before);
+    dream_article_free(after);
+    (void)state;
+}
+
+int main(int argc, char **argv)
+{
+    fixtures = argc > 1 ? argv[1] : "tests/data/articles";
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_article_parses_the_tree_of_a_full_article),
+        cmocka_unit_test(test_article_write_gives_back_every_fixture_byte_for_byte),
+        cmocka_unit_test(test_article_write_keeps_malformed_input_verbatim),
+        cmocka_unit_test(test_article_footnote_add_reuses_then_appends_to_references),
+        cmocka_unit_test(test_article_section_edits_keep_the_grammar_order),
+        cmocka_unit_test(test_article_anchor_and_stem_rules),
+        cmocka_unit_test(test_gate_accepts_a_clean_patch),
+        cmocka_unit_test(test_gate_rejects_lost_citation),
+        cmocka_unit_test(test_gate_word_floor_applies_to_each_touched_section),
+        cmocka_unit_test(test_gate_rejects_broken_grammar),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
