@@ -92,15 +92,19 @@ static double now_s(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix] [--n N] [--widths 2,4,8]\n"
-                    "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n");
+                    "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n"
+                    "                  [--unified] [--step N] [--host-sampling]\n"
+                    "  --unified        one shared KV pool, decode and prefill packed in one decode (GPU layout; not exact)\n"
+                    "  --step N         batched step budget / prefill chunk (default 512)\n"
+                    "  --host-sampling  take the argmax on the host even when the model runs on a GPU\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *workload = "dreaming", *widths_s = "2,4,8,16";
-    int n = 16, threads = 0, seed = 1, fa = 0;
+    int n = 16, threads = 0, seed = 1, fa = 0, step = 512, device_sampling = -1;
     double scale = 1.0;
-    bool reuse = true;
+    bool reuse = true, unified = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--model") && v) model_path = argv[++i];
@@ -112,6 +116,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed") && v) seed = atoi(argv[++i]);
         else if (!strcmp(a, "--no-reuse")) reuse = false;
         else if (!strcmp(a, "--flash-attn")) fa = 1;
+        else if (!strcmp(a, "--unified")) unified = true;
+        else if (!strcmp(a, "--host-sampling")) device_sampling = 0;
+        else if (!strcmp(a, "--step") && v) step = atoi(argv[++i]);
         else if (!strcmp(a, "--uniform-shape") && v) {
             if (sscanf(argv[++i], "%d,%d", &uniform_in, &uniform_out) != 2) {
                 usage();
@@ -143,8 +150,9 @@ int main(int argc, char **argv)
         if (w.prompts[i].n > max_prompt) max_prompt = w.prompts[i].n;
     }
     int seq_ctx = ((max_prompt + 700) / 256 + 1) * 256;
-    printf("workload=%s calls=%d prompt_tokens=%ld output_tokens=%ld model=%s threads=%d flash_attn=%d\n", workload, w.n, in_tokens,
-           out_tokens, model_path, threads, fa);
+    printf("workload=%s calls=%d prompt_tokens=%ld output_tokens=%ld model=%s threads=%d flash_attn=%d kv=%s step=%d sampling=%s\n",
+           workload, w.n, in_tokens, out_tokens, model_path, threads, fa, unified ? "unified" : "streams", step,
+           device_sampling ? "auto" : "host");
     fflush(stdout);
 
     /* Serial: the exact path, one call after another. */
@@ -152,6 +160,7 @@ int main(int argc, char **argv)
     sp.n_ctx = seq_ctx;
     if (threads) sp.n_threads = threads;
     sp.flash_attn = fa;
+    sp.device_sampling = device_sampling;
     dream_session *s = NULL;
     if (dream_session_new(m, &sp, &s)) {
         fprintf(stderr, "bench_seam: %s\n", dream_error_last());
@@ -193,6 +202,9 @@ int main(int argc, char **argv)
         if (threads) bp.n_threads = threads;
         bp.flash_attn = fa;
         bp.prefix_reuse = reuse;
+        bp.kv_unified = unified;
+        bp.step_tokens = step;
+        bp.device_sampling = device_sampling;
         dream_batcher *b = NULL;
         if (dream_batcher_new(m, &bp, &b)) {
             fprintf(stderr, "bench_seam: width %d: %s\n", width, dream_error_last());
@@ -215,8 +227,10 @@ int main(int argc, char **argv)
         }
         struct dream_batch_stats st = dream_batcher_stats(b);
         double tps = out_tokens / bs;
-        printf("batched width=%d: %.2f s, %.3f calls/s, %.2f output tok/s, prefill computed %ld of %ld, %ld steps\n", width, bs, w.n / bs,
-               tps, st.prefill_tokens, st.prompt_tokens, st.steps);
+        printf("batched width=%d%s: %.2f s, %.3f calls/s, %.2f output tok/s, prefill computed %ld of %ld, %ld steps "
+               "(%.1f ms each), %.0f ms in prefill-only decodes\n",
+               width, unified ? " unified" : "", bs, w.n / bs, tps, st.prefill_tokens, st.prompt_tokens, st.steps,
+               st.steps ? st.step_ms / (double)st.steps : 0.0, st.prefill_ms);
         printf("SEAM-BENCH workload=%s width=%d speedup=%.2f agreement=%.1f saved_prefill=%ld\n", workload, width, tps / serial_tps,
                100.0 * agree / w.n, st.saved_tokens);
         fflush(stdout);

@@ -43,6 +43,75 @@ static void make_prompts(dream_model *m, struct dream_tokens *p, int *max_tokens
     }
 }
 
+/* The GPU layout, run on this CPU: the argmax taken by llama.cpp's backend sampler gives the
+ * host argmax's tokens (both keep the lowest id on a tie); the unified KV pool at width 1 puts
+ * every cell where the serial decode does, so it answers exactly; at width 4 it finishes every
+ * request at its length and still shares prefixes (its agreement is printed, not promised). */
+static void run_gpu_layout(dream_model *m, const char *path, const struct dream_tokens *prompts, const int *max_tokens,
+                           const struct dream_gen_result *ref)
+{
+    static const int pick[] = {0, 2, 3, 4, 6, 8, 10, 11};
+    enum { N_PICK = (int)(sizeof pick / sizeof pick[0]) };
+    const char *name = strrchr(path, '/') + 1;
+    struct dream_tokens sub[N_PICK];
+    int mt[N_PICK];
+    for (int j = 0; j < N_PICK; j++) sub[j] = prompts[pick[j]], mt[j] = max_tokens[pick[j]];
+    struct dream_gen_params gp = dream_gen_default_params();
+    gp.ignore_eog = true;
+
+    struct dream_session_params sp = dream_session_default_params();
+    sp.n_ctx = 4096;
+    sp.n_threads = 1;
+    sp.device_sampling = 1;
+    dream_session *s = NULL;
+    CHECK(dream_session_new(m, &sp, &s) == 0, "device-sampling session: %s", dream_error_last());
+    for (int j = 0; s && j < N_PICK; j++) {
+        struct dream_gen_result r;
+        gp.max_tokens = mt[j];
+        CHECK(dream_generate(s, sub[j].ids, sub[j].n, &gp, &r) == 0, "device-sampling call %d: %s", pick[j], dream_error_last());
+        const struct dream_gen_result *want = &ref[pick[j]];
+        CHECK(r.n_tokens == want->n_tokens && !memcmp(r.tokens, want->tokens, (size_t)want->n_tokens * sizeof *r.tokens),
+              "%s: request %d with the argmax taken by llama.cpp's sampler differs from the host argmax", name, pick[j]);
+        dream_gen_result_free(&r);
+        gp.digest = true;
+        CHECK(dream_generate(s, sub[j].ids, sub[j].n, &gp, &r) == DREAM_EINVAL, "a digest with device sampling was not refused");
+        gp.digest = false;
+    }
+    dream_session_free(s);
+
+    for (int width = 1; width <= 4; width += 3) {
+        struct dream_batch_params bp = dream_batch_default_params();
+        bp.width = width;
+        bp.seq_ctx = 4096;
+        bp.n_threads = 1;
+        bp.kv_unified = true;
+        bp.device_sampling = width == 4;
+        dream_batcher *b = NULL;
+        if (dream_batcher_new(m, &bp, &b)) {
+            CHECK(0, "unified batcher: %s", dream_error_last());
+            return;
+        }
+        struct dream_gen_result out[N_PICK];
+        int status[N_PICK], agree = 0;
+        CHECK(dream_batcher_run(b, sub, N_PICK, &gp, mt, out, status) == 0, "unified run: %s", dream_error_last());
+        for (int j = 0; j < N_PICK; j++) {
+            const struct dream_gen_result *want = &ref[pick[j]];
+            CHECK(status[j] == 0 && out[j].n_tokens == mt[j], "%s unified width %d: request %d failed or stopped early (%d of %d tokens)", name,
+                  width, pick[j], out[j].n_tokens, mt[j]);
+            bool eq = status[j] == 0 && out[j].n_tokens == want->n_tokens &&
+                      !memcmp(out[j].tokens, want->tokens, (size_t)want->n_tokens * sizeof *want->tokens);
+            agree += eq;
+            if (width == 1) CHECK(eq, "%s unified width 1: request %d differs from the serial decode", name, pick[j]);
+            dream_gen_result_free(&out[j]);
+        }
+        struct dream_batch_stats st = dream_batcher_stats(b);
+        if (width == 4) CHECK(st.saved_tokens > 0, "%s unified width 4 shared no prefix", name);
+        printf("%s unified width %d: %d of %d requests equal the serial decode, %ld prompt tokens from shared prefixes\n", name, width, agree,
+               N_PICK, st.saved_tokens);
+        dream_batcher_free(b);
+    }
+}
+
 static void run_model(const char *path)
 {
     dream_model *m = NULL;
@@ -137,6 +206,7 @@ static void run_model(const char *path)
         }
         dream_batcher_free(b);
     }
+    run_gpu_layout(m, path, prompts, max_tokens, ref);
     for (int r = 0; r < N_REQ; r++) {
         dream_gen_result_free(&ref[r]);
         dream_tokens_free(&prompts[r]);

@@ -97,6 +97,9 @@ struct dream_session_params {
     int n_threads;     /* used for every ubatch, prefill and decode alike (default: cores) */
     int flash_attn;    /* 0 off (default: the exact configuration, docs/EXACTNESS.md), 1 on,
                           -1 llama.cpp's own choice (auto) */
+    int device_sampling; /* greedy argmax taken on the device, so only the token id comes back
+                            instead of every logit: -1 auto (on when the model runs on a GPU,
+                            default), 0 off (the host argmax of the exact configuration), 1 on */
 };
 struct dream_session_params dream_session_default_params(void);
 
@@ -168,6 +171,12 @@ struct dream_batch_params {
     bool prefix_reuse; /* share identical token prefixes (default true) */
     int prefix_min;    /* shortest prefix worth sharing, in tokens (default 64) */
     int prefix_slots;  /* prefixes kept (default 2) */
+    bool kv_unified;   /* one KV pool shared by all sequences, and every step packs decode tokens
+                          and several sequences' prefill into one llama_decode (as llama-server).
+                          Faster on a GPU, but a sequence's cells then sit at other indices than
+                          in the serial decode, so answers may differ: off by default (per-sequence
+                          streams, the exact configuration; docs/EXACTNESS.md) */
+    int device_sampling; /* as dream_session_params (-1 auto: on when the model runs on a GPU) */
 };
 struct dream_batch_params dream_batch_default_params(void);
 
@@ -177,6 +186,8 @@ struct dream_batch_stats {
     long saved_tokens;    /* prompt tokens served from a shared prefix */
     long steps;           /* decode steps */
     long generated;       /* tokens generated */
+    double step_ms;       /* wall time in steps that decode (token choice included) */
+    double prefill_ms;    /* wall time in prefill-only llama_decode calls */
 };
 
 int dream_batcher_new(dream_model *model, const struct dream_batch_params *params, dream_batcher **out);

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
 static _Thread_local enum ggml_log_level last_level = GGML_LOG_LEVEL_INFO;
@@ -39,4 +40,30 @@ bool dream_engine_has_gpu(void)
 {
     engine_backend_init();
     return llama_supports_gpu_offload();
+}
+
+bool engine_device_sampling(const dream_model *m, int setting)
+{
+    return setting > 0 || (setting < 0 && m->on_gpu);
+}
+
+struct llama_sampler_seq_config *engine_samplers_new(int n_seq)
+{
+    struct llama_sampler_seq_config *cfg = calloc((size_t)n_seq, sizeof *cfg);
+    for (int i = 0; cfg && i < n_seq; i++) {
+        cfg[i].seq_id = i;
+        cfg[i].sampler = llama_sampler_chain_init(llama_sampler_chain_default_params());
+        if (!cfg[i].sampler) {
+            engine_samplers_free(cfg, i);
+            return NULL;
+        }
+        llama_sampler_chain_add(cfg[i].sampler, llama_sampler_init_greedy());
+    }
+    return cfg;
+}
+
+void engine_samplers_free(struct llama_sampler_seq_config *cfg, int n_seq)
+{
+    for (int i = 0; cfg && i < n_seq; i++) llama_sampler_free(cfg[i].sampler);
+    free(cfg);
 }

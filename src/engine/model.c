@@ -149,6 +149,7 @@ int dream_model_load(const char *path, const struct dream_model_params *params, 
         return dream_error_set(DREAM_EMODEL, "llama.cpp could not load %s (unsupported architecture or damaged file; run with -v to see why)", path);
     }
     m->vocab = llama_model_get_vocab(m->model);
+    m->on_gpu = !p.vocab_only && p.n_gpu_layers != 0 && llama_supports_gpu_offload();
     if (llama_model_meta_val_str(m->model, "general.architecture", m->arch, sizeof m->arch) < 0) m->arch[0] = '\0';
     const char *tmpl = llama_model_chat_template(m->model, NULL);
     if (tmpl) m->chat_template = strdup(tmpl);

@@ -9,7 +9,11 @@
  * A step is one llama_decode with a token for every decoding sequence (one token per stream,
  * as in the serial decode) and then prefill chunks, each its own llama_decode and aligned as the
  * serial decode aligns them, so every row is computed by the same kernels on the same inputs.
- * tests/test_scheduler.c checks token identity at widths 1–16. */
+ * tests/test_scheduler.c checks token identity at widths 1–16.
+ *
+ * Outside the exact configuration (kv_unified, for GPUs) all sequences share one KV pool and a
+ * step is ONE llama_decode: a token for every decoding sequence, then prompt tokens of admitted
+ * sequences up to the step budget, as llama-server packs its slots. */
 #include "engine_internal.h"
 
 #include "dream/error.h"
@@ -17,6 +21,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum slot_state { SLOT_IDLE, SLOT_PREFILL, SLOT_DECODE };
@@ -48,6 +53,7 @@ struct dream_batcher {
     struct dream_batch_stats stats;
     const dream_adapter *adapter; /* the current adapter set */
     float scale;
+    struct llama_sampler_seq_config *samplers; /* device greedy sampling for seqs 0..width-1, or NULL */
 };
 
 struct dream_batch_params dream_batch_default_params(void)
@@ -62,6 +68,8 @@ struct dream_batch_params dream_batch_default_params(void)
         .prefix_reuse = true,
         .prefix_min = 64,
         .prefix_slots = 2,
+        .kv_unified = false,
+        .device_sampling = -1,
     };
     return p;
 }
@@ -86,7 +94,7 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
     cp.n_batch = (uint32_t)p.step_tokens;
     cp.n_ubatch = (uint32_t)p.step_tokens;
     cp.n_seq_max = (uint32_t)n_seq;
-    cp.kv_unified = false;
+    cp.kv_unified = p.kv_unified;
     cp.n_threads = p.n_threads;
     cp.n_threads_batch = p.n_threads;
     cp.flash_attn_type = p.flash_attn < 0 ? LLAMA_FLASH_ATTN_TYPE_AUTO
@@ -98,6 +106,11 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
     if (!b) return dream_error_set(DREAM_ENOMEM, "out of memory");
     b->slots = calloc((size_t)p.width, sizeof *b->slots);
     b->prefixes = calloc((size_t)p.prefix_slots + 1, sizeof *b->prefixes);
+    if (engine_device_sampling(model, p.device_sampling)) {
+        b->samplers = engine_samplers_new(p.width);
+        cp.samplers = b->samplers;
+        cp.n_samplers = b->samplers ? (size_t)p.width : 0;
+    }
     b->ctx = b->slots && b->prefixes ? llama_init_from_model(model->model, cp) : NULL;
     if (!b->ctx) {
         dream_batcher_free(b);
@@ -105,7 +118,9 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
                                n_seq, p.seq_ctx, model->path);
     }
     b->model = model;
-    p.seq_ctx = (int)llama_n_ctx_seq(b->ctx);
+    /* With streams each holds seq_ctx cells; a unified pool holds them all, and each sequence
+     * is still held to the seq_ctx it asked for, so the pool always has room for every one. */
+    if (!p.kv_unified) p.seq_ctx = (int)llama_n_ctx_seq(b->ctx);
     b->p = p;
     *out = b;
     return 0;
@@ -115,6 +130,7 @@ void dream_batcher_free(dream_batcher *b)
 {
     if (!b) return;
     if (b->ctx) llama_free(b->ctx);
+    engine_samplers_free(b->samplers, b->p.width);
     for (int i = 0; b->prefixes && i < b->p.prefix_slots; i++) free(b->prefixes[i].tokens);
     free(b->prefixes);
     free(b->slots);
@@ -131,6 +147,13 @@ int dream_batcher_set_adapter(dream_batcher *b, dream_adapter *adapter, float sc
     b->adapter = scale != 0.0f ? adapter : NULL;
     b->scale = scale;
     return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static void batch_add(struct llama_batch *bt, dream_token t, int pos, int seq, bool logits)
@@ -156,6 +179,7 @@ static int chunk_end(const dream_batcher *b, int pos, int n_prompt)
 static int prefill(dream_batcher *b, struct llama_batch *bt, const dream_token *tokens, int from, int to, int seq,
                    bool want_logits, int *logit_index)
 {
+    double t0 = now_ms();
     for (int at = from; at < to;) {
         int end = chunk_end(b, at, to);
         bt->n_tokens = 0;
@@ -166,6 +190,7 @@ static int prefill(dream_batcher *b, struct llama_batch *bt, const dream_token *
         if (logit_index) *logit_index = end - at - 1;
         at = end;
     }
+    b->stats.prefill_ms += now_ms() - t0;
     return 0;
 }
 
@@ -289,12 +314,15 @@ static int finish(dream_batcher *b, struct slot *s, struct dream_gen_result *res
 static int take_token(dream_batcher *b, struct slot *s, int i, const struct dream_gen_params *gp, struct dream_gen_result *out,
                       int *n_gen, int *running)
 {
-    const float *logits = llama_get_logits_ith(b->ctx, i);
-    if (!logits) return dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits for a batched sequence");
-    int n_vocab = llama_vocab_n_tokens(b->model->vocab);
-    int best = 0;
-    for (int v = 1; v < n_vocab; v++)
-        if (logits[v] > logits[best]) best = v;
+    dream_token best = b->samplers ? llama_get_sampled_token_ith(b->ctx, i) : LLAMA_TOKEN_NULL;
+    if (best == LLAMA_TOKEN_NULL) {
+        const float *logits = llama_get_logits_ith(b->ctx, i);
+        if (!logits) return dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits for a batched sequence");
+        int n_vocab = llama_vocab_n_tokens(b->model->vocab);
+        best = 0;
+        for (int v = 1; v < n_vocab; v++)
+            if (logits[v] > logits[best]) best = v;
+    }
     struct dream_gen_result *res = &out[s->req];
     bool eog = !gp->ignore_eog && llama_vocab_is_eog(b->model->vocab, best);
     if (eog) res->stopped_at_eog = true;
@@ -309,6 +337,46 @@ static int take_token(dream_batcher *b, struct slot *s, int i, const struct drea
     s->state = SLOT_DECODE;
     s->next = best;
     return 0;
+}
+
+/* One step of the unified layout: a token for every decoding sequence, then prompt tokens of
+ * prefilling sequences (in slot order) up to the step budget, all in one llama_decode. */
+static int unified_step(dream_batcher *b, struct llama_batch *bt, const struct dream_tokens *prompts, const struct dream_gen_params *gp,
+                        struct dream_gen_result *out, int *n_gen, int *running)
+{
+    double t0 = now_ms();
+    bt->n_tokens = 0;
+    for (int k = 0; k < b->p.width; k++) {
+        struct slot *s = &b->slots[k];
+        s->logit_index = -1;
+        if (s->state != SLOT_DECODE) continue;
+        s->logit_index = bt->n_tokens;
+        batch_add(bt, s->next, s->pos++, k, true);
+    }
+    int n_decode = bt->n_tokens;
+    for (int k = 0; k < b->p.width && bt->n_tokens < b->p.step_tokens; k++) {
+        struct slot *s = &b->slots[k];
+        if (s->state != SLOT_PREFILL) continue;
+        const struct dream_tokens *pr = &prompts[s->req];
+        int take = pr->n - s->pos, room = b->p.step_tokens - bt->n_tokens;
+        if (take > room) take = room;
+        for (int i = s->pos; i < s->pos + take; i++) batch_add(bt, pr->ids[i], i, k, i == pr->n - 1);
+        s->pos += take;
+        b->stats.prefill_tokens += take;
+        if (s->pos == pr->n) s->logit_index = bt->n_tokens - 1;
+    }
+    if (bt->n_tokens == 0) return 0;
+    int d = llama_decode(b->ctx, *bt);
+    if (d != 0)
+        return dream_error_set(DREAM_EMODEL, "llama_decode failed in a step of %d tokens (%d decoding) (code %d)", bt->n_tokens, n_decode, d);
+    int rc = 0;
+    for (int k = 0; k < b->p.width && !rc; k++)
+        if (b->slots[k].logit_index >= 0) rc = take_token(b, &b->slots[k], b->slots[k].logit_index, gp, out, n_gen, running);
+    if (n_decode > 0) {
+        b->stats.steps++;
+        b->stats.step_ms += now_ms() - t0;
+    } else b->stats.prefill_ms += now_ms() - t0;
+    return rc;
 }
 
 int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int n, const struct dream_gen_params *params,
@@ -399,7 +467,13 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             if (s->max_new == 0) rc = finish(b, s, &out[s->req], 0), running--;
         }
 
+        if (b->p.kv_unified) {
+            rc = rc ? rc : unified_step(b, &bt, prompts, &gp, out, n_gen, &running);
+            continue;
+        }
+
         /* One decode token for every decoding sequence, in one llama_decode. */
+        double t0 = now_ms();
         bt.n_tokens = 0;
         for (int k = 0; k < b->p.width; k++) {
             struct slot *s = &b->slots[k];
@@ -415,6 +489,7 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed in a decode step of %d sequences (code %d)", n_decode, d);
             for (int k = 0; k < b->p.width && !rc; k++)
                 if (b->slots[k].logit_index >= 0) rc = take_token(b, &b->slots[k], b->slots[k].logit_index, &gp, out, n_gen, &running);
+            b->stats.step_ms += now_ms() - t0;
         }
 
         /* Prefill chunks, each its own llama_decode, up to the step budget. */

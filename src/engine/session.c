@@ -17,6 +17,7 @@ struct dream_session_params dream_session_default_params(void)
         .n_batch = 512,
         .n_threads = cores > 0 ? (int)cores : 1,
         .flash_attn = 0,
+        .device_sampling = -1,
     };
     return p;
 }
@@ -50,8 +51,18 @@ int dream_session_new(dream_model *model, const struct dream_session_params *par
 
     dream_session *s = calloc(1, sizeof *s);
     if (!s) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (engine_device_sampling(model, p.device_sampling)) {
+        s->samplers = engine_samplers_new(1);
+        if (!s->samplers) {
+            free(s);
+            return dream_error_set(DREAM_ENOMEM, "out of memory");
+        }
+        cp.samplers = s->samplers;
+        cp.n_samplers = 1;
+    }
     s->ctx = llama_init_from_model(model->model, cp);
     if (!s->ctx) {
+        engine_samplers_free(s->samplers, 1);
         free(s);
         return dream_error_set(DREAM_EMODEL, "llama.cpp could not create a context of %d tokens for %s (out of memory? try a smaller context)",
                                p.n_ctx, model->path);
@@ -67,6 +78,7 @@ void dream_session_free(dream_session *s)
 {
     if (!s) return;
     if (s->ctx) llama_free(s->ctx);
+    engine_samplers_free(s->samplers, 1);
     free(s);
 }
 
@@ -115,6 +127,8 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= n_vocab)
             return dream_error_set(DREAM_EINVAL, "prompt token %d at position %d is outside the vocabulary (0..%d)", prompt[i], i, n_vocab - 1);
+    if (gp.digest && s->samplers)
+        return dream_error_set(DREAM_EINVAL, "a logits digest needs the host argmax; make the session with device_sampling = 0");
     if (n_prompt >= s->n_ctx)
         return dream_error_set(DREAM_ETOOBIG,
                                "the prompt has %d tokens but the context holds %d (and at least one must be left to generate); shorten the input or raise the context size",
@@ -152,12 +166,15 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
     int n_gen = 0;
     int last_index = (n_prompt - 1) % s->params.n_batch;
     while (!rc && n_gen < max_new) {
-        const float *logits = llama_get_logits_ith(s->ctx, last_index);
-        if (!logits) {
-            rc = dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits at step %d", n_gen);
-            break;
+        dream_token t = s->samplers ? llama_get_sampled_token_ith(s->ctx, last_index) : LLAMA_TOKEN_NULL;
+        if (t == LLAMA_TOKEN_NULL) {
+            const float *logits = llama_get_logits_ith(s->ctx, last_index);
+            if (!logits) {
+                rc = dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits at step %d", n_gen);
+                break;
+            }
+            t = argmax(logits, n_vocab, gp.digest ? &digest : NULL);
         }
-        dream_token t = argmax(logits, n_vocab, gp.digest ? &digest : NULL);
         if (!gp.ignore_eog && llama_vocab_is_eog(s->model->vocab, t)) {
             out->stopped_at_eog = true;
             break;
