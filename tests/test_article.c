@@ -56,7 +56,7 @@ static void test_article_parses_the_tree_of_a_full_article(void **state)
     assert_false(dream_article_is_stub(a));
     assert_true(dream_article_has_infobox(a));
     assert_int_equal(dream_article_infobox_count(a), 7);
-    assert_string_equal(dream_article_infobox_get(a, "chosen_over"), "[[Ricoh GR III]]");
+    assert_string_equal(dream_article_infobox_get(a, "chosen_over"), "[[Ricoh_GR_III|Ricoh GR III]]");
     assert_string_equal(dream_article_infobox_get(a, "aliases"), "X100V, the little Fuji");
     assert_non_null(strstr(dream_article_lead(a), "The **Fujifilm X100V** is"));
     /* Purchase, Settings, Autofocus, History, See also, References */
@@ -83,7 +83,7 @@ static void test_article_parses_the_tree_of_a_full_article(void **state)
     /* links: one in the infobox, one in Purchase, two in See also */
     assert_int_equal(dream_article_link_count(a), 4);
     const struct dream_article_link *l = dream_article_link(a, 3);
-    assert_string_equal(l->target, "Street photography");
+    assert_string_equal(l->target, "Street_photography");
     assert_string_equal(l->display, "street shooting");
     assert_true(l->in_see_also);
     assert_false(dream_article_link(a, 1)->in_see_also);
@@ -333,6 +333,241 @@ static void test_gate_rejects_broken_grammar(void **state)
     (void)state;
 }
 
+
+/* ---- normalize ------------------------------------------------------------------------- */
+
+struct notes {
+    char text[4096];
+    int n;
+};
+
+static void on_note(void *ud, const char *note)
+{
+    struct notes *ns = ud;
+    ns->n++;
+    strncat(ns->text, note, sizeof ns->text - strlen(ns->text) - 2);
+    strncat(ns->text, "\n", sizeof ns->text - strlen(ns->text) - 1);
+}
+
+static char *normalized(const char *in, const struct dream_article_normalize_params *p, struct notes *ns)
+{
+    dream_article *a = parse_str(in);
+    assert_int_equal(dream_article_normalize(a, p, ns ? on_note : NULL, ns), 0);
+    char *out = NULL;
+    assert_int_equal(dream_article_write(a, &out, NULL), 0);
+    dream_article_free(a);
+    return out;
+}
+
+static void test_normalize_renumbers_merges_and_gathers_footnotes(void **state)
+{
+    const char *in = "# T\n\nFirst[^7] and second[^b] and again[^7]. Orphan[^9].\n\n"
+                     "## Body\n\nSame message twice[^4].\n\n[^b]: `conv:bbbbbbbb#2` (2024-01-02, B)\n\n"
+                     "## References\n\n[^7]: `conv:aaaaaaaa#1` (2024-01-01, A)\n"
+                     "[^4]: `conv:aaaaaaaa#1` (2024-01-01, A)\n[^5]: `conv:cccccccc#3` (2024-01-03, unused)\n";
+    struct notes ns = {0};
+    char *out = normalized(in, NULL, &ns);
+    assert_string_equal(out, "# T\n\nFirst[^1] and second[^2] and again[^1]. Orphan.\n\n"
+                             "## Body\n\nSame message twice[^1].\n\n"
+                             "## References\n\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, A)\n"
+                             "[^2]: `conv:bbbbbbbb#2` (2024-01-02, B)\n");
+    assert_non_null(strstr(ns.text, "removed footnote marker [^9]"));
+    assert_non_null(strstr(ns.text, "merged footnote [^4] into [^1]"));
+    assert_non_null(strstr(ns.text, "removed footnote definition [^5]"));
+    free(out);
+    (void)state;
+}
+
+static void test_normalize_closes_an_unclosed_fence_before_the_heading_it_swallowed(void **state)
+{
+    char *out = normalized("# T\n\nLead.\n\n```\ncode line\n## Next\n\nText.\n", NULL, NULL);
+    assert_string_equal(out, "# T\n\nLead.\n\n```\ncode line\n```\n\n## Next\n\nText.\n");
+    free(out);
+    out = normalized("# T\n\nLead.\n~~~~\n\n\n## Next\nText.\n", NULL, NULL);
+    assert_string_equal(out, "# T\n\nLead.\n\n## Next\n\nText.\n");
+    free(out);
+    (void)state;
+}
+
+static void test_normalize_orders_the_tail_and_merges_duplicates(void **state)
+{
+    const char *in = "# T\n\nLead.\n\n## References\n\n## See also\n\n- [[A]]\n\n## Body one\n\nx\n\n"
+                     "## See also\n\n- [[B]]\n- [[A]]\n\n## History\n\n- h\n\n### Detail\n\nd\n";
+    char *out = normalized(in, NULL, NULL);
+    assert_string_equal(out, "# T\n\nLead.\n\n## Body one\n\nx\n\n## History\n\n- h\n\n### Detail\n\nd\n\n"
+                             "## See also\n\n- [[A]]\n- [[B]]\n\n## References\n");
+    free(out);
+    (void)state;
+}
+
+static char *resolve_fixture(void *ud, const char *target)
+{
+    static const char *stems[] = {"Fujifilm_X100V", "Ricoh_GR_III", "Street_photography", "Bread_baking", "Sourdough_starter"};
+    (void)ud;
+    long i = dream_article_resolve_link(stems, 5, target);
+    return i < 0 ? NULL : strdup(stems[i]);
+}
+
+static void test_normalize_infobox_title_links_and_stub(void **state)
+{
+    const char *in = "# Old title  \r\n```info\naliases: a, b\nowned: yes\nkind: gadget\ntype: camera\nowned: no\n```\n"
+                     "The thing[^1]. Like [[ricoh gr iii#Comparison]] and [[Leica]].\n"
+                     "## References\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, A)\n";
+    struct dream_article_normalize_params p = {.stem = "Fujifilm_X100V", .resolve = resolve_fixture, .manage_stub = true};
+    struct notes ns = {0};
+    char *out = normalized(in, &p, &ns);
+    assert_string_equal(out, "# Fujifilm X100V\n\n{{stub}}\n```info\ntype: camera\nkind: thing\nowned: yes\naliases: a, b\n```\n"
+                             "The thing[^1]. Like [[Ricoh_GR_III#Comparison|ricoh gr iii]] and [[Leica]].\n\n"
+                             "## References\n\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, A)\n");
+    assert_non_null(strstr(ns.text, "redlink [[Leica]]"));
+    assert_non_null(strstr(ns.text, "kind 'gadget'"));
+    assert_non_null(strstr(ns.text, "marked as a stub"));
+    free(out);
+    (void)state;
+}
+
+static void test_normalize_leaves_clean_fixtures_unchanged(void **state)
+{
+    DIR *d = opendir(fixtures);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        size_t len;
+        char *data = read_fixture(e->d_name, &len);
+        char stem[256];
+        snprintf(stem, sizeof stem, "%.*s", (int)(strlen(e->d_name) - 3), e->d_name);
+        struct dream_article_normalize_params p = {.stem = stem, .resolve = resolve_fixture, .manage_stub = true};
+        dream_article *a = NULL;
+        assert_int_equal(dream_article_parse(data, len, &a), 0);
+        struct notes ns = {0};
+        assert_int_equal(dream_article_normalize(a, &p, on_note, &ns), 0);
+        size_t olen;
+        const char *out = dream_article_text(a, &olen);
+        if (olen != len || memcmp(out, data, len) != 0) fprintf(stderr, "%s changed:\n%s\n---\n%s", e->d_name, ns.text, out);
+        assert_int_equal(olen, len);
+        assert_memory_equal(out, data, len);
+        /* and a clean fixture passes check */
+        assert_int_equal(dream_article_check(a, &(struct dream_article_check_params){.stem = stem}, NULL, NULL), 0);
+        dream_article_free(a);
+        free(data);
+    }
+    closedir(d);
+    (void)state;
+}
+
+/* ---- the property: over fixtures and mutations of them --------------------------------- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static const char *snippets[] = {
+    "```", "~~~", "```info\n", "## ", "### Sub\n", "# Second\n", "[^1]", "[^2]", "[^x]", "[^1]: `conv:aaaaaaaa#1` (2024-01-01, A)\n",
+    "[^3]: `conv:aaaaaaaa#1` (2024-01-01, A)\n", "[^2]: plain note\n", "[[", "]]", "[[A|b]]", "{{stub}}\n", "{{", "}}",
+    "\n", "\n\n\n", "  ", "\t", "\r\n", "`", "``", "## References\n", "## See also\n- [[X]]\n", "## History\n",
+    "categories: [[Category:Cameras]]\n", "*Part of a series on [[Photography]].*\n", "key: value\n", "#", "\0",
+    "*Redirects to [[B]].*\n", "kind: robot\n", "## Notes\n",
+};
+
+static void footnote_problem(void *ud, int line, const char *message)
+{
+    if (!strstr(message, "footnote")) return; /* grammar problems are the checker's to report */
+    if (strstr(message, "`conv:` citations") || strstr(message, "is not in the form")) return;
+    fail_msg("%s: after normalize, line %d: %s", (const char *)ud, line, message);
+}
+
+static void check_property(const char *data, size_t len, const char *what)
+{
+    assert_roundtrip(data, len);
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(data, len, &a), 0);
+    struct dream_article_normalize_params p = {.stem = "Some_title", .manage_stub = true};
+    assert_int_equal(dream_article_normalize(a, &p, NULL, NULL), 0);
+    size_t l1;
+    const char *t1 = dream_article_text(a, &l1);
+    char *once = malloc(l1 + 1);
+    memcpy(once, t1, l1 + 1);
+    assert_int_equal(dream_article_normalize(a, &p, NULL, NULL), 0);
+    size_t l2;
+    const char *t2 = dream_article_text(a, &l2);
+    if (l1 != l2 || memcmp(once, t2, l1) != 0)
+        fprintf(stderr, "not idempotent (%s):\n--- input\n%.*s\n--- once\n%s\n--- twice\n%s\n", what, (int)len, data, once, t2);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(once, t2, l1);
+    /* after normalize the footnotes are bijective and contiguous; only malformed provenance
+     * (which normalize cannot invent) may remain */
+    dream_article_check(a, NULL, footnote_problem, (void *)what);
+    free(once);
+    dream_article_free(a);
+}
+
+static void test_article_property_roundtrip_and_idempotent_normalize(void **state)
+{
+    DIR *d = opendir(fixtures);
+    assert_non_null(d);
+    struct dirent *e;
+    char *texts[32];
+    size_t lens[32], nt = 0;
+    while ((e = readdir(d)) && nt < 32) {
+        if (e->d_name[0] == '.') continue;
+        texts[nt] = read_fixture(e->d_name, &lens[nt]);
+        check_property(texts[nt], lens[nt], e->d_name);
+        nt++;
+    }
+    closedir(d);
+    /* DREAM_ARTICLE_MUTATIONS raises the count for a longer local run */
+    size_t iterations = getenv("DREAM_ARTICLE_MUTATIONS") ? (size_t)strtoul(getenv("DREAM_ARTICLE_MUTATIONS"), NULL, 10) : 3000;
+    for (size_t it = 0; it < iterations; it++) {
+        size_t k = next_rand() % nt;
+        char buf[16384];
+        size_t len = lens[k] < sizeof buf ? lens[k] : sizeof buf;
+        memcpy(buf, texts[k], len);
+        int edits = 1 + (int)(next_rand() % 6);
+        for (int m = 0; m < edits; m++) {
+            size_t at = len ? next_rand() % (len + 1) : 0;
+            switch (next_rand() % 3) {
+            case 0: { /* insert a snippet */
+                const char *sn = snippets[next_rand() % (sizeof snippets / sizeof snippets[0])];
+                size_t sl = sn[0] ? strlen(sn) : 1;
+                if (len + sl >= sizeof buf) break;
+                memmove(buf + at + sl, buf + at, len - at);
+                memcpy(buf + at, sn, sl);
+                len += sl;
+                break;
+            }
+            case 1: { /* delete a span */
+                size_t dl = next_rand() % 40;
+                if (at + dl > len) dl = len - at;
+                memmove(buf + at, buf + at + dl, len - at - dl);
+                len -= dl;
+                break;
+            }
+            default: { /* duplicate a span elsewhere */
+                size_t from = len ? next_rand() % len : 0, dl = next_rand() % 80;
+                if (from + dl > len) dl = len - from;
+                if (len + dl >= sizeof buf) break;
+                char tmp[80];
+                memcpy(tmp, buf + from, dl);
+                memmove(buf + at + dl, buf + at, len - at);
+                memcpy(buf + at, tmp, dl);
+                len += dl;
+            }
+            }
+        }
+        char what[64];
+        snprintf(what, sizeof what, "mutation %zu", it);
+        check_property(buf, len, what);
+    }
+    for (size_t i = 0; i < nt; i++) free(texts[i]);
+    (void)state;
+}
+
 int main(int argc, char **argv)
 {
     fixtures = argc > 1 ? argv[1] : "tests/data/articles";
@@ -347,6 +582,12 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_gate_rejects_lost_citation),
         cmocka_unit_test(test_gate_word_floor_applies_to_each_touched_section),
         cmocka_unit_test(test_gate_rejects_broken_grammar),
+        cmocka_unit_test(test_normalize_renumbers_merges_and_gathers_footnotes),
+        cmocka_unit_test(test_normalize_closes_an_unclosed_fence_before_the_heading_it_swallowed),
+        cmocka_unit_test(test_normalize_orders_the_tail_and_merges_duplicates),
+        cmocka_unit_test(test_normalize_infobox_title_links_and_stub),
+        cmocka_unit_test(test_normalize_leaves_clean_fixtures_unchanged),
+        cmocka_unit_test(test_article_property_roundtrip_and_idempotent_normalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1079,8 +1079,34 @@ int dream_article_section_insert(dream_article *a, int level, const char *title,
     a->secs[at].heading_raw = hr;
     a->secs[at].body = br;
     a->n_secs++;
-    if (index_out) *index_out = at;
-    return art_rerender(a);
+    /* where the heading lands in the new text */
+    size_t offset = strlen(a->front) + (a->h1_raw ? strlen(a->h1_raw) : 0);
+    for (size_t i = 0; i < a->n_items; i++) offset += strlen(a->items[i].raw);
+    for (size_t i = 0; i < at; i++) offset += strlen(a->secs[i].heading_raw) + strlen(a->secs[i].body);
+    size_t old_len = a->len;
+    char *old = malloc(old_len + 1);
+    if (!old) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    memcpy(old, a->text, old_len + 1);
+    int rc = art_rerender(a);
+    if (rc) {
+        free(old);
+        return rc;
+    }
+    for (size_t i = 0; i < a->n_secs; i++)
+        if (a->lines[a->secs[i].pub.line - 1].start == offset) {
+            if (index_out) *index_out = i;
+            free(old);
+            return 0;
+        }
+    /* the heading fell inside a code fence that never closes: leave the article as it was */
+    int line = a->unclosed_fence_line;
+    rc = art_reparse(a, old, old_len);
+    free(old);
+    if (rc) return rc;
+    return dream_error_set(DREAM_EFORMAT,
+                           "cannot add section '%s': it would fall inside the code fence opened on line %d, "
+                           "which never closes (normalize closes it)",
+                           title, line);
 }
 
 int dream_article_section_remove(dream_article *a, size_t i)
