@@ -1,0 +1,159 @@
+/* cmd_check.c — `dream check`: validate every article of the wiki (grammar, footnotes, links,
+ * provenance) and name each violation as FILE:LINE: message. */
+#include "cli.h"
+
+#include "dream/article.h"
+#include "dream/error.h"
+#include "dream/paths.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char cmd_check_summary[] = "validate every article of the wiki (grammar, footnotes, links)";
+
+static void check_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: dream check [--wiki DIR] [--quiet]\n"
+            "\n"
+            "Reads every article under the wiki's articles/ and reports each violation of the\n"
+            "article grammar as FILE:LINE: message: one H1 matching the file name, the header order,\n"
+            "at most one infobox, closed code fences, the section order (body, History, See also,\n"
+            "Notes, References last), footnotes (every marker defined, every definition cited,\n"
+            "numbered 1, 2, 3 ... in order of first citation, each `conv:HASH#MSG` (YYYY-MM-DD,\n"
+            "title)), and links to articles that do not exist.\n"
+            "\n"
+            "Exits 0 with a one-line summary when the wiki is clean, 1 when anything is wrong.\n"
+            "\n"
+            "options:\n"
+            "  --wiki DIR   the wiki (default: ~/.local/share/dream/wiki, $DREAM_WIKI, or\n"
+            "               $DREAM_HOME/wiki)\n"
+            "  --quiet      no summary line when clean\n"
+            "  -h, --help   this text\n");
+}
+
+struct check_file {
+    const char *path;
+    size_t problems;
+};
+
+static void on_problem(void *ud, int line, const char *message)
+{
+    struct check_file *f = ud;
+    f->problems++;
+    printf("%s:%d: %s\n", f->path, line > 0 ? line : 1, message);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The stems of articles/ (file names ending in .md, without it), sorted; NULL on failure. */
+static char **list_stems(const char *dir, size_t *n)
+{
+    DIR *d = opendir(dir);
+    *n = 0;
+    if (!d) return NULL;
+    size_t cap = 64;
+    char **v = malloc(cap * sizeof *v);
+    struct dirent *e;
+    while (v && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] == '.' || l <= 3 || strcmp(e->d_name + l - 3, ".md") != 0) continue;
+        if (*n == cap) {
+            char **p = realloc(v, (cap *= 2) * sizeof *v);
+            if (!p) break;
+            v = p;
+        }
+        if (!(v[*n] = strndup(e->d_name, l - 3))) break;
+        (*n)++;
+    }
+    closedir(d);
+    if (v) qsort(v, *n, sizeof *v, cmp_str);
+    return v;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    const char *wiki = NULL;
+    bool quiet = false;
+    for (int i = 1; i < argc; i++) {
+        if (cli_wants_help(argv[i])) {
+            check_usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--wiki") == 0 && i + 1 < argc) {
+            wiki = argv[++i];
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            quiet = true;
+        } else {
+            fprintf(stderr, "dream check: unknown argument '%s'\n", argv[i]);
+            check_usage(stderr);
+            return 2;
+        }
+    }
+    char *dflt = NULL;
+    if (!wiki) {
+        int rc = dream_paths_wiki_dir(&dflt);
+        if (rc) return cli_fail("check", rc);
+        wiki = dflt;
+    }
+    size_t wl = strlen(wiki);
+    char *dir = malloc(wl + 16);
+    if (!dir) {
+        free(dflt);
+        return cli_fail("check", dream_error_set(DREAM_ENOMEM, "out of memory"));
+    }
+    snprintf(dir, wl + 16, "%s/articles", wiki);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "dream check: %s is not a directory: is %s a wiki? (create one with `dream init --wiki %s`)\n",
+                dir, wiki, wiki);
+        free(dir);
+        free(dflt);
+        return 1;
+    }
+    size_t n = 0;
+    char **stems = list_stems(dir, &n);
+    if (!stems) {
+        fprintf(stderr, "dream check: cannot list %s\n", dir);
+        free(dir);
+        free(dflt);
+        return 1;
+    }
+    size_t problems = 0, bad_files = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.md", dir, stems[i]);
+        struct check_file cf = {path, 0};
+        dream_article *a = NULL;
+        int rc = dream_article_read_file(path, &a);
+        if (rc) {
+            printf("%s:1: cannot read: %s\n", path, dream_error_last());
+            cf.problems = 1;
+        } else {
+            struct dream_article_check_params p = {stems[i], (const char *const *)stems, n};
+            dream_article_check(a, &p, on_problem, &cf);
+            dream_article_free(a);
+        }
+        problems += cf.problems;
+        bad_files += cf.problems > 0;
+    }
+    for (size_t i = 0; i < n; i++) free(stems[i]);
+    free(stems);
+    int status = 0;
+    fflush(stdout);
+    if (problems) {
+        fprintf(stderr, "dream check: %zu problem(s) in %zu of %zu article(s) in %s\n", problems, bad_files, n, dir);
+        status = 1;
+    } else if (!quiet) {
+        printf("dream check: %zu article(s) in %s, all clean\n", n, dir);
+    }
+    free(dir);
+    free(dflt);
+    return status;
+}

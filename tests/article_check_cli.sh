@@ -1,0 +1,45 @@
+#!/bin/sh
+# article_check_cli.sh — `dream check` end to end. argv: DREAM_BINARY DATA_DIR WORK_DIR.
+# A clean vault (the fixture articles) passes with a one-line summary; a vault with one
+# violation of each kind fails and names every one as FILE:LINE: message.
+set -u
+dream=$1 data=$2 work=$3
+rm -rf "$work" && mkdir -p "$work/clean" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+cp -r "$data/articles" "$work/clean/articles" || exit 1
+out=$("$dream" check --wiki "$work/clean" 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "clean vault: exit $rc: $out"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "clean vault: more than one line: $out"
+printf '%s\n' "$out" | grep -q "^dream check: 5 article(s) in .*/articles, all clean$" || fail "clean vault summary: $out"
+
+# DREAM_WIKI is the default wiki
+out=$(DREAM_WIKI="$work/clean" "$dream" check --quiet 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -z "$out" ] || fail "--quiet on a clean vault: exit $rc: $out"
+
+b="$data/vault-broken/articles"
+out=$("$dream" check --wiki "$data/vault-broken" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "broken vault: exit $rc (want 1): $out"
+expect() {
+    printf '%s\n' "$out" | grep -qF -- "$1" || fail "broken vault: missing '$1' in:
+$out"
+}
+expect "$b/Title_mismatch.md:1: the H1 'Another title' does not match the file name (expected '# Title mismatch')"
+expect "$b/Second_h1.md:5: a second H1 'Stray': an article has exactly one; make it '## Stray'"
+expect "$b/Unclosed_fence.md:5: a code fence opened here is never closed"
+expect "$b/Unclosed_fence.md:3: footnote marker [^1] has no definition"
+expect "$b/Tail_order.md:9: '## See also' comes after '## References'"
+expect "$b/Undefined_marker.md:3: footnote marker [^2] has no definition"
+expect "$b/Unused_definition.md:8: footnote definition [^2] is never cited in the text"
+expect "$b/Out_of_order.md:3: footnote [^2] is cited where [^1] is expected"
+expect "$b/Old_provenance.md:7: footnote [^1] is not in the form \`conv:HASH#MSG\` (YYYY-MM-DD, title)"
+expect "$b/Redlink.md:3: link [[Nowhere Article]] points to no article"
+expect "$b/Two_infoboxes.md:7: a second infobox"
+expect "problem(s) in 10 of 11 article(s)"
+printf '%s\n' "$out" | grep -q "Clean_one.md" && fail "Clean_one.md reported: $out"
+printf '%s\n' "$out" | grep -q "Category:Things" && fail "a category link was reported: $out"
+
+# not a wiki
+out=$("$dream" check --wiki "$work/nowhere" 2>&1); rc=$?
+[ $rc -eq 1 ] && printf '%s\n' "$out" | grep -q "is not a directory" || fail "missing wiki: exit $rc: $out"
+echo "PASS: dream check: clean vault clean, 11 kinds of violation named"
