@@ -9,6 +9,11 @@ if(TARGET dream_memory)
   dream_add_test(NAME test_extract SOURCES test_extract.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/examples/conversations)
   target_include_directories(test_extract PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
+  # The fixture corpus (tests/data/dreaming) through all four stages with the scripted fake, and
+  # the same pipeline killed at random points and resumed.
+  dream_add_test(NAME test_dreaming_fixture SOURCES test_dreaming_fixture.c dreaming_fixture.c dreaming_fake.c
+                 LIBS dream_memory PkgConfig::SQLITE3 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
+  target_include_directories(test_dreaming_fixture PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_segment_noise SOURCES test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
   target_include_directories(test_segment_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_extract_noise SOURCES test_extract_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
@@ -21,7 +26,7 @@ if(TARGET dream)
   set(_d ${CMAKE_BINARY_DIR}/tests/dreaming-cli)
   add_test(NAME cli_init_twice
            COMMAND sh -c "rm -rf '${_d}/init' && '$<TARGET_FILE:dream>' init --wiki '${_d}/init/wiki' --quiet && '$<TARGET_FILE:dream>' init --wiki '${_d}/init/wiki'")
-  set_tests_properties(cli_init_twice PROPERTIES PASS_REGULAR_EXPRESSION "already set up \\(7 file\\(s\\) as seeded, 0 kept\\)")
+  set_tests_properties(cli_init_twice PROPERTIES PASS_REGULAR_EXPRESSION "already set up \\(8 file\\(s\\) as seeded, 0 kept\\)")
   add_test(NAME cli_run_segment_dry
            COMMAND sh -c "rm -rf '${_d}/run' && DREAM_HOME='${_d}/run' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/examples/conversations' >/dev/null && DREAM_HOME='${_d}/run' '$<TARGET_FILE:dream>' run --stage segment --dry-run")
   set_tests_properties(cli_run_segment_dry PROPERTIES PASS_REGULAR_EXPRESSION "segment: [1-9][0-9]* conversation\\(s\\) would be segmented")

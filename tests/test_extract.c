@@ -182,14 +182,14 @@ static struct dream_extract_result extract(dream_store *s, int64_t conversation,
 static struct dream_resolve_result resolve(dream_store *s)
 {
     struct dream_resolve_result r;
-    assert_int_equal(dream_resolve_run(s, false, &r), 0);
+    assert_int_equal(dream_resolve_run(s, NULL, &r), 0);
     return r;
 }
 
 static struct dream_route_result route(dream_store *s)
 {
     struct dream_route_result r;
-    assert_int_equal(dream_route_run(s, false, &r), 0);
+    assert_int_equal(dream_route_run(s, NULL, &r), 0);
     return r;
 }
 

@@ -52,9 +52,9 @@ static void test_extract_noise_is_recorded_not_fatal(void **state)
     snprintf(sql, sizeof sql, "SELECT count(*) FROM chunk_mentions WHERE normal = '' OR length(CAST(surface AS BLOB)) > %d", ENTITY_NAME_MAX);
     assert_int_equal(test_store_scalar(s, sql), 0);
     struct dream_resolve_result rr;
-    assert_int_equal(dream_resolve_run(s, false, &rr), 0);
+    assert_int_equal(dream_resolve_run(s, NULL, &rr), 0);
     struct dream_route_result rt;
-    assert_int_equal(dream_route_run(s, false, &rt), 0);
+    assert_int_equal(dream_route_run(s, NULL, &rt), 0);
     assert_int_equal(rt.articles + rt.captured, rt.entities);
     assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions WHERE entity IS NULL"), 0);
     assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);

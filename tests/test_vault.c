@@ -95,12 +95,13 @@ static void test_vault_init_creates_layout_and_one_commit(void **state)
     assert_int_equal(r.repo_created, 1);
     assert_int_equal(r.committed, 1);
     assert_int_equal(r.kept, 0);
-    assert_true(r.created >= 7);
+    assert_true(r.created >= 8);
     const char *const dirs[] = {"wiki/articles", "wiki/Meta", "wiki/Talk", "wiki/.git"};
     for (size_t i = 0; i < 4; i++) assert_true(is_dir(path_of(dirs[i])));
     const char *const files[] = {"wiki/README.md", "wiki/.gitignore", "wiki/Meta/Chunking.md", "wiki/Meta/Entities.md",
-                                 "wiki/Meta/Article_Conventions.md", "wiki/Meta/Infobox_Schemas.md", "wiki/Meta/Topics_to_Ignore.md"};
-    for (size_t i = 0; i < 7; i++) assert_true(is_file(path_of(files[i])));
+                                 "wiki/Meta/Article_Conventions.md", "wiki/Meta/Infobox_Schemas.md", "wiki/Meta/Topics_to_Ignore.md",
+                                 "wiki/Meta/Aliases.md"};
+    for (size_t i = 0; i < 8; i++) assert_true(is_file(path_of(files[i])));
     assert_int_equal(commit_count(w), 1);
 
     /* The working tree is clean: the initial commit holds every seeded file. */
@@ -221,8 +222,8 @@ static void test_vault_init_rejects_unwritable_dir(void **state)
 static void test_vault_meta_pages_are_schematic(void **state)
 {
     (void)state;
-    const char *const pages[] = {"Chunking", "Entities", "Article_Conventions", "Infobox_Schemas", "Topics_to_Ignore"};
-    for (size_t i = 0; i < 5; i++) {
+    const char *const pages[] = {"Chunking", "Entities", "Article_Conventions", "Infobox_Schemas", "Topics_to_Ignore", "Aliases"};
+    for (size_t i = 0; i < 6; i++) {
         const char *t = dream_vault_seed_meta(pages[i]);
         assert_non_null(t);
         assert_true(strstr(t, "<") != NULL || strstr(t, "nothing") != NULL);

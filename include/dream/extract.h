@@ -16,6 +16,7 @@
 #ifndef DREAM_EXTRACT_H
 #define DREAM_EXTRACT_H
 
+#include "dream/progress.h"
 #include "dream/store.h"
 
 #include <stdbool.h>
@@ -38,6 +39,8 @@ struct dream_extract_params {
                               with a note, so its prompt fits the seam's context (default 16000;
                               0 = never) */
     bool dry_run;          /* count the work; call nothing, write nothing */
+    dream_progress_fn on_progress; /* may be NULL: told after each batch is stored */
+    void *progress_ud;
 };
 
 void dream_extract_default_params(struct dream_extract_params *params);

@@ -18,6 +18,7 @@
 #ifndef DREAM_SEGMENT_H
 #define DREAM_SEGMENT_H
 
+#include "dream/progress.h"
 #include "dream/store.h"
 
 #include <stdbool.h>
@@ -42,6 +43,8 @@ struct dream_segment_params {
     size_t window_overlap;  /* messages each window repeats from the one before (default 2) */
     size_t max_prompt_bytes; /* a prompt larger than this fails at once (no retries); 0 = no limit */
     bool dry_run;           /* count the work; call nothing, write nothing */
+    dream_progress_fn on_progress; /* may be NULL: told after each batch is stored */
+    void *progress_ud;
 };
 
 void dream_segment_default_params(struct dream_segment_params *params);

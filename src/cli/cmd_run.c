@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char cmd_run_summary[] = "dream: run the pipeline's stages over the stored conversations";
 
@@ -22,7 +23,7 @@ static void run_usage(FILE *f)
 {
     fprintf(f,
             "usage: dream run [--stage segment|extract|resolve|route] [--limit N] [--conversation CITE] [--dry-run]\n"
-            "                 [--batch N] [--store PATH] [--wiki DIR]\n"
+            "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N]\n"
             "\n"
             "Runs the Dreaming's stages over the conversations in the store, oldest first. Each\n"
             "stage takes only the work still to do, so a run can be stopped at any moment and run\n"
@@ -38,9 +39,19 @@ static void run_usage(FILE *f)
             "  --batch N           conversations (or chunks) per batched model call (default 8)\n"
             "  --store PATH        the store (default: ~/.cache/dream/memory.sqlite, or\n"
             "                      $DREAM_HOME/cache/memory.sqlite)\n"
-            "  --wiki DIR          the wiki whose Meta pages are inlined (default: the wiki path;\n"
-            "                      the built-in policy when it has not been set up)\n"
+            "  --wiki DIR          the wiki whose Meta pages are inlined, and whose Meta/Aliases\n"
+            "                      seeds resolve (default: the wiki path; the built-in policy when\n"
+            "                      it has not been set up)\n"
+            "  --tie-break         resolve: when a name's distinctive words point at two or more\n"
+            "                      entities, ask the model which one (yes/no each); off by default\n"
+            "                      (also DREAM_RESOLVE_TIE_BREAK=1)\n"
+            "  --engagement N      route: an entity in one chunk still gets an article when its\n"
+            "                      chunks hold N or more of your own messages; 0 = off (default;\n"
+            "                      also DREAM_ROUTE_ENGAGEMENT)\n"
             "  -h, --help          this text\n"
+            "\n"
+            "On a terminal, each stage shows its progress (items done, items per second) on\n"
+            "stderr while it runs; every stage ends with one summary line on stdout.\n"
             "\n"
             "Exit status: 0 when the run finished (failed model answers are recorded and counted),\n"
             "1 when the store failed, 2 for a usage error.\n");
@@ -48,8 +59,8 @@ static void run_usage(FILE *f)
 
 struct run_opts {
     const char *stage, *store_path, *wiki, *conversation;
-    long limit, batch;
-    bool dry_run;
+    long limit, batch, engagement;
+    bool dry_run, tie_break, engagement_set;
 };
 
 /* Parses argv into o; returns -1 after printing help, 2 on a usage error, else 0. */
@@ -63,6 +74,12 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             return -1;
         } else if (!strcmp(a, "--dry-run")) {
             o->dry_run = true;
+        } else if (!strcmp(a, "--tie-break")) {
+            o->tie_break = true;
+        } else if (!strcmp(a, "--engagement")) {
+            if (!cli_parse_int("run", a, val, 0, 1000000L, &o->engagement)) return 2;
+            o->engagement_set = true;
+            i++;
         } else if (!strcmp(a, "--limit") || !strcmp(a, "--batch")) {
             if (!cli_parse_int("run", a, val, !strcmp(a, "--batch") ? 1 : 0, 1000000000L, !strcmp(a, "--limit") ? &o->limit : &o->batch))
                 return 2;
@@ -98,16 +115,55 @@ static double run_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The live progress line: on a terminal only, redrawn in place on stderr at most every 0.1 s. */
+struct run_progress {
+    bool tty;
+    bool drawn;
+    double t0, last;
+};
+
+static void run_progress_start(struct run_progress *pr)
+{
+    pr->t0 = run_now_s();
+    pr->last = 0;
+    pr->drawn = false;
+}
+
+static void run_progress_show(void *ud, const char *stage, size_t done, size_t total)
+{
+    struct run_progress *pr = ud;
+    if (!pr->tty) return;
+    double now = run_now_s();
+    if (done < total && now - pr->last < 0.1) return;
+    pr->last = now;
+    double dt = now - pr->t0;
+    fprintf(stderr, "\r%s: %zu/%zu (%.0f%%), %.2f/s\033[K", stage, done, total, total ? 100.0 * (double)done / (double)total : 100.0,
+            dt > 0 ? (double)done / dt : 0.0);
+    fflush(stderr);
+    pr->drawn = true;
+}
+
+/* Clears the live line before the stage's summary. */
+static void run_progress_end(struct run_progress *pr)
+{
+    if (pr->tty && pr->drawn) fputs("\r\033[K", stderr);
+    pr->drawn = false;
+}
+
 static bool run_wants(const struct run_opts *o, const char *stage)
 {
     return !o->stage || strcmp(o->stage, stage) == 0;
 }
 
-static int run_segment(dream_store *store, const struct dream_segment_params *p, bool dry_run)
+static int run_segment(dream_store *store, struct dream_segment_params *p, bool dry_run, struct run_progress *pr)
 {
     struct dream_segment_result r;
     double t0 = run_now_s();
+    run_progress_start(pr);
+    p->on_progress = run_progress_show;
+    p->progress_ud = pr;
     int rc = dream_segment_run(store, p, &r);
+    run_progress_end(pr);
     if (rc) return rc;
     double dt = run_now_s() - t0;
     if (dry_run) {
@@ -120,7 +176,7 @@ static int run_segment(dream_store *store, const struct dream_segment_params *p,
     return DREAM_OK;
 }
 
-static int run_extract(dream_store *store, const struct run_opts *o, int64_t conversation)
+static int run_extract(dream_store *store, const struct run_opts *o, int64_t conversation, struct run_progress *pr)
 {
     struct dream_extract_params p;
     dream_extract_default_params(&p);
@@ -129,9 +185,13 @@ static int run_extract(dream_store *store, const struct run_opts *o, int64_t con
     p.limit = (size_t)o->limit;
     p.batch = (size_t)o->batch;
     p.dry_run = o->dry_run;
+    p.on_progress = run_progress_show;
+    p.progress_ud = pr;
     struct dream_extract_result r;
     double t0 = run_now_s();
+    run_progress_start(pr);
     int rc = dream_extract_run(store, &p, &r);
+    run_progress_end(pr);
     if (rc) return rc;
     double dt = run_now_s() - t0;
     if (o->dry_run) {
@@ -144,23 +204,47 @@ static int run_extract(dream_store *store, const struct run_opts *o, int64_t con
     return DREAM_OK;
 }
 
-static int run_resolve(dream_store *store, bool dry_run)
+static int run_resolve(dream_store *store, const struct run_opts *o, struct run_progress *pr)
 {
+    struct dream_resolve_params p;
+    dream_resolve_default_params(&p);
+    p.wiki_dir = o->wiki;
+    p.dry_run = o->dry_run;
+    if (o->tie_break) p.tie_break = true;
+    p.on_progress = run_progress_show;
+    p.progress_ud = pr;
     struct dream_resolve_result r;
-    int rc = dream_resolve_run(store, dry_run, &r);
+    double t0 = run_now_s();
+    run_progress_start(pr);
+    int rc = dream_resolve_run(store, &p, &r);
+    run_progress_end(pr);
     if (rc) return rc;
-    if (dry_run) printf("resolve: %zu name(s) would be resolved (dry run: nothing written)\n", r.mentions);
-    else printf("resolve: %zu name(s): %zu joined a known entity, %zu new entit(ies)\n", r.mentions, r.folded, r.minted);
+    double dt = run_now_s() - t0;
+    if (o->dry_run) {
+        printf("resolve: %zu name(s) would be resolved (dry run: nothing written)\n", r.mentions);
+    } else {
+        printf("resolve: %zu name(s): %zu joined a known entity (%zu by an alias seed%s), %zu new entit(ies); %.1f s (%.2f names/s)\n",
+               r.mentions, r.folded, r.seeded, p.tie_break ? "" : "; tie-break off", r.minted, dt, dt > 0 ? (double)r.mentions / dt : 0.0);
+        if (p.tie_break) printf("resolve: tie-break: %zu question(s) asked, %zu name(s) folded by the answer\n", r.asked, r.tie_folds);
+    }
     return DREAM_OK;
 }
 
-static int run_route(dream_store *store, bool dry_run)
+static int run_route(dream_store *store, const struct run_opts *o)
 {
+    struct dream_route_params p;
+    dream_route_default_params(&p);
+    p.dry_run = o->dry_run;
+    if (o->engagement_set) p.min_user_messages = (int)o->engagement;
     struct dream_route_result r;
-    int rc = dream_route_run(store, dry_run, &r);
+    double t0 = run_now_s();
+    int rc = dream_route_run(store, &p, &r);
     if (rc) return rc;
-    printf("route: %zu entit(ies): %zu with an article (%zu new), %zu captured%s\n", r.entities, r.articles, r.newly, r.captured,
-           dry_run ? " (dry run: nothing written)" : "");
+    double dt = run_now_s() - t0;
+    printf("route: %zu entit(ies): %zu with an article (%zu new", r.entities, r.articles, r.newly);
+    if (p.min_user_messages > 0) printf(", %zu by the engagement gate of %d message(s)", r.engaged, p.min_user_messages);
+    printf("), %zu captured%s; %.1f s (%.2f entities/s)\n", r.captured, o->dry_run ? " (dry run: nothing written)" : "", dt,
+           dt > 0 ? (double)r.entities / dt : 0.0);
     return DREAM_OK;
 }
 
@@ -208,10 +292,11 @@ int cmd_run(int argc, char **argv)
     }
 
     rc = DREAM_OK;
-    if (run_wants(&o, "segment")) rc = run_segment(store, &p, o.dry_run);
-    if (!rc && run_wants(&o, "extract")) rc = run_extract(store, &o, p.conversation);
-    if (!rc && run_wants(&o, "resolve")) rc = run_resolve(store, o.dry_run);
-    if (!rc && run_wants(&o, "route")) rc = run_route(store, o.dry_run);
+    struct run_progress pr = {.tty = isatty(STDERR_FILENO) == 1};
+    if (run_wants(&o, "segment")) rc = run_segment(store, &p, o.dry_run, &pr);
+    if (!rc && run_wants(&o, "extract")) rc = run_extract(store, &o, p.conversation, &pr);
+    if (!rc && run_wants(&o, "resolve")) rc = run_resolve(store, &o, &pr);
+    if (!rc && run_wants(&o, "route")) rc = run_route(store, &o);
     if (rc) goto fail;
     dream_store_close(store);
     free(store_dflt);

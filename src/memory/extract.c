@@ -270,7 +270,11 @@ int dream_extract_run(dream_store *store, const struct dream_extract_params *par
     int rc = ext_eligible(store, &p, &chunks, &n);
     if (rc) return rc;
     res.eligible = n;
-    for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) rc = ext_batch(store, chunks + i, n - i < p.batch ? n - i : p.batch, &p, &res);
+    for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
+        size_t k = n - i < p.batch ? n - i : p.batch;
+        rc = ext_batch(store, chunks + i, k, &p, &res);
+        if (!rc && p.on_progress) p.on_progress(p.progress_ud, "extract", i + k, n);
+    }
     free(chunks);
     if (result) *result = res;
     return rc;

@@ -1,15 +1,31 @@
 /* resolve.c — the resolve stage: mentions → canonical entities (see dream/entity.h; spec §6.3). */
 #include "dream/entity.h"
 
+#include "../util/buf.h"
 #include "dream/error.h"
+#include "dream/log.h"
+#include "dream/model.h"
+#include "dream/vault.h"
 #include "entity_name.h"
 #include "store_internal.h"
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+
+#define RESOLVE_STAGE "resolve" /* the seam stage of the optional tie-break question */
+
+void dream_resolve_default_params(struct dream_resolve_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->max_candidates = 5;
+    const char *env = getenv("DREAM_RESOLVE_TIE_BREAK");
+    p->tie_break = env && *env && strcmp(env, "0") != 0;
+}
 
 struct res_mention {
     int64_t chunk;
@@ -190,36 +206,317 @@ static int res_add_tokens(dream_store *store, const char *normal, int64_t id)
     return rc;
 }
 
+/* ---- alias seeds (Meta/Aliases) ---- */
+
+/* One seeded name: an alias or the canonical name itself, keyed by its normal and squeezed forms,
+ * pointing at its canonical (an index into the canonical names). */
+struct res_seed_key {
+    char *normal, *squeezed;
+    size_t canonical;
+};
+
+struct res_seeds {
+    char **canonical; /* the canonical names as the person spelled them */
+    size_t n_canonical;
+    struct res_seed_key *keys;
+    size_t n_keys, cap_keys;
+};
+
+static void res_seeds_free(struct res_seeds *s)
+{
+    for (size_t i = 0; i < s->n_canonical; i++) free(s->canonical[i]);
+    free(s->canonical);
+    for (size_t i = 0; i < s->n_keys; i++) {
+        free(s->keys[i].normal);
+        free(s->keys[i].squeezed);
+    }
+    free(s->keys);
+    memset(s, 0, sizeof *s);
+}
+
+
+/* The seed key a normal form hits (same normal or squeezed form), or NULL. */
+static const struct res_seed_key *res_seed_find(const struct res_seeds *s, const char *normal, const char *squeezed)
+{
+    for (size_t i = 0; i < s->n_keys; i++)
+        if (strcmp(s->keys[i].normal, normal) == 0 || strcmp(s->keys[i].squeezed, squeezed) == 0) return &s->keys[i];
+    return NULL;
+}
+
+/* Adds the name [p, p+len) as a key of canonical ci. A name already claimed by another canonical
+ * keeps its first owner (the page is read top to bottom) and is reported. */
+static int res_seed_add(struct res_seeds *s, const char *p, size_t len, size_t ci, const char *where, int line)
+{
+    while (len && isspace((unsigned char)*p)) p++, len--;
+    while (len && isspace((unsigned char)p[len - 1])) len--;
+    if (!len) return DREAM_OK;
+    char *name = strndup(p, len), *normal = NULL, *squeezed = NULL;
+    if (!name) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = entity_name_normal(name, &normal);
+    if (rc == DREAM_EINVAL) {
+        dream_log(DREAM_LOG_WARN, "%s:%d: '%.80s' is not valid UTF-8; the alias is skipped", where, line, name);
+        free(name);
+        return DREAM_OK;
+    }
+    if (!rc) rc = res_squeeze(normal, &squeezed);
+    if (!rc) {
+        const struct res_seed_key *dup = res_seed_find(s, normal, squeezed);
+        if (dup && dup->canonical != ci) {
+            dream_log(DREAM_LOG_WARN, "%s:%d: '%.80s' is already an alias of '%.80s' (an earlier line); this line's claim is skipped",
+                      where, line, name, s->canonical[dup->canonical]);
+        } else if (!dup) {
+            if (s->n_keys == s->cap_keys) {
+                size_t cap = s->cap_keys ? s->cap_keys * 2 : 16;
+                struct res_seed_key *grown = realloc(s->keys, cap * sizeof *grown);
+                if (!grown) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                else s->keys = grown, s->cap_keys = cap;
+            }
+            if (!rc) {
+                s->keys[s->n_keys++] = (struct res_seed_key){normal, squeezed, ci};
+                normal = squeezed = NULL;
+            }
+        }
+    }
+    free(name);
+    free(normal);
+    free(squeezed);
+    return rc;
+}
+
+/* Reads the alias seeds of the vault at wiki: list lines "- Canonical Name: alias, alias". Other
+ * lines are prose; a list line with a placeholder (<...>) is the page's own example; a list line
+ * without a colon is reported and skipped. A missing page means no seeds. */
+static int res_seeds_load(const char *wiki, struct res_seeds *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!wiki) return DREAM_OK;
+    char *page = NULL;
+    int rc = dream_vault_meta_page(wiki, "Aliases", &page);
+    if (rc) return rc;
+    char where[4200];
+    snprintf(where, sizeof where, "%s/Meta/Aliases.md", wiki);
+    int line = 0;
+    bool fenced = false;
+    for (const char *p = page; !rc && *p;) {
+        size_t len = strcspn(p, "\n");
+        const char *next = p + len + (p[len] == '\n');
+        line++;
+        const char *q = p;
+        while (q < p + len && (*q == ' ' || *q == '\t')) q++;
+        if (p + len - q >= 3 && strncmp(q, "```", 3) == 0) fenced = !fenced;
+        bool item = !fenced && q + 1 < p + len && (*q == '-' || *q == '*') && q[1] == ' ';
+        if (item && memchr(q, '<', (size_t)(p + len - q))) item = false; /* a placeholder */
+        if (item) {
+            q += 2;
+            const char *colon = memchr(q, ':', (size_t)(p + len - q));
+            if (!colon) {
+                dream_log(DREAM_LOG_WARN, "%s:%d: expected '- Canonical Name: alias, alias', got '%.*s'; the line is skipped", where, line,
+                          (int)(len > 80 ? 80 : len), p);
+            } else {
+                const char *c0 = q, *c1 = colon;
+                while (c0 < c1 && isspace((unsigned char)*c0)) c0++;
+                while (c1 > c0 && isspace((unsigned char)c1[-1])) c1--;
+                if (c1 > c0) {
+                    char **grown = realloc(s->canonical, (s->n_canonical + 1) * sizeof *grown);
+                    char *name = strndup(c0, (size_t)(c1 - c0));
+                    if (grown) s->canonical = grown;
+                    if (!grown || !name) {
+                        free(name);
+                        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                        break;
+                    }
+                    size_t ci = s->n_canonical++;
+                    s->canonical[ci] = name;
+                    rc = res_seed_add(s, c0, (size_t)(c1 - c0), ci, where, line);
+                    for (const char *a = colon + 1; !rc && a < p + len;) {
+                        size_t alen = strcspn(a, ",\n");
+                        if (a + alen > p + len) alen = (size_t)(p + len - a);
+                        rc = res_seed_add(s, a, alen, ci, where, line);
+                        a += alen + 1;
+                    }
+                }
+            }
+        }
+        p = next;
+    }
+    free(page);
+    if (rc) res_seeds_free(s);
+    return rc;
+}
+
+/* ---- the optional tie-break ---- */
+
+/* The entities that the distinctive tokens of normal point to (each a token owned by exactly one
+ * entity), distinct, in token order; at most max. */
+static int res_distinctive_owners(dream_store *store, const char *normal, int64_t *out, size_t max, size_t *n)
+{
+    char tok[RES_MAX_TOKENS][RES_TOKEN_BYTES];
+    size_t nt = res_tokens(normal, tok);
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "SELECT entity FROM pipeline_entity_tokens WHERE token = ? LIMIT 2", -1, &st, NULL))
+        return store_sql_error(store, "looking up an entity's tokens");
+    int rc = DREAM_OK;
+    for (size_t i = 0; !rc && i < nt && *n < max; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, tok[i], -1, SQLITE_STATIC);
+        int64_t owner = 0;
+        int rows = 0, step;
+        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+            owner = sqlite3_column_int64(st, 0);
+            rows++;
+        }
+        if (step != SQLITE_DONE) rc = store_sql_error(store, "looking up an entity's tokens");
+        if (rc || rows != 1) continue;
+        bool seen = false;
+        for (size_t k = 0; k < *n; k++) seen |= out[k] == owner;
+        if (!seen) out[(*n)++] = owner;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static const char res_tie_system[] = "You decide whether two names from a person's notes mean the same thing. Reply with one word: yes or no.";
+
+/* Renders the question whether surface names entity id (its name and up to four other names it
+ * was given). *out is malloc'd. */
+static int res_tie_prompt(dream_store *store, const char *surface, int64_t id, char **out)
+{
+    sqlite3_stmt *st;
+    *out = NULL;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT e.name, (SELECT group_concat(surface, '; ') FROM (SELECT DISTINCT m.surface FROM chunk_mentions m "
+                           "WHERE m.entity = e.id AND m.surface <> e.name ORDER BY m.surface LIMIT 4)) FROM pipeline_entities e WHERE e.id = ?",
+                           -1, &st, NULL))
+        return store_sql_error(store, "reading a candidate entity");
+    sqlite3_bind_int64(st, 1, id);
+    int rc = DREAM_OK;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        struct dbuf b = {0};
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        const char *also = (const char *)sqlite3_column_text(st, 1);
+        rc = dbuf_printf(&b, "Name A: \"%s\"\nName B: \"%s\"%s%s%s\n\nDo A and B name the same thing? Answer yes or no.\n", surface, name,
+                         also ? " (also written: " : "", also ? also : "", also ? ")" : "");
+        if (!rc && !(*out = dbuf_take(&b))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (rc) dbuf_free(&b);
+    } else {
+        rc = store_sql_error(store, "reading a candidate entity");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Whether an answer says yes: its first word, casefolded, is "yes". */
+static bool res_says_yes(const char *answer)
+{
+    while (*answer && !isalpha((unsigned char)*answer)) answer++;
+    return strncasecmp(answer, "yes", 3) == 0 && !isalpha((unsigned char)answer[3]);
+}
+
+/* When the distinctive tokens of m point at two or more entities, asks the model about each; *id
+ * is the one candidate it said yes to, else 0. */
+static int res_tie_break(dream_store *store, const struct dream_resolve_params *p, const struct res_mention *m, int64_t *id,
+                         struct dream_resolve_result *res)
+{
+    int64_t cand[16];
+    size_t n = 0, max = p->max_candidates < 16 ? p->max_candidates : 16;
+    *id = 0;
+    int rc = res_distinctive_owners(store, m->normal, cand, max, &n);
+    if (rc || n < 2) return rc;
+    struct dream_local_input in[16];
+    char *prompt[16] = {0}, *out[16] = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = res_tie_prompt(store, m->surface, cand[i], &prompt[i]);
+        in[i] = (struct dream_local_input){.system = res_tie_system, .user = prompt[i]};
+    }
+    if (!rc) {
+        struct dream_call_opts opts = dream_call_default_opts();
+        opts.max_tokens = 8;
+        int call_rc = dream_call_local_batch(RESOLVE_STAGE, in, n, &opts, out);
+        res->asked += n;
+        if (call_rc) rc = dream_error_wrap(call_rc, "resolving '%.80s': the tie-break question got no answer", m->surface);
+    }
+    size_t yes = 0;
+    int64_t pick = 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (res_says_yes(out[i])) yes++, pick = cand[i];
+    if (!rc && yes == 1) *id = pick;
+    for (size_t i = 0; i < n; i++) {
+        free(prompt[i]);
+        free(out[i]);
+    }
+    return rc;
+}
+
+/* ---- the stage ---- */
+
+/* Mints an entity named name (normal and squeezed forms given) and registers its tokens. */
+static int res_mint(dream_store *store, const char *name, const char *normal, const char *squeezed, int64_t now, int64_t *id)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "INSERT INTO pipeline_entities (name, normal, squeezed, created_at) VALUES (?, ?, ?, ?)", -1, &st,
+                           NULL))
+        return store_sql_error(store, "minting an entity");
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, normal, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, squeezed, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, now);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? DREAM_OK : store_sql_error(store, "minting an entity");
+    sqlite3_finalize(st);
+    if (!rc) *id = sqlite3_last_insert_rowid(store_db(store));
+    if (!rc) rc = res_add_tokens(store, normal, *id);
+    return rc;
+}
+
+/* The entity of seed key k: the one with the canonical's normal or squeezed form, minted under
+ * the seed's spelling when there is none yet. */
+static int res_seed_entity(dream_store *store, const struct res_seeds *seeds, const struct res_seed_key *k, int64_t now, int64_t *id,
+                           bool *minted)
+{
+    const char *name = seeds->canonical[k->canonical];
+    char *normal = NULL, *squeezed = NULL;
+    *minted = false;
+    int rc = entity_name_normal(name, &normal);
+    if (!rc) rc = res_squeeze(normal, &squeezed);
+    if (!rc) rc = res_lookup(store, normal, squeezed, id);
+    if (!rc && *id == 0) {
+        rc = res_mint(store, name, normal, squeezed, now, id);
+        *minted = !rc;
+    }
+    free(normal);
+    free(squeezed);
+    return rc;
+}
+
 /* Resolves one mention inside the open transaction. */
-static int res_one(dream_store *store, const struct res_mention *m, int64_t now, struct dream_resolve_result *res)
+static int res_one(dream_store *store, const struct dream_resolve_params *p, const struct res_seeds *seeds, const struct res_mention *m,
+                   int64_t now, struct dream_resolve_result *res)
 {
     sqlite3 *db = store_db(store);
     char *squeezed = NULL;
-    int64_t id;
+    int64_t id = 0;
+    bool minted = false;
     int rc = res_squeeze(m->normal, &squeezed);
-    if (!rc) rc = res_lookup(store, m->normal, squeezed, &id);
+    const struct res_seed_key *k = rc ? NULL : res_seed_find(seeds, m->normal, squeezed);
+    if (k) {
+        rc = res_seed_entity(store, seeds, k, now, &id, &minted);
+        if (!rc) res->seeded++;
+    }
+    if (!rc && id == 0) rc = res_lookup(store, m->normal, squeezed, &id);
     if (!rc && id == 0) rc = res_by_tokens(store, m->normal, &id);
-    sqlite3_stmt *st = NULL;
+    if (!rc && id == 0 && p->tie_break) {
+        rc = res_tie_break(store, p, m, &id, res);
+        if (!rc && id) res->tie_folds++;
+    }
     if (!rc && id == 0) {
-        if (sqlite3_prepare_v2(db, "INSERT INTO pipeline_entities (name, normal, squeezed, created_at) VALUES (?, ?, ?, ?)", -1, &st, NULL))
-            rc = store_sql_error(store, "minting an entity");
-        if (!rc) {
-            sqlite3_bind_text(st, 1, m->surface, -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, 2, m->normal, -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, 3, squeezed, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(st, 4, now);
-            if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "minting an entity");
-            id = sqlite3_last_insert_rowid(db);
-            res->minted++;
-        }
-        sqlite3_finalize(st);
-        if (!rc) rc = res_add_tokens(store, m->normal, id);
-        st = NULL;
-    } else if (!rc) {
-        res->folded++;
+        rc = res_mint(store, m->surface, m->normal, squeezed, now, &id);
+        minted = !rc;
     }
     free(squeezed);
     if (rc) return rc;
+    if (minted) res->minted++;
+    else res->folded++;
+    sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "UPDATE chunk_mentions SET entity = ? WHERE chunk = ? AND normal = ?", -1, &st, NULL))
         return store_sql_error(store, "resolving a mention");
     sqlite3_bind_int64(st, 1, id);
@@ -231,24 +528,46 @@ static int res_one(dream_store *store, const struct res_mention *m, int64_t now,
     return rc;
 }
 
-int dream_resolve_run(dream_store *store, bool dry_run, struct dream_resolve_result *result)
+int dream_resolve_run(dream_store *store, const struct dream_resolve_params *params, struct dream_resolve_result *result)
 {
+    struct dream_resolve_params p;
+    if (params) p = *params;
+    else dream_resolve_default_params(&p);
     struct dream_resolve_result res = {0};
     struct res_mention *m;
     size_t n;
     int rc = res_pending(store, &m, &n);
     if (rc) return rc;
-    if (dry_run) {
+    size_t chunks = 0;
+    for (size_t i = 0; i < n; i++) chunks += i == 0 || m[i].chunk != m[i - 1].chunk;
+    struct res_seeds seeds;
+    if (p.dry_run) {
         res.mentions = n;
-    } else if (n) {
+    } else if (n && !(rc = res_seeds_load(p.wiki_dir, &seeds))) {
         int64_t now = store_now_ms();
-        rc = store_exec(store, "BEGIN IMMEDIATE", "starting the resolve write");
-        for (size_t i = 0; !rc && i < n; i++) rc = res_one(store, &m[i], now, &res);
-        if (!rc) rc = store_exec(store, "COMMIT", "committing the resolve write");
-        if (rc) {
-            store_exec(store, "ROLLBACK", "rolling back the resolve write");
-            memset(&res, 0, sizeof res);
+        /* One transaction per chunk: a kill loses at most the chunk in flight, and the write lock
+         * is never held across more than one chunk's tie-break questions. */
+        size_t done = 0;
+        for (size_t i = 0; !rc && i < n;) {
+            struct dream_resolve_result step = {0};
+            size_t j = i;
+            rc = store_exec(store, "BEGIN IMMEDIATE", "starting the resolve write");
+            for (; !rc && j < n && m[j].chunk == m[i].chunk; j++) rc = res_one(store, &p, &seeds, &m[j], now, &step);
+            if (!rc) rc = store_exec(store, "COMMIT", "committing the resolve write");
+            if (rc) {
+                store_exec(store, "ROLLBACK", "rolling back the resolve write");
+                break;
+            }
+            res.mentions += step.mentions;
+            res.folded += step.folded;
+            res.minted += step.minted;
+            res.seeded += step.seeded;
+            res.asked += step.asked;
+            res.tie_folds += step.tie_folds;
+            i = j;
+            if (p.on_progress) p.on_progress(p.progress_ud, "resolve", ++done, chunks);
         }
+        res_seeds_free(&seeds);
     }
     res_mentions_free(m, n);
     if (result) *result = res;

@@ -63,8 +63,19 @@ static const char meta_entities[] =
     "- Always keep the most specific proper noun that the chunk mentions.\n"
     "- One name per line; `NONE` when the chunk has no nameable subject.\n"
     "\n"
-    "Aliases: a line `- <alias> => <Canonical Title>` below tells the resolver that the two name\n"
-    "the same subject.\n";
+    "Names that mean the same subject are listed in Meta/Aliases.md.\n";
+
+static const char meta_aliases[] =
+    "# Aliases\n"
+    "\n"
+    "Names that mean the same subject. Before the Dreaming makes a new entity for a name, it looks\n"
+    "here: a name equal to an alias (or to the canonical name itself, ignoring case, spacing and\n"
+    "punctuation) joins the canonical entity, created under the spelling given here if it does\n"
+    "not exist yet. One subject per line, in this form:\n"
+    "\n"
+    "- <Canonical Name>: <alias one>, <alias two>\n"
+    "\n"
+    "Lines with `<` and `>` are examples and are skipped. Currently no aliases are listed.\n";
 
 static const char meta_article_conventions[] =
     "# Article conventions\n"
@@ -118,6 +129,7 @@ static const struct vault_seed_file seeds[] = {
     {"Meta/Chunking.md", meta_chunking},
     {"Meta/Topics_to_Ignore.md", meta_topics_to_ignore},
     {"Meta/Entities.md", meta_entities},
+    {"Meta/Aliases.md", meta_aliases},
     {"Meta/Article_Conventions.md", meta_article_conventions},
     {"Meta/Infobox_Schemas.md", meta_infobox_schemas},
 };

@@ -1,0 +1,138 @@
+/* dreaming_fake.c — see dreaming_fake.h. */
+#include "dreaming_fake.h"
+
+#include "../src/util/buf.h"
+#include "dream/error.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+long dreaming_fake_calls;
+long dreaming_fake_kill_at;
+unsigned dreaming_fake_delay_us;
+
+/* The subjects the chunker tells apart, with the label it gives their chunks. */
+enum fake_subject { SUBJ_NONE, SUBJ_BREAD, SUBJ_BIKE, SUBJ_GARDEN, SUBJ_CELLO, SUBJ_SOLAR, SUBJ_KAYAK, SUBJ_CHESS, SUBJ_TAX, SUBJ_COUNT };
+static const char *const subject_label[SUBJ_COUNT] = {"small talk",          "sourdough baking", "bicycle upkeep",
+                                                      "balcony gardening",   "cello practice",   "home solar power",
+                                                      "a kayak weekend",     "chess study",      "freelance taxes"};
+
+/* Trigger phrase (matched case-insensitively in the text) → the line the fake model answers
+ * (formatted as small models do: list markers, emphasis, odd capitals) and its subject. */
+static const struct {
+    const char *trigger, *answer;
+    enum fake_subject subject;
+} lexicon[] = {
+    {"sourdough", "- **Sourdough**", SUBJ_BREAD},
+    {"sour-dough", "Sour-dough", SUBJ_BREAD},
+    {"levain", "Levain", SUBJ_BREAD},
+    {"bicycle maintenance", "1. Bicycle Maintenance", SUBJ_BIKE},
+    {"bike repair", "bike repair", SUBJ_BIKE},
+    {"derailleur", "Bicycle", SUBJ_BIKE},
+    {"balcony garden", "Balcony garden", SUBJ_GARDEN},
+    {"balcony planters", "The Balcony Garden", SUBJ_GARDEN},
+    {"balcony tomatoes", "Balcony", SUBJ_GARDEN},
+    {"cello practice", "Cello Practice", SUBJ_CELLO},
+    {"cello lesson", "Cello", SUBJ_CELLO},
+    {"bow hold", "CELLO PRACTICE", SUBJ_CELLO},
+    {"solar panels", "Home Solar Panels", SUBJ_SOLAR},
+    {"home solar", "Home solar", SUBJ_SOLAR},
+    {"inverter", "Solar inverter", SUBJ_SOLAR},
+    {"kayak", "Kayak Trip", SUBJ_KAYAK},
+    {"chess openings", "Chess Openings", SUBJ_CHESS},
+    {"tax return", "Tax Return", SUBJ_TAX},
+};
+#define N_LEXICON (sizeof lexicon / sizeof lexicon[0])
+
+/* The first case-insensitive occurrence of word in [s, e), or NULL. */
+static const char *fake_find(const char *s, const char *e, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = s; p + n <= e; p++)
+        if (strncasecmp(p, word, n) == 0) return p;
+    return NULL;
+}
+
+/* The subject of the text [s, e): that of its earliest trigger; SUBJ_NONE without one. */
+static enum fake_subject fake_subject_of(const char *s, const char *e)
+{
+    const char *best = NULL;
+    enum fake_subject subject = SUBJ_NONE;
+    for (size_t i = 0; i < N_LEXICON; i++) {
+        const char *at = fake_find(s, e, lexicon[i].trigger);
+        if (at && (!best || at < best)) best = at, subject = lexicon[i].subject;
+    }
+    return subject;
+}
+
+char *dreaming_fake_chunk(const char *prompt)
+{
+    struct dbuf b = {0};
+    dbuf_puts(&b, "```json\n{\"chunks\": [");
+    const char *p = strstr(prompt, "--- end of policy ---");
+    int n_chunks = 0;
+    char open_id[256] = "", last_id[256] = "";
+    enum fake_subject open = SUBJ_NONE;
+    while (p && (p = strstr(p, "\n[")) != NULL) {
+        p++;
+        char role[16], id[256];
+        int pos;
+        if (sscanf(p, "[%15[a-z]] (id: %255[^,], position %d)", role, id, &pos) != 3) continue;
+        const char *text = strchr(p, '\n');
+        if (!text) break;
+        text++;
+        const char *end = strstr(text, "\n---\n[");
+        if (!end) end = text + strlen(text);
+        if (strcmp(role, "user") == 0) {
+            enum fake_subject subject = fake_subject_of(text, end);
+            if (!*open_id) {
+                snprintf(open_id, sizeof open_id, "%s", id);
+                open = subject;
+            } else if (subject != SUBJ_NONE && open == SUBJ_NONE) {
+                open = subject; /* the chunk's first subject names it */
+            } else if (subject != SUBJ_NONE && subject != open) {
+                dbuf_printf(&b, "%s{\"start_message_id\": \"%s\", \"end_message_id\": \"%s\", \"label\": \"%s\"}", n_chunks++ ? ", " : "",
+                            open_id, last_id, subject_label[open]);
+                snprintf(open_id, sizeof open_id, "%s", id);
+                open = subject;
+            }
+        }
+        snprintf(last_id, sizeof last_id, "%s", id);
+    }
+    if (*open_id)
+        dbuf_printf(&b, "%s{\"start_message_id\": \"%s\", \"end_message_id\": \"%s\", \"label\": \"%s\"}", n_chunks ? ", " : "", open_id,
+                    last_id, subject_label[open]);
+    dbuf_puts(&b, "]}\n```\n");
+    return dbuf_take(&b);
+}
+
+char *dreaming_fake_entities(const char *prompt)
+{
+    const char *s = strstr(prompt, "--- Conversation chunk ---\n");
+    const char *e = s ? strstr(s, "--- end chunk ---") : NULL;
+    if (!s || !e) return strdup("NONE");
+    struct dbuf b = {0};
+    for (size_t i = 0; i < N_LEXICON; i++)
+        if (fake_find(s, e, lexicon[i].trigger)) dbuf_printf(&b, "%s\n", lexicon[i].answer);
+    if (b.len == 0) dbuf_puts(&b, "NONE\n");
+    return dbuf_take(&b);
+}
+
+int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                       char **out)
+{
+    (void)ud;
+    (void)opts;
+    dreaming_fake_calls++;
+    if (dreaming_fake_kill_at && dreaming_fake_calls >= dreaming_fake_kill_at) raise(SIGKILL);
+    if (dreaming_fake_delay_us) usleep(dreaming_fake_delay_us);
+    bool chunk = strcmp(stage, "chunk") == 0;
+    if (!chunk && strcmp(stage, "entity") != 0) return dream_error_set(DREAM_ENOTFOUND, "the fixture fake has no stage '%s'", stage);
+    for (size_t i = 0; i < n; i++) out[i] = chunk ? dreaming_fake_chunk(in[i].user) : dreaming_fake_entities(in[i].user);
+    return 0;
+}
