@@ -4,7 +4,6 @@
 #include "../src/util/buf.h"
 #include "dream/error.h"
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,7 @@
 #include <unistd.h>
 
 long dreaming_fake_calls;
-long dreaming_fake_kill_at;
+void (*dreaming_fake_on_call)(const char *stage);
 unsigned dreaming_fake_delay_us;
 
 /* The subjects the chunker tells apart, with the label it gives their chunks. */
@@ -129,7 +128,7 @@ int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_inp
     (void)ud;
     (void)opts;
     dreaming_fake_calls++;
-    if (dreaming_fake_kill_at && dreaming_fake_calls >= dreaming_fake_kill_at) raise(SIGKILL);
+    if (dreaming_fake_on_call) dreaming_fake_on_call(stage);
     if (dreaming_fake_delay_us) usleep(dreaming_fake_delay_us);
     bool chunk = strcmp(stage, "chunk") == 0;
     if (!chunk && strcmp(stage, "entity") != 0) return dream_error_set(DREAM_ENOTFOUND, "the fixture fake has no stage '%s'", stage);

@@ -18,12 +18,12 @@ char *dreaming_fake_chunk(const char *prompt);
 char *dreaming_fake_entities(const char *prompt);
 
 /* A dream_backend call answering "chunk" and "entity" as above (any other stage: an error).
- * Counts calls in dreaming_fake_calls; when dreaming_fake_kill_at is reached, the process
- * SIGKILLs itself (for the kill-and-resume test); sleeps dreaming_fake_delay_us per call. */
+ * Counts calls in dreaming_fake_calls; calls dreaming_fake_on_call (when set) first, with the
+ * stage (the kill-and-resume test stops the process there); sleeps dreaming_fake_delay_us. */
 int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
                        char **out);
 extern long dreaming_fake_calls;
-extern long dreaming_fake_kill_at;
+extern void (*dreaming_fake_on_call)(const char *stage);
 extern unsigned dreaming_fake_delay_us;
 
 #endif

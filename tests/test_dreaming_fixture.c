@@ -34,7 +34,6 @@ static int setup(void **state)
     if (dream_store_open(":memory:", &s)) return -1;
     if (fixture_ingest(s, corpus)) return -1;
     dreaming_fake_calls = 0;
-    dreaming_fake_kill_at = 0;
     *state = s;
     return 0;
 }
