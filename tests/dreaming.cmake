@@ -17,6 +17,8 @@ if(TARGET dream_memory)
   dream_add_test(NAME test_pipeline_resume SOURCES test_pipeline_resume.c dreaming_fixture.c dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
   target_include_directories(test_pipeline_resume PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
+  dream_add_test(NAME test_resolve SOURCES test_resolve.c LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2)
+  target_include_directories(test_resolve PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_segment_noise SOURCES test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
   target_include_directories(test_segment_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_extract_noise SOURCES test_extract_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)

@@ -1,0 +1,314 @@
+/* test_resolve.c — the resolve stage's extras (spec §6.3, DESIGN §5): alias seeds read from the
+ * vault's Meta/Aliases page, applied before anything is minted (placeholders and malformed lines
+ * skipped, the seeded page lists none), and the optional model tie-break, asked only when a
+ * name's distinctive words point at two or more entities, folding only on exactly one "yes",
+ * off unless asked for. The model is a scripted fake. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dream/entity.h"
+#include "dream/error.h"
+#include "dream/extract.h"
+#include "dream/model.h"
+#include "dream/store.h"
+#include "dream/vault.h"
+#include "store_internal.h"
+#include "dreaming_test_util.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmp_root[4096];
+static int n_convs;
+
+/* ---- the fake: the tie-break question ---- */
+
+enum tie_mode { TIE_YES_IF_B_HAS, TIE_ALWAYS_YES, TIE_BROKEN };
+static enum tie_mode tie_mode;
+static const char *tie_word; /* TIE_YES_IF_B_HAS: "yes" when name B contains it */
+static int tie_questions;
+static char tie_last_prompt[1024];
+
+static int fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                     char **out)
+{
+    (void)ud;
+    assert_string_equal(stage, "resolve");
+    assert_true(opts->max_tokens <= 16); /* a one-word answer */
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null(in[i].system);
+        assert_non_null(strstr(in[i].system, "yes or no"));
+        tie_questions++;
+        snprintf(tie_last_prompt, sizeof tie_last_prompt, "%s", in[i].user);
+        const char *b = strstr(in[i].user, "Name B: ");
+        assert_non_null(b);
+        bool yes = tie_mode == TIE_ALWAYS_YES;
+        if (tie_mode == TIE_YES_IF_B_HAS) { /* the word must be on name B's line */
+            size_t line = strcspn(b, "\n");
+            const char *hit = strstr(b, tie_word);
+            yes = hit && hit < b + line;
+        }
+        out[i] = tie_mode == TIE_BROKEN ? NULL : strdup(yes ? "Yes." : "no");
+    }
+    if (tie_mode == TIE_BROKEN) return dream_error_set(DREAM_ENOTFOUND, "no fake model here");
+    return 0;
+}
+
+static int setup(void **state)
+{
+    dream_store *s;
+    if (dream_store_open(":memory:", &s)) return -1;
+    struct dream_backend fake = {.name = "tie-fake", .call = fake_call};
+    if (dream_seam_set_backend(&fake)) return -1;
+    tie_mode = TIE_YES_IF_B_HAS;
+    tie_word = "Cello";
+    tie_questions = 0;
+    n_convs = 0;
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    dream_store_close(*state);
+    dream_seam_set_backend(NULL);
+    return 0;
+}
+
+/* A new chunk (in a conversation of its own, later than every earlier one) mentioning the
+ * names in surfaces (NULL-terminated). Returns the chunk id. */
+static int64_t put_chunk(dream_store *s, const char *const *surfaces)
+{
+    struct dream_message m[2] = {{"user", "u", 0, "question"}, {"assistant", "a", 0, "answer"}};
+    char id[32];
+    snprintf(id, sizeof id, "conv-%d", n_convs);
+    struct dream_conversation c = {.source = "pi", .id = id, .title = id, .updated_ms = 1000 + n_convs, .messages = m, .n_messages = 2};
+    n_convs++;
+    assert_int_equal(dream_store_put(s, &c, &(enum dream_store_outcome){0}), 0);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO chunks (conversation, first_position, last_position, label, revision, created_at) "
+             "SELECT id, 0, 1, 'x', 1, 0 FROM conversations WHERE source_id = '%s'",
+             id);
+    assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+    int64_t chunk = sqlite3_last_insert_rowid(store_db(s));
+    for (const char *const *p = surfaces; *p; p++) {
+        char *normal;
+        assert_int_equal(dream_entity_normal_form(*p, &normal), 0);
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_prepare_v2(store_db(s), "INSERT INTO chunk_mentions (chunk, normal, surface) VALUES (?, ?, ?)", -1, &st, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_int64(st, 1, chunk);
+        sqlite3_bind_text(st, 2, normal, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, *p, -1, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+        sqlite3_finalize(st);
+        free(normal);
+    }
+    return chunk;
+}
+
+/* The name of the entity the mention surface of chunk resolved to ("" when unresolved). */
+static const char *entity_of(dream_store *s, int64_t chunk, const char *surface)
+{
+    static char name[256];
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s),
+                                        "SELECT coalesce(e.name, '') FROM chunk_mentions m LEFT JOIN pipeline_entities e ON e.id = m.entity "
+                                        "WHERE m.chunk = ? AND m.surface = ?",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, chunk);
+    sqlite3_bind_text(st, 2, surface, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return name;
+}
+
+/* A wiki directory whose Meta/Aliases.md holds text. Returns its path (static). */
+static const char *wiki_with_aliases(const char *text)
+{
+    static char w[4200];
+    static int n;
+    snprintf(w, sizeof w, "%s/wiki-%d", tmp_root, n++);
+    char meta[4300], page[4400];
+    snprintf(meta, sizeof meta, "%s/Meta", w);
+    assert_int_equal(mkdir(w, 0755), 0);
+    assert_int_equal(mkdir(meta, 0755), 0);
+    snprintf(page, sizeof page, "%s/Aliases.md", meta);
+    FILE *f = fopen(page, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return w;
+}
+
+static struct dream_resolve_result resolve(dream_store *s, const char *wiki, bool tie_break)
+{
+    struct dream_resolve_params p;
+    dream_resolve_default_params(&p);
+    p.wiki_dir = wiki;
+    p.tie_break = tie_break;
+    struct dream_resolve_result r;
+    assert_int_equal(dream_resolve_run(s, &p, &r), 0);
+    return r;
+}
+
+/* ---- alias seeds ---- */
+
+static void test_resolve_alias_seed_folds_before_minting_under_the_seed_spelling(void **state)
+{
+    dream_store *s = *state;
+    const char *w = wiki_with_aliases("# Aliases\n\nProse lines are not seeds: Word: other.\n"
+                                      "- <Canonical Name>: <alias one>, <alias two>\n"
+                                      "- Sourdough: levain ,  wild yeast starter\n"
+                                      "- Broken line without a colon\n"
+                                      "* Bicycle Maintenance: bike repair\n"
+                                      "- Other Thing: levain\n" /* a second claim on levain: the first wins */
+                                      "```\n- Fenced: not a seed\n```\n");
+    /* The alias comes first: without the seed it would mint "Levain". */
+    int64_t c1 = put_chunk(s, (const char *const[]){"Levain", "Prose lines are not seeds", NULL});
+    int64_t c2 = put_chunk(s, (const char *const[]){"Wild-Yeast Starter", "sourdough", "Bike Repair", "Fenced", NULL});
+    int64_t c3 = put_chunk(s, (const char *const[]){"alias one", NULL});
+    struct dream_resolve_result r = resolve(s, w, false);
+    assert_string_equal(entity_of(s, c1, "Levain"), "Sourdough");
+    assert_string_equal(entity_of(s, c2, "Wild-Yeast Starter"), "Sourdough"); /* squeezed form of the alias */
+    assert_string_equal(entity_of(s, c2, "sourdough"), "Sourdough");
+    assert_string_equal(entity_of(s, c2, "Bike Repair"), "Bicycle Maintenance");
+    assert_string_equal(entity_of(s, c2, "Fenced"), "Fenced");                 /* a fenced line is no seed */
+    assert_string_equal(entity_of(s, c3, "alias one"), "alias one");           /* a placeholder is no seed */
+    assert_string_equal(entity_of(s, c1, "Prose lines are not seeds"), "Prose lines are not seeds");
+    assert_int_equal(r.seeded, 4);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE name IN ('Other Thing', 'Broken line without a colon')"), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities"), 5);
+}
+
+static void test_resolve_seeded_aliases_page_lists_no_aliases(void **state)
+{
+    dream_store *s = *state;
+    char w[4200];
+    snprintf(w, sizeof w, "%s/init-wiki", tmp_root);
+    struct dream_vault_init_result vr;
+    assert_int_equal(dream_vault_init(w, &vr, NULL, NULL), 0);
+    const char *page = dream_vault_seed_meta("Aliases");
+    assert_non_null(page);
+    assert_non_null(strstr(page, "- <Canonical Name>: <alias one>, <alias two>"));
+    int64_t c = put_chunk(s, (const char *const[]){"alias one", "Canonical Name", NULL});
+    struct dream_resolve_result r = resolve(s, w, false);
+    assert_int_equal(r.seeded, 0);
+    assert_int_equal(r.minted, 2);
+    assert_string_equal(entity_of(s, c, "alias one"), "alias one");
+}
+
+/* ---- the tie-break ---- */
+
+/* Two entities, "Cello Practice" and "Piano Lessons", then "Cello Lessons": "cello" points at
+ * the first, "lessons" at the second. Returns the chunk of "Cello Lessons". */
+static int64_t two_candidates(dream_store *s)
+{
+    put_chunk(s, (const char *const[]){"Cello Practice", "Piano Lessons", NULL});
+    assert_int_equal(resolve(s, NULL, true).minted, 2);
+    assert_int_equal(tie_questions, 0); /* nothing to break a tie between yet */
+    return put_chunk(s, (const char *const[]){"Cello Lessons", NULL});
+}
+
+static void test_resolve_tie_break_off_by_default_mints(void **state)
+{
+    dream_store *s = *state;
+    unsetenv("DREAM_RESOLVE_TIE_BREAK");
+    struct dream_resolve_params p;
+    dream_resolve_default_params(&p);
+    assert_false(p.tie_break);
+    setenv("DREAM_RESOLVE_TIE_BREAK", "1", 1);
+    dream_resolve_default_params(&p);
+    assert_true(p.tie_break);
+    unsetenv("DREAM_RESOLVE_TIE_BREAK");
+    int64_t c = two_candidates(s);
+    struct dream_resolve_result r = resolve(s, NULL, false);
+    assert_int_equal(tie_questions, 0);
+    assert_int_equal(r.minted, 1);
+    assert_string_equal(entity_of(s, c, "Cello Lessons"), "Cello Lessons");
+}
+
+static void test_resolve_tie_break_folds_on_exactly_one_yes(void **state)
+{
+    dream_store *s = *state;
+    int64_t c = two_candidates(s);
+    struct dream_resolve_result r = resolve(s, NULL, true);
+    assert_int_equal(tie_questions, 2); /* one question per candidate */
+    assert_int_equal(r.asked, 2);
+    assert_int_equal(r.tie_folds, 1);
+    assert_int_equal(r.minted, 0);
+    assert_string_equal(entity_of(s, c, "Cello Lessons"), "Cello Practice");
+    assert_non_null(strstr(tie_last_prompt, "Name A: \"Cello Lessons\""));
+    /* A name with one candidate never asks: layer 3 folds it. */
+    int64_t c2 = put_chunk(s, (const char *const[]){"Piano", NULL});
+    resolve(s, NULL, true);
+    assert_int_equal(tie_questions, 2);
+    assert_string_equal(entity_of(s, c2, "Piano"), "Piano Lessons");
+}
+
+static void test_resolve_tie_break_mints_on_two_yes_or_none(void **state)
+{
+    dream_store *s = *state;
+    int64_t c = two_candidates(s);
+    tie_mode = TIE_ALWAYS_YES;
+    struct dream_resolve_result r = resolve(s, NULL, true);
+    assert_int_equal(r.asked, 2);
+    assert_int_equal(r.minted, 1);
+    assert_string_equal(entity_of(s, c, "Cello Lessons"), "Cello Lessons");
+    tie_mode = TIE_YES_IF_B_HAS;
+    tie_word = "Drums";
+    int64_t c2 = put_chunk(s, (const char *const[]){"Practice Lessons", NULL});
+    /* "lessons" now has two owners; only "practice" is distinctive: one candidate, no question,
+     * and "lessons" is not that candidate's word, so a new entity is minted. */
+    r = resolve(s, NULL, true);
+    assert_int_equal(r.asked, 0);
+    assert_string_equal(entity_of(s, c2, "Practice Lessons"), "Practice Lessons");
+}
+
+static void test_resolve_tie_break_without_a_model_stops_and_keeps_the_mention(void **state)
+{
+    dream_store *s = *state;
+    int64_t c = two_candidates(s);
+    tie_mode = TIE_BROKEN;
+    struct dream_resolve_params p;
+    dream_resolve_default_params(&p);
+    p.tie_break = true;
+    struct dream_resolve_result r;
+    assert_int_not_equal(dream_resolve_run(s, &p, &r), 0);
+    assert_non_null(strstr(dream_error_last(), "Cello Lessons"));
+    assert_string_equal(entity_of(s, c, "Cello Lessons"), ""); /* still unresolved: retried next run */
+    tie_mode = TIE_YES_IF_B_HAS;
+    resolve(s, NULL, true);
+    assert_string_equal(entity_of(s, c, "Cello Lessons"), "Cello Practice");
+}
+
+int main(void)
+{
+    const char *b = getenv("DREAM_TEST_BUILD");
+    snprintf(tmp_root, sizeof tmp_root, "%s/tmp-resolve-XXXXXX", b ? b : "/tmp");
+    if (!mkdtemp(tmp_root)) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_resolve_alias_seed_folds_before_minting_under_the_seed_spelling, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_seeded_aliases_page_lists_no_aliases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_tie_break_off_by_default_mints, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_tie_break_folds_on_exactly_one_yes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_tie_break_mints_on_two_yes_or_none, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_tie_break_without_a_model_stops_and_keeps_the_mention, setup, teardown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+    if (system(cmd) != 0) rc = 1;
+    return rc;
+}
