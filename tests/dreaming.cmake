@@ -39,5 +39,23 @@ if(TARGET dream)
   add_test(NAME cli_run_all_dry
            COMMAND sh -c "rm -rf '${_d}/run-all' && DREAM_HOME='${_d}/run-all' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/examples/conversations' >/dev/null && DREAM_HOME='${_d}/run-all' '$<TARGET_FILE:dream>' run --dry-run")
   set_tests_properties(cli_run_all_dry PROPERTIES PASS_REGULAR_EXPRESSION "segment: [1-9][0-9]* conversation.*extract: 0 chunk\\(s\\) would be extracted.*resolve: 0 name.*route: 0 entit")
+  # Progress: on a terminal (script(1) gives stderr a pty) each stage redraws "done/total (pct),
+  # rate/s" in place; on a pipe only the one summary line per stage. The tiny model's context
+  # is set too small for the prompts, so every call fails at once (a recorded failed attempt)
+  # and the test takes seconds.
+  set(_tiny "DREAM_MODEL='${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf' DREAM_ADAPTERS='${_d}/no-adapters' DREAM_THREADS=1 DREAM_CTX=256")
+  set(_ingest "rm -rf '${_d}/progress' && DREAM_HOME='${_d}/progress' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus' >/dev/null")
+  find_program(DREAM_SCRIPT_PROG script)
+  if(DREAM_SCRIPT_PROG)
+    add_test(NAME cli_run_progress_tty
+             COMMAND sh -c "${_ingest} && ${_tiny} DREAM_HOME='${_d}/progress' '${DREAM_SCRIPT_PROG}' -qec \"'$<TARGET_FILE:dream>' run --stage segment --limit 4 --batch 2\" /dev/null")
+    set_tests_properties(cli_run_progress_tty PROPERTIES FIXTURES_REQUIRED tiny_models RESOURCE_LOCK dreaming_cli_progress
+      PASS_REGULAR_EXPRESSION "segment: 2/4 \\(50%\\), [0-9.]+/s.*segment: 4/4 \\(100%\\), [0-9.]+/s.*segment: 4 conversation\\(s\\): 0 segmented into 0 chunk\\(s\\), 0 skipped \\(nothing to cut\\), 4 failed attempt\\(s\\).*conversations/s")
+  endif()
+  add_test(NAME cli_run_progress_pipe
+           COMMAND sh -c "${_ingest} && ${_tiny} DREAM_HOME='${_d}/progress' '$<TARGET_FILE:dream>' run --limit 4 --batch 2 2>&1 | cat")
+  set_tests_properties(cli_run_progress_pipe PROPERTIES FIXTURES_REQUIRED tiny_models RESOURCE_LOCK dreaming_cli_progress
+    PASS_REGULAR_EXPRESSION "segment: 4 conversation\\(s\\).*4 failed attempt\\(s\\).*conversations/s\\)\nextract: 0 chunk\\(s\\).*chunks/s\\)\nresolve: 0 name\\(s\\).*names/s\\)\nroute: 0 entit\\(ies\\).*entities/s\\)\n"
+    FAIL_REGULAR_EXPRESSION "[0-9]+/[0-9]+ \\([0-9]+%\\)")
   add_test(NAME cli_run_unknown_stage COMMAND sh -c "'$<TARGET_FILE:dream>' run --stage synthesize; test $? -eq 2")
 endif()

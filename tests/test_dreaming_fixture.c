@@ -78,6 +78,29 @@ static void test_fixture_pipeline_gives_expected_chunks_entities_routes(void **s
     assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions WHERE entity IS NULL"), 0);
 }
 
+/* Progress events, as "stage done/total" lines. */
+static char progress_log[4096];
+static void record_progress(void *ud, const char *stage, size_t done, size_t total)
+{
+    (void)ud;
+    size_t len = strlen(progress_log);
+    snprintf(progress_log + len, sizeof progress_log - len, "%s %zu/%zu\n", stage, done, total);
+}
+
+static void test_fixture_stages_report_progress_after_each_batch(void **state)
+{
+    dream_store *s = *state;
+    progress_log[0] = '\0';
+    assert_int_equal(fixture_run_pipeline(s, wiki, 0, record_progress, NULL), 0);
+    /* 13 conversations in batches of 3; 18 chunks in batches of 4; 17 chunks with names, one
+     * resolve transaction each; route once (reported by the fixture runner). */
+    assert_text_equal(progress_log, "segment 3/13\nsegment 6/13\nsegment 9/13\nsegment 12/13\nsegment 13/13\n"
+                                    "extract 4/18\nextract 8/18\nextract 12/18\nextract 16/18\nextract 18/18\n"
+                                    "resolve 1/17\nresolve 2/17\nresolve 3/17\nresolve 4/17\nresolve 5/17\nresolve 6/17\n"
+                                    "resolve 7/17\nresolve 8/17\nresolve 9/17\nresolve 10/17\nresolve 11/17\nresolve 12/17\n"
+                                    "resolve 13/17\nresolve 14/17\nresolve 15/17\nresolve 16/17\nresolve 17/17\nroute 1/1\n");
+}
+
 static void test_fixture_second_run_changes_nothing(void **state)
 {
     dream_store *s = *state;
@@ -103,6 +126,13 @@ static void test_fixture_engagement_gate_promotes_the_engaged_one_off(void **sta
     struct dream_route_params p;
     dream_route_default_params(&p);
     assert_int_equal(p.min_user_messages, 0);
+    setenv("DREAM_ROUTE_ENGAGEMENT", "3", 1);
+    dream_route_default_params(&p);
+    assert_int_equal(p.min_user_messages, 3);
+    setenv("DREAM_ROUTE_ENGAGEMENT", "three", 1); /* not a number: a warning, and the gate stays off */
+    dream_route_default_params(&p);
+    assert_int_equal(p.min_user_messages, 0);
+    unsetenv("DREAM_ROUTE_ENGAGEMENT");
     p.min_user_messages = 3;
     p.dry_run = true;
     struct dream_route_result r;
@@ -159,6 +189,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fixture_corpus_has_three_formats_and_twelve_conversations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_pipeline_gives_expected_chunks_entities_routes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fixture_stages_report_progress_after_each_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_second_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_engagement_gate_promotes_the_engaged_one_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_without_alias_seeds_aliases_mint_their_own, setup, teardown),
