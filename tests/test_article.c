@@ -334,6 +334,89 @@ static void test_gate_rejects_broken_grammar(void **state)
 }
 
 
+static void test_article_categories_line(void **state)
+{
+    dream_article *a = parse_str("# T\n{{stub}}\n```info\ntype: x\n```\nLead.\n");
+    const char *cats[] = {"Cameras", "Travel gear"};
+    assert_int_equal(dream_article_set_categories(a, cats, 2), 0);
+    assert_string_equal(dream_article_text(a, NULL),
+                        "# T\n{{stub}}\ncategories: [[Category:Cameras]], [[Category:Travel gear]]\n```info\ntype: x\n```\nLead.\n");
+    assert_int_equal(dream_article_category_count(a), 2);
+    assert_string_equal(dream_article_category(a, 1), "Travel gear");
+    /* categories are not graph edges and not redlinks */
+    assert_true(dream_article_link_is_meta(dream_article_link(a, 0)->target));
+    assert_int_equal(dream_article_check(a, &(struct dream_article_check_params){.stems = cats, .n_stems = 0}, NULL, NULL), 0);
+    const char *bad[] = {"a]]b"};
+    assert_int_equal(dream_article_set_categories(a, bad, 1), DREAM_EINVAL);
+    assert_int_equal(dream_article_set_categories(a, NULL, 0), 0);
+    assert_int_equal(dream_article_category_count(a), 0);
+    assert_string_equal(dream_article_text(a, NULL), "# T\n{{stub}}\n```info\ntype: x\n```\nLead.\n");
+    dream_article_free(a);
+    (void)state;
+}
+
+static void test_gate_new_section_and_lead(void **state)
+{
+    dream_article *before = fixture("Ricoh_GR_III.md");
+    dream_article *after = fixture("Ricoh_GR_III.md");
+    /* a new section has no floor, but must be there */
+    const char *touched[] = {"low-light", DREAM_ARTICLE_LEAD_ANCHOR};
+    struct dream_gate_params p = {.touched = touched, .n_touched = 2};
+    struct dream_gate_verdict v;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "touched section 'low-light' is missing"));
+    dream_gate_verdict_free(&v);
+    size_t at;
+    assert_int_equal(dream_article_section_insert(after, 2, "Low light", "Usable to ISO 6400[^1].", &at), 0);
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    /* the lead cut to a stump fails the floor on the lead */
+    assert_int_equal(dream_article_set_lead(after, "A compact[^1]."), 0);
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "section '__lead__' shrank to 2 words"));
+    dream_gate_verdict_free(&v);
+    /* a new article (no before) is judged on its own */
+    assert_int_equal(dream_article_gate(NULL, before, NULL, &v), 0);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    dream_article_free(before);
+    dream_article_free(after);
+    (void)state;
+}
+
+static size_t high_water(void *ud, const char *anchor)
+{
+    (void)ud;
+    return strcmp(anchor, "comparison") == 0 ? 40 : 0;
+}
+
+static void test_gate_baseline_stops_nightly_erosion(void **state)
+{
+    /* Each night's tightening keeps 80% of the night before: fine against a 70% floor night by
+     * night, but not against the section's high-water mark (spec §12.23). */
+    dream_article *before = parse_str("# T\n\nLead[^1].\n\n## Comparison\n\none two three four five six seven eight nine ten[^1].\n\n"
+                                      "## References\n\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, A)\n");
+    dream_article *after = parse_str("# T\n\nLead[^1].\n\n## Comparison\n\none two three four five six seven eight[^1].\n\n"
+                                     "## References\n\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, A)\n");
+    const char *touched[] = {"comparison"};
+    struct dream_gate_params p = {.touched = touched, .n_touched = 1};
+    struct dream_gate_verdict v;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    p.baseline = high_water;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "shrank to 8 words from 40"));
+    dream_gate_verdict_free(&v);
+    dream_article_free(before);
+    dream_article_free(after);
+    (void)state;
+}
+
 /* ---- normalize ------------------------------------------------------------------------- */
 
 struct notes {
@@ -582,6 +665,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_gate_rejects_lost_citation),
         cmocka_unit_test(test_gate_word_floor_applies_to_each_touched_section),
         cmocka_unit_test(test_gate_rejects_broken_grammar),
+        cmocka_unit_test(test_article_categories_line),
+        cmocka_unit_test(test_gate_new_section_and_lead),
+        cmocka_unit_test(test_gate_baseline_stops_nightly_erosion),
         cmocka_unit_test(test_normalize_renumbers_merges_and_gathers_footnotes),
         cmocka_unit_test(test_normalize_closes_an_unclosed_fence_before_the_heading_it_swallowed),
         cmocka_unit_test(test_normalize_orders_the_tail_and_merges_duplicates),

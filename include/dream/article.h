@@ -92,6 +92,16 @@ const char *dream_article_lead(const dream_article *a);
  * there was no lead it goes after the infobox (or the H1 and stub/banner/categories). */
 int dream_article_set_lead(dream_article *a, const char *text);
 
+/* The categories of the header's `categories:` line, in order ("Cameras" for
+ * [[Category:Cameras]]): their count and the i-th. */
+size_t dream_article_category_count(const dream_article *a);
+const char *dream_article_category(const dream_article *a, size_t i);
+
+/* Replaces the categories line with `categories: [[Category:A]], [[Category:B]]` (after the
+ * stub and banner, before the infobox); n == 0 removes it. Names may not hold ']', '|' or a
+ * newline. */
+int dream_article_set_categories(dream_article *a, const char *const *names, size_t n);
+
 /* ---- infobox ------------------------------------------------------------------------------ */
 
 struct dream_article_field {
@@ -169,7 +179,9 @@ char *dream_article_anchor(const char *heading);
 /* ---- footnotes ---------------------------------------------------------------------------- */
 
 /* A citation: where a claim came from. conv is the conversation's citation hash (store.h),
- * msg the message id within it, date YYYY-MM-DD, title the conversation title. */
+ * msg the message id within it, date YYYY-MM-DD (the message's own date when known, so the
+ * chronology is per message rather than per conversation: spec §12.30), title the
+ * conversation title. */
 struct dream_citation {
     const char *conv;
     const char *msg;

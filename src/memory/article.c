@@ -1339,3 +1339,73 @@ size_t dream_article_words(const char *text, size_t len)
     }
     return words;
 }
+
+/* ---- categories ------------------------------------------------------------------------ */
+
+size_t dream_article_category_count(const dream_article *a)
+{
+    size_t n = 0;
+    while (dream_article_category(a, n)) n++;
+    return n;
+}
+
+const char *dream_article_category(const dream_article *a, size_t i)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < a->n_links; j++) {
+        const struct dream_article_link *l = &a->links[j];
+        if (strncasecmp(l->target, "Category:", 9) != 0) continue;
+        for (size_t k = 0; k < a->n_items; k++)
+            if (a->items[k].kind == ART_CATEGORIES && a->items[k].line == l->line) {
+                if (n++ == i) return l->target + 9;
+            }
+    }
+    return NULL;
+}
+
+int dream_article_set_categories(dream_article *a, const char *const *names, size_t n)
+{
+    struct dbuf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i] || !names[i][0] || strpbrk(names[i], "]|\n\r"))
+            return dream_error_set(DREAM_EINVAL, "category name '%s' may not be empty or hold ']', '|' or a newline",
+                                   names[i] ? names[i] : "(null)");
+        if (dbuf_printf(&b, "%s[[Category:%s]]", i ? ", " : "categories: ", names[i])) return dream_error_code();
+    }
+    if (n && dbuf_putc(&b, '\n')) return dream_error_code();
+    /* drop every categories line, then put the new one in its place */
+    size_t at = 0;
+    bool found = false;
+    for (size_t i = a->n_items; i-- > 0;)
+        if (a->items[i].kind == ART_CATEGORIES) {
+            remove_item(a, i);
+            at = i;
+            found = true;
+        }
+    if (!found) {
+        for (size_t i = 0; i < a->n_items; i++) {
+            enum art_item_kind k = a->items[i].kind;
+            if (k == ART_STUB || k == ART_BANNER) at = i + 1;
+            else if (k != ART_BLANK) break;
+        }
+    }
+    if (n) {
+        if (ensure_h1_newline(a)) {
+            dbuf_free(&b);
+            return dream_error_code();
+        }
+        if (at > 0 && a->items[at - 1].raw[0] && a->items[at - 1].raw[strlen(a->items[at - 1].raw) - 1] != '\n') {
+            char *r = line_with_nl(a->items[at - 1].raw);
+            if (!r) {
+                dbuf_free(&b);
+                return dream_error_set(DREAM_ENOMEM, "out of memory");
+            }
+            free(a->items[at - 1].raw);
+            a->items[at - 1].raw = r;
+        }
+        int rc = insert_item(a, at, ART_CATEGORIES, b.data);
+        dbuf_free(&b);
+        if (rc) return rc;
+    }
+    return art_rerender(a);
+}

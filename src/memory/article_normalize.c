@@ -51,6 +51,10 @@ static int pass_bytes(struct norm *n)
 {
     dream_article *a = n->a;
     if (!memchr(a->text, '\r', a->len) && !memchr(a->text, '\0', a->len)) return 0;
+    bool any = memchr(a->text, '\0', a->len) != NULL;
+    for (size_t i = 0; i + 1 <= a->len && !any; i++)
+        any = a->text[i] == '\r' && (i + 1 == a->len || a->text[i + 1] == '\n' || a->text[i + 1] == '\r');
+    if (!any) return 0;
     struct dbuf b = {0};
     size_t crs = 0, nuls = 0;
     for (size_t i = 0; i < a->len; i++) {
@@ -59,13 +63,19 @@ static int pass_bytes(struct norm *n)
             nuls++;
             continue;
         }
-        if (c == '\r' && (i + 1 == a->len || a->text[i + 1] == '\n')) {
-            crs++;
-            continue;
+        if (c == '\r') {
+            /* a run of CRs that ends the line goes, whole (CRLF, or CR CR LF from a double conversion) */
+            size_t j = i;
+            while (j < a->len && a->text[j] == '\r') j++;
+            if (j == a->len || a->text[j] == '\n') {
+                crs++;
+                i = j - 1;
+                continue;
+            }
         }
         if (dbuf_putc(&b, c)) return oom();
     }
-    if (crs) say(n, "line endings: %zu CRLF made LF", crs);
+    if (crs) say(n, "line endings: %zu CR line end(s) made LF", crs);
     if (nuls) say(n, "removed %zu NUL byte(s)", nuls);
     return adopt(a, &b);
 }
@@ -383,8 +393,10 @@ static int pass_infobox(struct norm *n)
         rc = oom();
         goto out;
     }
-    memcpy(sorted, L, cnt * sizeof *L);
-    qsort(sorted, cnt, sizeof *sorted, cmp_infoline);
+    if (cnt) {
+        memcpy(sorted, L, cnt * sizeof *L);
+        qsort(sorted, cnt, sizeof *sorted, cmp_infoline);
+    }
     struct dbuf b = {0};
     bool changed = false;
     if (dbuf_append(&b, raw, (size_t)(body - raw))) goto oom_b;
