@@ -35,11 +35,12 @@ expect "$b/Out_of_order.md:3: footnote [^2] is cited where [^1] is expected"
 expect "$b/Old_provenance.md:7: footnote [^1] is not in the form \`conv:HASH#MSG\` (YYYY-MM-DD, title)"
 expect "$b/Redlink.md:3: link [[Nowhere Article]] points to no article"
 expect "$b/Two_infoboxes.md:7: a second infobox"
-expect "problem(s) in 10 of 11 article(s)"
+expect "$b/Duplicate_section.md:9: a second section named 'Setup' (first on line 5)"
+expect "problem(s) in 11 of 12 article(s)"
 printf '%s\n' "$out" | grep -q "Clean_one.md" && fail "Clean_one.md reported: $out"
 printf '%s\n' "$out" | grep -q "Category:Things" && fail "a category link was reported: $out"
 
 # not a wiki
 out=$("$dream" check --wiki "$work/nowhere" 2>&1); rc=$?
 [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -q "is not a directory" || fail "missing wiki: exit $rc: $out"
-echo "PASS: dream check: clean vault clean, 11 kinds of violation named"
+echo "PASS: dream check: clean vault clean, 12 kinds of violation named"

@@ -417,6 +417,83 @@ static void test_gate_baseline_stops_nightly_erosion(void **state)
     (void)state;
 }
 
+static void test_replace_file_writes_only_accepted_edits_over_an_unchanged_file(void **state)
+{
+    char dir[] = "/tmp/dream-test-article-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[300];
+    snprintf(path, sizeof path, "%s/Ricoh_GR_III.md", dir);
+    dream_article *before = fixture("Ricoh_GR_III.md");
+    struct dream_gate_verdict v;
+    /* create: only where no file is */
+    assert_int_equal(dream_article_replace_file(path, NULL, before, NULL, &v), 0);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    assert_int_equal(dream_article_replace_file(path, NULL, before, NULL, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "already exists"));
+    dream_gate_verdict_free(&v);
+    /* a good patch goes through */
+    dream_article *after = fixture("Ricoh_GR_III.md");
+    const char *touched[] = {"comparison"};
+    struct dream_gate_params p = {.touched = touched, .n_touched = 1};
+    long i = dream_article_section_find(after, "Comparison");
+    assert_int_equal(dream_article_section_set_body(after, (size_t)i, "\nThe user found its 28 mm lens too wide for portraits and tight rooms[^1].\n\n"), 0);
+    assert_int_equal(dream_article_replace_file(path, before, after, &p, &v), 0);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    dream_article *disk = NULL;
+    assert_int_equal(dream_article_read_file(path, &disk), 0);
+    assert_non_null(strstr(dream_article_text(disk, NULL), "tight rooms"));
+    /* a hand edit since the read: nothing is written */
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("A line the person added.\n", f);
+    fclose(f);
+    dream_article *again = fixture("Ricoh_GR_III.md");
+    assert_int_equal(dream_article_replace_file(path, disk, again, NULL, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "changed on disk since it was read"));
+    dream_gate_verdict_free(&v);
+    dream_article_free(disk);
+    assert_int_equal(dream_article_read_file(path, &disk), 0);
+    assert_non_null(strstr(dream_article_text(disk, NULL), "A line the person added."));
+    /* a rejected edit writes nothing either */
+    dream_article *bad = parse_str("# Ricoh GR III\n\nNothing cited.\n");
+    assert_int_equal(dream_article_replace_file(path, disk, bad, NULL, &v), 0);
+    assert_false(v.accepted);
+    assert_true(has_reason(&v, "is lost"));
+    dream_gate_verdict_free(&v);
+    dream_article *now = NULL;
+    assert_int_equal(dream_article_read_file(path, &now), 0);
+    assert_string_equal(dream_article_text(now, NULL), dream_article_text(disk, NULL));
+    dream_article_free(now);
+    dream_article_free(bad);
+    dream_article_free(again);
+    dream_article_free(disk);
+    dream_article_free(after);
+    dream_article_free(before);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    (void)state;
+}
+
+static void test_check_reports_duplicate_section_names_and_nul_edits_are_refused(void **state)
+{
+    dream_article *a = parse_str("# T\n\nLead.\n\n## Setup\n\nx\n\n## setup\n\ny\n");
+    assert_int_equal(dream_article_check(a, NULL, NULL, NULL), 1);
+    dream_article_free(a);
+    static const char nul[] = "# T\n\nLe\0ad.\n";
+    assert_int_equal(dream_article_parse(nul, sizeof nul - 1, &a), 0);
+    assert_int_equal(dream_article_set_lead(a, "x"), DREAM_EFORMAT);
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    assert_int_equal(dream_article_set_lead(a, "New."), 0);
+    assert_string_equal(dream_article_text(a, NULL), "# T\n\nNew.\n");
+    dream_article_free(a);
+    (void)state;
+}
+
 /* ---- normalize ------------------------------------------------------------------------- */
 
 struct notes {
@@ -668,6 +745,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_article_categories_line),
         cmocka_unit_test(test_gate_new_section_and_lead),
         cmocka_unit_test(test_gate_baseline_stops_nightly_erosion),
+        cmocka_unit_test(test_replace_file_writes_only_accepted_edits_over_an_unchanged_file),
+        cmocka_unit_test(test_check_reports_duplicate_section_names_and_nul_edits_are_refused),
         cmocka_unit_test(test_normalize_renumbers_merges_and_gathers_footnotes),
         cmocka_unit_test(test_normalize_closes_an_unclosed_fence_before_the_heading_it_swallowed),
         cmocka_unit_test(test_normalize_orders_the_tail_and_merges_duplicates),

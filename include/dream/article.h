@@ -28,7 +28,8 @@
  * heading of any level). Sections of level 1 exist only when the file has a second H1.
  *
  * Every view returned below (strings, structs) points into the article and stays valid until
- * the next call that edits it or frees it. Edits re-parse the article, so the indexes
+ * the next call that edits it or frees it. Edits refuse (DREAM_EFORMAT) an article holding NUL
+ * bytes until dream_article_normalize has removed them. Edits re-parse the article, so the indexes
  * (footnotes, references, links, templates, line numbers) always describe the current text.
  *
  * Functions returning int give 0 (DREAM_OK) or a negative dream_status with dream_error_last()
@@ -353,6 +354,15 @@ int dream_article_gate(const dream_article *before, const dream_article *after,
                        const struct dream_gate_params *p, struct dream_gate_verdict *out);
 
 void dream_gate_verdict_free(struct dream_gate_verdict *v);
+
+/* The one way synthesis writes an article: gates `after` against `before` and writes it to
+ * path atomically only when accepted AND the file still holds exactly before's text (before
+ * NULL: only when path does not exist yet), so a hand edit made since the article was read is
+ * never overwritten; that case is a rejection whose reason says so (re-read and retry). A
+ * rejection writes nothing: a bad model answer is a no-op. Returns 0 with the verdict in *out
+ * (freed with dream_gate_verdict_free), or DREAM_EIO / DREAM_ENOMEM. */
+int dream_article_replace_file(const char *path, const dream_article *before, const dream_article *after,
+                               const struct dream_gate_params *p, struct dream_gate_verdict *out);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,20 @@
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
+/* Parts are NUL-terminated strings, so a NUL byte in the input would cut them short: for such
+ * input (not an article a person or the program writes) the writer falls back to the text and
+ * edits are refused until normalize has removed the NULs. */
+static bool has_nul(const dream_article *a)
+{
+    return memchr(a->text, '\0', a->len) != NULL;
+}
+
+static int refuse_nul(const dream_article *a)
+{
+    if (!has_nul(a)) return 0;
+    return dream_error_set(DREAM_EFORMAT, "the article holds NUL bytes; normalize it before editing");
+}
+
 static bool is_blank_span(const char *s, const char *e)
 {
     for (; s < e; s++)
@@ -649,12 +663,6 @@ static int render_parts(const dream_article *a, struct dbuf *b)
     return 0;
 }
 
-/* Parts are NUL-terminated strings, so a NUL byte in the input would cut them short: for such
- * input (not an article a person or the program writes) the writer falls back to the text. */
-static bool has_nul(const dream_article *a)
-{
-    return memchr(a->text, '\0', a->len) != NULL;
-}
 
 int dream_article_write(const dream_article *a, char **out, size_t *len)
 {
@@ -728,6 +736,7 @@ static int no_newline(const char *what, const char *s)
 
 int dream_article_set_title(dream_article *a, const char *title)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     if (no_newline("an article title", title)) return DREAM_EINVAL;
     struct dbuf b = {0};
     if (dbuf_printf(&b, "# %s\n", title)) return dream_error_code();
@@ -786,6 +795,7 @@ static int ensure_h1_newline(dream_article *a)
 
 int dream_article_set_stub(dream_article *a, bool stub)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     if (stub == dream_article_is_stub(a)) return 0;
     if (!stub) {
         for (size_t i = a->n_items; i-- > 0;)
@@ -824,6 +834,7 @@ const char *dream_article_lead(const dream_article *a)
 
 int dream_article_set_lead(dream_article *a, const char *text)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     if (!text) return dream_error_set(DREAM_EINVAL, "set_lead: text is NULL");
     long first = -1, last = -1;
     for (size_t i = 0; i < a->n_items; i++)
@@ -886,6 +897,7 @@ const char *dream_article_infobox_get(const dream_article *a, const char *key)
 
 int dream_article_infobox_set(dream_article *a, const char *key, const char *value)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     if (!key || !key[0] || strchr(key, ':') || no_newline("an infobox key", key))
         return dream_error_set(DREAM_EINVAL, "infobox key '%s' must be non-empty, one line, without ':'",
                                key ? key : "(null)");
@@ -1004,6 +1016,7 @@ long dream_article_section_find_kind(const dream_article *a, enum dream_article_
 
 int dream_article_section_set_body(dream_article *a, size_t i, const char *body)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     if (i >= a->n_secs || !body) return dream_error_set(DREAM_EINVAL, "section %zu does not exist", i);
     char *r = body[0] ? line_with_nl(body) : strdup("");
     if (!r) return dream_error_set(DREAM_ENOMEM, "out of memory");
@@ -1038,6 +1051,7 @@ static int end_with_blank_line(dream_article *a, size_t at)
 int dream_article_section_insert(dream_article *a, int level, const char *title, const char *body,
                                  size_t *index_out)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     if (level < 2 || level > 6) return dream_error_set(DREAM_EINVAL, "section level %d is not 2..6", level);
     if (no_newline("a section title", title)) return DREAM_EINVAL;
     if (!title[0]) return dream_error_set(DREAM_EINVAL, "a section title may not be empty");
@@ -1111,6 +1125,7 @@ int dream_article_section_insert(dream_article *a, int level, const char *title,
 
 int dream_article_section_remove(dream_article *a, size_t i)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     if (i >= a->n_secs) return dream_error_set(DREAM_EINVAL, "section %zu does not exist", i);
     free(a->secs[i].heading_raw);
     free(a->secs[i].body);
@@ -1175,6 +1190,7 @@ bool dream_citation_is_placeholder(const char *conv)
 
 int dream_article_footnote_add(dream_article *a, const struct dream_citation *c, int *number)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     if (!c || !c->conv || !c->conv[0] || !c->msg || !c->msg[0] || strchr(c->conv, '`') || strchr(c->msg, '`') ||
         strchr(c->msg, '\n') || strchr(c->conv, '\n') || strchr(c->msg, ' '))
         return dream_error_set(DREAM_EINVAL, "a citation needs a conversation hash and a message id (got '%s#%s')",
@@ -1365,6 +1381,7 @@ const char *dream_article_category(const dream_article *a, size_t i)
 
 int dream_article_set_categories(dream_article *a, const char *const *names, size_t n)
 {
+    if (refuse_nul(a)) return DREAM_EFORMAT;
     struct dbuf b = {0};
     for (size_t i = 0; i < n; i++) {
         if (!names[i] || !names[i][0] || strpbrk(names[i], "]|\n\r"))

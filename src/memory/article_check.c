@@ -80,6 +80,14 @@ static void check_grammar(const dream_article *a, struct problems *p)
         }
         if (rank > rank_seen) rank_seen = rank;
     }
+    /* Anchors name sections in ledgers and gate parameters: two sections may not share one. */
+    for (size_t i = 0; i < a->n_secs; i++)
+        for (size_t j = 0; j < i; j++)
+            if (a->secs[i].pub.kind == DREAM_SECTION_BODY && strcmp(a->secs[i].anchor, a->secs[j].anchor) == 0) {
+                problem(p, a->secs[i].pub.line, "a second section named '%s' (first on line %d): section names must differ",
+                        a->secs[i].title, a->secs[j].pub.line);
+                break;
+            }
     /* Tail: each meta section at most once, in the order History, See also, Notes, References,
      * after every body section; References last. */
     int seen[5] = {0};

@@ -3,6 +3,7 @@
 #include "article_internal.h"
 
 #include "dream/error.h"
+#include "util/file.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -178,4 +179,39 @@ void dream_gate_verdict_free(struct dream_gate_verdict *v)
     for (size_t i = 0; i < v->n_reasons; i++) free(v->reasons[i]);
     free(v->reasons);
     memset(v, 0, sizeof *v);
+}
+
+int dream_article_replace_file(const char *path, const dream_article *before, const dream_article *after,
+                               const struct dream_gate_params *p, struct dream_gate_verdict *out)
+{
+    int rc = dream_article_gate(before, after, p, out);
+    if (rc || !out->accepted) return rc;
+    /* the file must still be what the edit was made from */
+    char *disk = NULL;
+    size_t len = 0;
+    rc = file_read_all(path, 0, &disk, &len);
+    bool same;
+    if (rc == DREAM_ENOTFOUND) same = before == NULL;
+    else if (rc) {
+        dream_gate_verdict_free(out);
+        return rc;
+    } else {
+        same = before && len == before->len && memcmp(disk, before->text, len) == 0;
+    }
+    free(disk);
+    dream_error_clear();
+    if (!same) {
+        struct verdict r = {out, 0, false};
+        if (before) reason(&r, "%s changed on disk since it was read (a hand edit?): re-read it and retry", path);
+        else reason(&r, "%s already exists: a new article never replaces one", path);
+        if (r.oom) {
+            dream_gate_verdict_free(out);
+            return dream_error_set(DREAM_ENOMEM, "out of memory in the gate");
+        }
+        out->accepted = false;
+        return 0;
+    }
+    rc = dream_article_write_file(after, path);
+    if (rc) dream_gate_verdict_free(out);
+    return rc;
 }
