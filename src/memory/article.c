@@ -269,6 +269,16 @@ struct scan {
     long see_also_from, see_also_to; /* byte range of the See also section, -1 */
 };
 
+/* For "[[...]]" or "{{...}}" opening at i on a line ending at e: the index of the closing pair,
+ * or 0 when it does not close on the line, is empty, or another opener comes first. */
+static size_t pair_close(const char *t, size_t i, size_t e, char open, char close)
+{
+    if (t[i] != open || i + 1 >= e || t[i + 1] != open) return 0;
+    size_t j = i + 2;
+    while (j + 1 < e && !(t[j] == close && t[j + 1] == close) && !(t[j] == open && t[j + 1] == open)) j++;
+    return j + 1 < e && t[j] == close && t[j + 1] == close && j > i + 2 ? j : 0;
+}
+
 /* Indexes the markers, links and templates of line [s, e) (line number ln), skipping code spans. */
 static void scan_inline(struct scan *sc, size_t s, size_t e, int ln, bool refs)
 {
@@ -318,62 +328,55 @@ static void scan_inline(struct scan *sc, size_t s, size_t e, int ln, bool refs)
                 continue;
             }
         }
-        if (t[i] == '[' && i + 1 < e && t[i + 1] == '[') {
-            size_t j = i + 2;
-            while (j + 1 < e && !(t[j] == ']' && t[j + 1] == ']') && !(t[j] == '[' && t[j + 1] == '[')) j++;
-            if (j + 1 < e && t[j] == ']' && t[j + 1] == ']' && j > i + 2) {
-                if (grow((void **)&a->links, a->n_links, &sc->cap_links, sizeof *a->links)) {
-                    sc->oom = true;
-                    return;
-                }
-                struct dream_article_link *l = &a->links[a->n_links];
-                memset(l, 0, sizeof *l);
-                const char *cs = t + i + 2, *ce = t + j;
-                const char *bar = memchr(cs, '|', (size_t)(ce - cs));
-                const char *te = bar ? bar : ce;
-                const char *hash = memchr(cs, '#', (size_t)(te - cs));
-                l->target = art_strndup_trim(cs, hash ? hash : te);
-                if (hash) l->section = art_strndup_trim(hash + 1, te);
-                if (bar) l->display = art_strndup_trim(bar + 1, ce);
-                if (!l->target || (hash && !l->section) || (bar && !l->display)) {
-                    free((char *)l->target);
-                    free((char *)l->section);
-                    free((char *)l->display);
-                    sc->oom = true;
-                    return;
-                }
-                l->line = ln;
-                l->offset = i;
-                l->len = j + 2 - i;
-                l->in_see_also = sc->see_also_from >= 0 && (long)i >= sc->see_also_from && (long)i < sc->see_also_to;
-                a->n_links++;
-                i = j + 1;
-                continue;
+        size_t j;
+        if ((j = pair_close(t, i, e, '[', ']'))) {
+            if (grow((void **)&a->links, a->n_links, &sc->cap_links, sizeof *a->links)) {
+                sc->oom = true;
+                return;
             }
+            struct dream_article_link *l = &a->links[a->n_links];
+            memset(l, 0, sizeof *l);
+            const char *cs = t + i + 2, *ce = t + j;
+            const char *bar = memchr(cs, '|', (size_t)(ce - cs));
+            const char *te = bar ? bar : ce;
+            const char *hash = memchr(cs, '#', (size_t)(te - cs));
+            l->target = art_strndup_trim(cs, hash ? hash : te);
+            if (hash) l->section = art_strndup_trim(hash + 1, te);
+            if (bar) l->display = art_strndup_trim(bar + 1, ce);
+            if (!l->target || (hash && !l->section) || (bar && !l->display)) {
+                free((char *)l->target);
+                free((char *)l->section);
+                free((char *)l->display);
+                sc->oom = true;
+                return;
+            }
+            l->line = ln;
+            l->offset = i;
+            l->len = j + 2 - i;
+            l->in_see_also = sc->see_also_from >= 0 && (long)i >= sc->see_also_from && (long)i < sc->see_also_to;
+            a->n_links++;
+            i = j + 1;
+            continue;
         }
-        if (t[i] == '{' && i + 1 < e && t[i + 1] == '{') {
-            size_t j = i + 2;
-            while (j + 1 < e && !(t[j] == '}' && t[j + 1] == '}') && !(t[j] == '{' && t[j + 1] == '{')) j++;
-            if (j + 1 < e && t[j] == '}' && t[j + 1] == '}' && j > i + 2) {
-                if (grow((void **)&a->tmpls, a->n_tmpls, &sc->cap_tmpls, sizeof *a->tmpls)) {
-                    sc->oom = true;
-                    return;
-                }
-                struct dream_article_template *m = &a->tmpls[a->n_tmpls];
-                const char *cs = t + i + 2, *ce = t + j;
-                const char *bar = memchr(cs, '|', (size_t)(ce - cs));
-                m->name = art_strndup_trim(cs, bar ? bar : ce);
-                m->args = bar ? dup_span(bar + 1, ce) : NULL;
-                if (!m->name || (bar && !m->args)) {
-                    free((char *)m->name);
-                    free((char *)m->args);
-                    sc->oom = true;
-                    return;
-                }
-                m->line = ln;
-                a->n_tmpls++;
-                i = j + 1;
+        if ((j = pair_close(t, i, e, '{', '}'))) {
+            if (grow((void **)&a->tmpls, a->n_tmpls, &sc->cap_tmpls, sizeof *a->tmpls)) {
+                sc->oom = true;
+                return;
             }
+            struct dream_article_template *m = &a->tmpls[a->n_tmpls];
+            const char *cs = t + i + 2, *ce = t + j;
+            const char *bar = memchr(cs, '|', (size_t)(ce - cs));
+            m->name = art_strndup_trim(cs, bar ? bar : ce);
+            m->args = bar ? dup_span(bar + 1, ce) : NULL;
+            if (!m->name || (bar && !m->args)) {
+                free((char *)m->name);
+                free((char *)m->args);
+                sc->oom = true;
+                return;
+            }
+            m->line = ln;
+            a->n_tmpls++;
+            i = j + 1;
         }
     }
 }
