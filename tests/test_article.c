@@ -66,6 +66,13 @@ static void test_article_parses_the_tree_of_a_full_article(void **state)
     assert_int_equal(dream_article_section(a, 3)->kind, DREAM_SECTION_HISTORY);
     assert_int_equal(dream_article_section(a, 4)->kind, DREAM_SECTION_SEE_ALSO);
     assert_int_equal(dream_article_section(a, 5)->kind, DREAM_SECTION_REFERENCES);
+    assert_int_equal(dream_article_section_end(a, 1), 3); /* Settings holds Autofocus */
+    assert_int_equal(dream_article_section_end(a, 0), 1);
+    assert_int_equal(dream_article_section_end(a, 5), 6);
+    dream_article *copy = NULL;
+    assert_int_equal(dream_article_clone(a, &copy), 0);
+    assert_string_equal(dream_article_text(copy, NULL), dream_article_text(a, NULL));
+    dream_article_free(copy);
     assert_int_equal(dream_article_section_find(a, "see-also"), 4);
     assert_int_equal(dream_article_section_find(a, "See Also"), 4);
     /* the fenced "# not a heading" and "[^9]" are not parsed */

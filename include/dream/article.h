@@ -58,6 +58,9 @@ int dream_article_read_file(const char *path, dream_article **out);
 
 void dream_article_free(dream_article *a);
 
+/* A copy of a to edit (the "after" of an edit whose "before" is a). */
+int dream_article_clone(const dream_article *a, dream_article **out);
+
 /* The article's text in *out (malloc'd, NUL-terminated, freed by the caller), its length in
  * *len (may be NULL). Byte-identical to the parsed input when nothing was edited. */
 int dream_article_write(const dream_article *a, char **out, size_t *len);
@@ -155,6 +158,10 @@ long dream_article_section_find(const dream_article *a, const char *name);
 
 /* Index of the first section of that kind (HISTORY, SEE_ALSO, NOTES, REFERENCES), or -1. */
 long dream_article_section_find_kind(const dream_article *a, enum dream_article_section_kind kind);
+
+/* The index just past section i's extent: the next section of equal or shallower level (spec
+ * §3.2 "section extraction"), or the section count. Sections i+1 .. end-1 are its subsections. */
+size_t dream_article_section_end(const dream_article *a, size_t i);
 
 /* Replaces section i's body. A heading line inside body becomes a section of its own after the
  * re-parse (callers sanitize model drafts first). A trailing newline is added when missing. */
@@ -310,8 +317,11 @@ typedef void (*dream_article_note_fn)(void *ud, const char *note);
 /* Normalizes the article in place (spec §6.9, deterministic and idempotent: a second call
  * changes nothing): line endings LF; unbalanced fences closed before the first heading they
  * would swallow (or dropped when they wrap only blank lines); orphan markers removed, orphan
- * definitions removed, definitions of the same citation merged, survivors renumbered 1..k in
- * first-reference order and gathered under ## References; links canonicalized; infobox keys
+ * definitions removed (as spec §6.9 says: a definition nothing cites is dropped, and the gate,
+ * comparing with the text before, rejects the edit if that loses a citation), definitions of
+ * the same message (conv#msg) merged, survivors renumbered 1..k in
+ * first-reference order and gathered under ## References; a link whose target resolves to
+ * another spelling of a stem becomes [[Stem#section|what it showed]]; infobox keys
  * sorted (type, kind, alphabetical, aliases last) and an invalid kind made `thing`; H1 from
  * the stem; (unless a redirect) the tail reordered History, See also, Notes, References with
  * duplicates merged line-deduplicated; the stub marker managed; trailing whitespace removed,

@@ -635,6 +635,11 @@ int dream_article_parse(const char *text, size_t len, dream_article **out)
     return 0;
 }
 
+int dream_article_clone(const dream_article *a, dream_article **out)
+{
+    return dream_article_parse(a->text, a->len, out);
+}
+
 int dream_article_read_file(const char *path, dream_article **out)
 {
     char *data = NULL;
@@ -1008,6 +1013,14 @@ long dream_article_section_find(const dream_article *a, const char *name)
         if (strcmp(a->secs[i].anchor, an) == 0) r = (long)i;
     free(an);
     return r;
+}
+
+size_t dream_article_section_end(const dream_article *a, size_t i)
+{
+    if (i >= a->n_secs) return a->n_secs;
+    size_t j = i + 1;
+    while (j < a->n_secs && a->secs[j].pub.level > a->secs[i].pub.level) j++;
+    return j;
 }
 
 long dream_article_section_find_kind(const dream_article *a, enum dream_article_section_kind kind)
