@@ -1,0 +1,199 @@
+/* bench_stages.c — a Dreaming stage's throughput through the seam, serial vs batched, in one run.
+ *
+ * Builds two identical stores of N chunks (N four-message conversations, one chunk each), then
+ * runs the extract stage over each through the real seam on the same model: once with the seam's
+ * width from DREAM_MEMORY_BATCH=1 (every call alone), once with DREAM_MEMORY_BATCH=W (calls of a
+ * batch decoded together). The stage side is the same in both (B chunks per
+ * dream_call_local_batch); only the seam's width differs. The model is loaded and warmed up
+ * before each timing. Prints one line:
+ *   STAGE-BENCH stage=extract chunks=N max_tokens=M serial=X/s batched_wW=Y/s ratio=R same_answers=yes|no
+ * same_answers compares every stored name of the two runs (greedy decoding: batching must not
+ * change answers).
+ *
+ * usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] */
+#include "dream/error.h"
+#include "dream/extract.h"
+#include "dream/model.h"
+#include "dream/store.h"
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int die(const char *what, int rc)
+{
+    fprintf(stderr, "bench_stages: %s: %s\n", what, rc ? dream_error_last() : "failed");
+    exit(1);
+}
+
+/* N conversations about varied everyday subjects, one chunk each (messages 0..3). */
+static void make_store(const char *path, int n)
+{
+    static const char *const subjects[] = {"repotting a fig tree",    "tuning a cello",          "baking rye bread",
+                                           "fixing a bicycle brake",  "planning a hiking route", "learning chess endgames",
+                                           "insulating an attic",     "brewing cold coffee",     "sharpening kitchen knives",
+                                           "training for a 10k run",  "knitting a scarf",        "setting up a fish tank"};
+    unlink(path);
+    dream_store *s;
+    int rc = dream_store_open(path, &s);
+    if (rc) die("opening the store", rc);
+    for (int k = 0; k < n; k++) {
+        const char *subj = subjects[k % (int)(sizeof subjects / sizeof subjects[0])];
+        char t[4][512], ids[4][32], id[32];
+        snprintf(t[0], sizeof t[0], "I need help with %s. Where do I start, and what do I need to buy first?", subj);
+        snprintf(t[1], sizeof t[1],
+                 "For %s, start small: gather the basic tools, read one good guide, and try it once on a weekend. "
+                 "Keep notes of what worked so the second attempt goes faster.",
+                 subj);
+        snprintf(t[2], sizeof t[2], "How long does %s usually take for a beginner? (case %d)", subj, k);
+        snprintf(t[3], sizeof t[3], "Most beginners need a few sessions of %s before it feels natural; plan for a month.", subj);
+        struct dream_message m[4];
+        for (int i = 0; i < 4; i++) {
+            snprintf(ids[i], sizeof ids[i], "b%d-%d", k, i);
+            m[i] = (struct dream_message){i % 2 ? "assistant" : "user", ids[i], 0, t[i]};
+        }
+        snprintf(id, sizeof id, "bench-%03d", k);
+        struct dream_conversation c = {.source = "openai-jsonl", .id = id, .title = id, .updated_ms = 1000 + k, .messages = m, .n_messages = 4};
+        enum dream_store_outcome out;
+        if ((rc = dream_store_put(s, &c, &out))) die("storing a conversation", rc);
+    }
+    dream_store_close(s);
+    /* The chunks, as the segment stage would store them (one per conversation). */
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     "INSERT INTO chunks (conversation, first_position, last_position, label, revision, created_at) "
+                     "SELECT id, 0, message_count - 1, 'bench chunk', revision, 0 FROM conversations",
+                     NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, "bench_stages: writing chunks to %s: %s\n", path, sqlite3_errmsg(db));
+        exit(1);
+    }
+    sqlite3_close(db);
+}
+
+/* Every stored name, in a fixed order, as one string (malloc'd). */
+static char *names_of(const char *path)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    if (sqlite3_open(path, &db) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT chunk, normal FROM chunk_mentions ORDER BY chunk, normal", -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "bench_stages: reading %s: %s\n", path, sqlite3_errmsg(db));
+        exit(1);
+    }
+    size_t cap = 1024, len = 0;
+    char *out = calloc(1, cap);
+    while (out && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        size_t need = len + strlen(name) + 32;
+        if (need > cap) {
+            while (cap < need) cap *= 2;
+            char *grown = realloc(out, cap);
+            if (!grown) break;
+            out = grown;
+        }
+        len += (size_t)snprintf(out + len, cap - len, "%lld:%s\n", (long long)sqlite3_column_int64(st, 0), name);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
+/* Runs extract over the store at path with the seam's width from DREAM_MEMORY_BATCH=width;
+ * returns chunks per second (model load and warm-up not counted). */
+static double run_extract(const char *path, const char *model, int width, int batch, int max_tokens, int threads, size_t *names)
+{
+    char w[16];
+    snprintf(w, sizeof w, "%d", width);
+    setenv("DREAM_MEMORY_BATCH", w, 1);
+    struct dream_seam_config c;
+    dream_seam_default_config(&c);
+    c.model_path = model;
+    c.adapters_dir = "/nonexistent/dream-bench-no-adapters";
+    c.n_threads = threads;
+    int rc = dream_seam_configure(&c);
+    if (rc) die("configuring the seam", rc);
+    /* Load and warm up outside the timing. */
+    struct dream_local_input in = {.user = "Name the subject of: a question about bread."};
+    struct dream_call_opts opts = dream_call_default_opts();
+    opts.max_tokens = 4;
+    char *warm = NULL;
+    if ((rc = dream_call_local("entity", &in, &opts, &warm))) die("warming up the model", rc);
+    free(warm);
+
+    dream_store *s;
+    if ((rc = dream_store_open(path, &s))) die("opening the store", rc);
+    struct dream_extract_params p;
+    dream_extract_default_params(&p);
+    p.batch = (size_t)batch;
+    p.max_tokens = max_tokens;
+    struct dream_extract_result r;
+    double t0 = now_s();
+    if ((rc = dream_extract_run(s, &p, &r))) die("running extract", rc);
+    double dt = now_s() - t0;
+    dream_store_close(s);
+    dream_seam_shutdown();
+    *names = r.mentions;
+    fprintf(stderr, "bench_stages: width %d: %zu chunks in %.2f s (%zu with names, %zu empty, %zu failed attempts)\n", width, r.eligible, dt,
+            r.extracted, r.empty, r.failed);
+    return dt > 0 ? (double)r.eligible / dt : 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = "build/models/tiny-gemma4.gguf";
+    int n = 32, width = 4, batch = 8, max_tokens = 32, threads = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T]\n");
+            return 2;
+        }
+        if (!strcmp(argv[i], "--model")) model = v;
+        else if (!strcmp(argv[i], "--n")) n = atoi(v);
+        else if (!strcmp(argv[i], "--width")) width = atoi(v);
+        else if (!strcmp(argv[i], "--batch")) batch = atoi(v);
+        else if (!strcmp(argv[i], "--max-tokens")) max_tokens = atoi(v);
+        else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
+        else {
+            fprintf(stderr, "bench_stages: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
+        i++;
+    }
+    if (n < 1 || width < 2 || batch < 1 || max_tokens < 1 || threads < 0) {
+        fprintf(stderr, "bench_stages: --n, --batch, --max-tokens must be positive, --width at least 2\n");
+        return 2;
+    }
+    char dir[] = "/tmp/dream-bench-stages-XXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    char serial_path[64], batched_path[64];
+    snprintf(serial_path, sizeof serial_path, "%s/serial.sqlite", dir);
+    snprintf(batched_path, sizeof batched_path, "%s/batched.sqlite", dir);
+    make_store(serial_path, n);
+    make_store(batched_path, n);
+    size_t names_serial = 0, names_batched = 0;
+    double serial = run_extract(serial_path, model, 1, batch, max_tokens, threads, &names_serial);
+    double batched = run_extract(batched_path, model, width, batch, max_tokens, threads, &names_batched);
+    char *a = names_of(serial_path), *b = names_of(batched_path);
+    bool same = a && b && strcmp(a, b) == 0;
+    printf("STAGE-BENCH stage=extract chunks=%d max_tokens=%d stage_batch=%d serial=%.2f/s batched_w%d=%.2f/s ratio=%.2fx "
+           "names=%zu/%zu same_answers=%s\n",
+           n, max_tokens, batch, serial, width, batched, serial > 0 ? batched / serial : 0.0, names_serial, names_batched, same ? "yes" : "no");
+    free(a);
+    free(b);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
