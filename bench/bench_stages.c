@@ -6,9 +6,12 @@
  * batch decoded together). The stage side is the same in both (B chunks per
  * dream_call_local_batch); only the seam's width differs. The model is loaded and warmed up
  * before each timing. Prints one line:
- *   STAGE-BENCH stage=extract chunks=N max_tokens=M serial=X/s batched_wW=Y/s ratio=R same_answers=yes|no
- * same_answers compares every stored name of the two runs (greedy decoding: batching must not
- * change answers).
+ *   STAGE-BENCH stage=extract chunks=N max_tokens=M stage_batch=B serial=X/s batched_wW=Y/s ratio=R
+ *               names=A/B stored_names_equal=yes|no
+ * stored_names_equal compares every name the two runs stored (greedy decoding: batching must not
+ * change answers); with a random-weight model most answers hold no clean name, so it says little
+ * there. The scheduler's counters (prompt tokens, those served from shared prefixes, tokens
+ * generated) go to stderr.
  *
  * usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] */
 #include "dream/error.h"
@@ -142,8 +145,12 @@ static double run_extract(const char *path, const char *model, int width, int ba
     double t0 = now_s();
     if ((rc = dream_extract_run(s, &p, &r))) die("running extract", rc);
     double dt = now_s() - t0;
+    struct dream_batch_stats bs = dream_seam_batch_stats();
     dream_store_close(s);
     dream_seam_shutdown();
+    if (bs.prompt_tokens)
+        fprintf(stderr, "bench_stages: width %d: scheduler: %ld prompt tokens (%ld from shared prefixes), %ld generated in %ld steps\n", width,
+                bs.prompt_tokens, bs.saved_tokens, bs.generated, bs.steps);
     *names = r.mentions;
     fprintf(stderr, "bench_stages: width %d: %zu chunks in %.2f s (%zu with names, %zu empty, %zu failed attempts)\n", width, r.eligible, dt,
             r.extracted, r.empty, r.failed);
@@ -189,7 +196,7 @@ int main(int argc, char **argv)
     char *a = names_of(serial_path), *b = names_of(batched_path);
     bool same = a && b && strcmp(a, b) == 0;
     printf("STAGE-BENCH stage=extract chunks=%d max_tokens=%d stage_batch=%d serial=%.2f/s batched_w%d=%.2f/s ratio=%.2fx "
-           "names=%zu/%zu same_answers=%s\n",
+           "names=%zu/%zu stored_names_equal=%s\n",
            n, max_tokens, batch, serial, width, batched, serial > 0 ? batched / serial : 0.0, names_serial, names_batched, same ? "yes" : "no");
     free(a);
     free(b);

@@ -166,6 +166,42 @@ static void test_fixture_engagement_gate_promotes_the_engaged_one_off(void **sta
     assert_int_equal(r.newly, 0);
 }
 
+/* Calls per stage, counted by the fake. */
+static int chunk_calls, entity_calls;
+static void count_call(const char *stage)
+{
+    if (!strcmp(stage, "chunk")) chunk_calls++;
+    else if (!strcmp(stage, "entity")) entity_calls++;
+}
+
+static void test_fixture_grown_conversation_redoes_only_its_changed_chunk(void **state)
+{
+    dream_store *s = *state;
+    assert_int_equal(fixture_run_pipeline(s, wiki, 0, NULL, NULL), 0);
+    int64_t kept_chunk = test_store_scalar(s, "SELECT ch.id FROM chunks ch JOIN conversations c ON c.id = ch.conversation "
+                                              "WHERE c.title = 'Planning a balcony garden' AND ch.first_position = 0");
+    /* A later export where that conversation grew by one exchange about its last subject. */
+    char grown[4200];
+    snprintf(grown, sizeof grown, "%s/grown", data_dir);
+    assert_int_equal(fixture_ingest(s, grown), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT revision FROM conversations WHERE title = 'Planning a balcony garden'"), 2);
+    chunk_calls = entity_calls = 0;
+    dreaming_fake_on_call = count_call;
+    assert_int_equal(fixture_run_pipeline(s, wiki, 0, NULL, NULL), 0);
+    dreaming_fake_on_call = NULL;
+    assert_int_equal(chunk_calls, 1);  /* only the grown conversation is segmented again */
+    assert_int_equal(entity_calls, 1); /* and only its changed chunk (4-5 became 4-7) extracted again */
+    assert_int_equal(test_store_scalar(s, "SELECT ch.id FROM chunks ch JOIN conversations c ON c.id = ch.conversation "
+                                          "WHERE c.title = 'Planning a balcony garden' AND ch.first_position = 0"),
+                     kept_chunk);
+    char *got = fixture_describe(s);
+    assert_non_null(got);
+    assert_non_null(strstr(got, "chunk Planning a balcony garden | 4-7 | home solar power | Home Solar Panels\n"));
+    assert_non_null(strstr(got, "entity Home Solar Panels | article | 2 chunk(s) | Home Solar Panels, Home solar\n"));
+    assert_null(strstr(got, "| 4-5 | home solar power"));
+    free(got);
+}
+
 static void test_fixture_without_alias_seeds_aliases_mint_their_own(void **state)
 {
     dream_store *s = *state;
@@ -192,6 +228,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_fixture_stages_report_progress_after_each_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_second_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_engagement_gate_promotes_the_engaged_one_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fixture_grown_conversation_redoes_only_its_changed_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_without_alias_seeds_aliases_mint_their_own, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

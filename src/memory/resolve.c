@@ -50,7 +50,7 @@ static int res_pending(dream_store *store, struct res_mention **out, size_t *n)
     if (sqlite3_prepare_v2(store_db(store),
                            "SELECT m.chunk, m.normal, m.surface FROM chunk_mentions m JOIN chunks ch ON ch.id = m.chunk "
                            "JOIN conversations c ON c.id = ch.conversation WHERE m.entity IS NULL "
-                           "ORDER BY coalesce(c.updated_at, c.created_at, c.ingested_at), c.id, ch.first_position, m.normal",
+                           "ORDER BY coalesce(c.updated_at, c.created_at, c.ingested_at), c.id, ch.first_position, ch.last_position, ch.id, m.normal",
                            -1, &st, NULL))
         return store_sql_error(store, "listing mentions to resolve");
     size_t cap = 0;

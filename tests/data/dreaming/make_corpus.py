@@ -95,9 +95,19 @@ def iso_z(t):
     return datetime.datetime.fromtimestamp(t / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def claude():
+# A later export in which "Planning a balcony garden" has grown by one exchange (grown/): only
+# its last chunk changes, so only that chunk may be extracted again.
+GROWN = {2: ["One more thing about the home solar setup: is a battery worth it?",
+             "Only if you use most of your power in the evening."]}
+
+
+def claude(grown=False):
     convs = []
     for k, (title, date, texts) in enumerate(CLAUDE):
+        if grown and k not in GROWN:
+            continue
+        if grown:
+            texts = texts + GROWN[k]
         t0 = ms(date)
         msgs = []
         for i, text in enumerate(texts):
@@ -108,8 +118,9 @@ def claude():
         convs.append({"uuid": "d0e1f2a3-0000-4000-8000-00000000000%d" % (k + 1), "name": title, "summary": "",
                       "created_at": iso_z(t0), "updated_at": iso_z(t0 + (len(texts) - 1) * 60000),
                       "account": {"uuid": "acc-fixture"}, "chat_messages": msgs})
-    os.makedirs(os.path.join(OUT, "claude"), exist_ok=True)
-    with open(os.path.join(OUT, "claude", "conversations.json"), "w") as f:
+    where = os.path.join(HERE, "grown", "claude") if grown else os.path.join(OUT, "claude")
+    os.makedirs(where, exist_ok=True)
+    with open(os.path.join(where, "conversations.json"), "w") as f:
         json.dump(convs, f, indent=1, ensure_ascii=False)
         f.write("\n")
 
@@ -146,5 +157,6 @@ def openai():
 
 if __name__ == "__main__":
     claude()
+    claude(grown=True)
     pi()
     openai()
