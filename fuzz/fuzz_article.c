@@ -51,6 +51,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (dream_article_gate(before, a, &gp, &v) != DREAM_OK) abort();
     if (v.accepted != (v.n_reasons == 0)) abort();
     dream_gate_verdict_free(&v);
+
+    /* the edits synthesis makes, on the raw parse: each succeeds or refuses cleanly, and does
+     * what it says */
+    struct dream_citation c = {"0123abcd", "m7", "2024-05-06", "Fuzzed"};
+    int num = 0, rc = dream_article_footnote_add(before, &c, &num);
+    if (rc == DREAM_OK && dream_article_footnote_find(before, "0123abcd", "m7") != num) abort();
+    if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
+    size_t at = 0;
+    rc = dream_article_section_insert(before, 2, "Fuzz Section", "Body[^1].", &at);
+    if (rc == DREAM_OK && strcmp(dream_article_section(before, at)->title, "Fuzz Section") != 0) abort();
+    if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
+    rc = dream_article_set_lead(before, "A new lead.");
+    if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
+    rc = dream_article_infobox_set(before, "status", "fuzzed");
+    if (rc == DREAM_OK && (!dream_article_infobox_get(before, "status") ||
+                           strcmp(dream_article_infobox_get(before, "status"), "fuzzed") != 0))
+        abort();
+    if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
+    const char *cats[] = {"Fuzz"};
+    rc = dream_article_set_categories(before, cats, 1);
+    if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
+    rc = dream_article_set_stub(before, true);
+    if (rc == DREAM_OK && !dream_article_is_stub(before)) abort();
+    if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
     dream_article_free(before);
     dream_article_free(a);
     return 0;

@@ -29,7 +29,8 @@
  *
  * Every view returned below (strings, structs) points into the article and stays valid until
  * the next call that edits it or frees it. Edits refuse (DREAM_EFORMAT) an article holding NUL
- * bytes until dream_article_normalize has removed them. Edits re-parse the article, so the indexes
+ * bytes or a code fence that never closes (what they add would vanish inside it) until
+ * dream_article_normalize has repaired it. Edits re-parse the article, so the indexes
  * (footnotes, references, links, templates, line numbers) always describe the current text.
  *
  * Functions returning int give 0 (DREAM_OK) or a negative dream_status with dream_error_last()

@@ -20,10 +20,17 @@ static bool has_nul(const dream_article *a)
     return memchr(a->text, '\0', a->len) != NULL;
 }
 
-static int refuse_nul(const dream_article *a)
+/* Edits need text whose structure they can place things in: no NUL bytes, and no code fence
+ * that never closes (anything added after its opener would vanish inside it). */
+static int refuse_unsafe(const dream_article *a)
 {
-    if (!has_nul(a)) return 0;
-    return dream_error_set(DREAM_EFORMAT, "the article holds NUL bytes; normalize it before editing");
+    if (has_nul(a)) return dream_error_set(DREAM_EFORMAT, "the article holds NUL bytes; normalize it before editing");
+    if (a->unclosed_fence_line)
+        return dream_error_set(DREAM_EFORMAT,
+                               "the code fence opened on line %d never closes, so an edit after it would vanish "
+                               "inside it; normalize the article (it closes the fence) before editing",
+                               a->unclosed_fence_line);
+    return 0;
 }
 
 static bool is_blank_span(const char *s, const char *e)
@@ -744,7 +751,7 @@ static int no_newline(const char *what, const char *s)
 
 int dream_article_set_title(dream_article *a, const char *title)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     if (no_newline("an article title", title)) return DREAM_EINVAL;
     struct dbuf b = {0};
     if (dbuf_printf(&b, "# %s\n", title)) return dream_error_code();
@@ -803,7 +810,7 @@ static int ensure_h1_newline(dream_article *a)
 
 int dream_article_set_stub(dream_article *a, bool stub)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     if (stub == dream_article_is_stub(a)) return 0;
     if (!stub) {
         for (size_t i = a->n_items; i-- > 0;)
@@ -842,7 +849,7 @@ const char *dream_article_lead(const dream_article *a)
 
 int dream_article_set_lead(dream_article *a, const char *text)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     if (!text) return dream_error_set(DREAM_EINVAL, "set_lead: text is NULL");
     long first = -1, last = -1;
     for (size_t i = 0; i < a->n_items; i++)
@@ -905,7 +912,7 @@ const char *dream_article_infobox_get(const dream_article *a, const char *key)
 
 int dream_article_infobox_set(dream_article *a, const char *key, const char *value)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     if (!key || !key[0] || strchr(key, ':') || no_newline("an infobox key", key))
         return dream_error_set(DREAM_EINVAL, "infobox key '%s' must be non-empty, one line, without ':'",
                                key ? key : "(null)");
@@ -1032,7 +1039,7 @@ long dream_article_section_find_kind(const dream_article *a, enum dream_article_
 
 int dream_article_section_set_body(dream_article *a, size_t i, const char *body)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     if (i >= a->n_secs || !body) return dream_error_set(DREAM_EINVAL, "section %zu does not exist", i);
     char *r = body[0] ? line_with_nl(body) : strdup("");
     if (!r) return dream_error_set(DREAM_ENOMEM, "out of memory");
@@ -1067,7 +1074,7 @@ static int end_with_blank_line(dream_article *a, size_t at)
 int dream_article_section_insert(dream_article *a, int level, const char *title, const char *body,
                                  size_t *index_out)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     if (level < 2 || level > 6) return dream_error_set(DREAM_EINVAL, "section level %d is not 2..6", level);
     if (no_newline("a section title", title)) return DREAM_EINVAL;
     if (!title[0]) return dream_error_set(DREAM_EINVAL, "a section title may not be empty");
@@ -1141,7 +1148,7 @@ int dream_article_section_insert(dream_article *a, int level, const char *title,
 
 int dream_article_section_remove(dream_article *a, size_t i)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     if (i >= a->n_secs) return dream_error_set(DREAM_EINVAL, "section %zu does not exist", i);
     free(a->secs[i].heading_raw);
     free(a->secs[i].body);
@@ -1206,7 +1213,7 @@ bool dream_citation_is_placeholder(const char *conv)
 
 int dream_article_footnote_add(dream_article *a, const struct dream_citation *c, int *number)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     if (!c || !c->conv || !c->conv[0] || !c->msg || !c->msg[0] || strchr(c->conv, '`') || strchr(c->msg, '`') ||
         strchr(c->msg, '\n') || strchr(c->conv, '\n') || strchr(c->msg, ' '))
         return dream_error_set(DREAM_EINVAL, "a citation needs a conversation hash and a message id (got '%s#%s')",
@@ -1397,7 +1404,7 @@ const char *dream_article_category(const dream_article *a, size_t i)
 
 int dream_article_set_categories(dream_article *a, const char *const *names, size_t n)
 {
-    if (refuse_nul(a)) return DREAM_EFORMAT;
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
     struct dbuf b = {0};
     for (size_t i = 0; i < n; i++) {
         if (!names[i] || !names[i][0] || strpbrk(names[i], "]|\n\r"))

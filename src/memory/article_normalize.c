@@ -37,6 +37,15 @@ static void say(struct norm *n, const char *fmt, ...)
 
 static int oom(void) { return dream_error_set(DREAM_ENOMEM, "out of memory normalizing an article"); }
 
+/* An edit refused because a pass left a fence open is retried in the next round of the
+ * fixpoint, after the fence pass: not an error of normalize. */
+static int soft(int rc)
+{
+    if (rc != DREAM_EFORMAT) return rc;
+    dream_error_clear();
+    return 0;
+}
+
 /* Re-parses a from b (taking b's data). */
 static int adopt(dream_article *a, struct dbuf *b)
 {
@@ -457,7 +466,7 @@ static int pass_title(struct norm *n)
     int rc = 0;
     if (!a->h1_raw || strcmp(a->title, want) != 0) {
         say(n, "H1 set to '%s' (from the file name)", want);
-        rc = dream_article_set_title(a, want);
+        rc = soft(dream_article_set_title(a, want));
     }
     free(want);
     return rc;
@@ -618,8 +627,9 @@ static int pass_stub(struct norm *n)
     for (size_t i = 0; i < a->n_items; i++) stubs += a->items[i].kind == ART_STUB;
     if (want == had && (!want || (placed && stubs == 1))) return 0;
     if (want != had) say(n, want ? "marked as a stub (below the stub threshold)" : "no longer a stub");
-    if (had && dream_article_set_stub(a, false)) return dream_error_code();
-    return want ? dream_article_set_stub(a, true) : 0;
+    int rc = had ? soft(dream_article_set_stub(a, false)) : 0;
+    if (rc) return rc;
+    return want ? soft(dream_article_set_stub(a, true)) : 0;
 }
 
 /* ---- E: whitespace ---------------------------------------------------------------------- */
