@@ -11,7 +11,7 @@ cp -r "$data/articles" "$work/clean/articles" || exit 1
 out=$("$dream" check --wiki "$work/clean" 2>&1); rc=$?
 [ $rc -eq 0 ] || fail "clean vault: exit $rc: $out"
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "clean vault: more than one line: $out"
-printf '%s\n' "$out" | grep -q "^dream check: 5 article(s) in .*/articles, all clean$" || fail "clean vault summary: $out"
+printf '%s\n' "$out" | grep -q "^dream check: 7 article(s) in .*/articles, all clean$" || fail "clean vault summary: $out"
 
 # DREAM_WIKI is the default wiki
 out=$(DREAM_WIKI="$work/clean" "$dream" check --quiet 2>&1); rc=$?

@@ -226,6 +226,25 @@ static dream_article *fixture(const char *name)
     return a;
 }
 
+static void test_article_parses_banner_categories_table_and_redirect(void **state)
+{
+    dream_article *a = fixture("Film_simulations.md");
+    assert_int_equal(dream_article_category_count(a), 2);
+    assert_string_equal(dream_article_category(a, 0), "Photography techniques");
+    assert_string_equal(dream_article_infobox_get(a, "kind"), "domain");
+    assert_true(strncmp(dream_article_lead(a), "**Film simulations** are", 24) == 0);
+    assert_false(dream_article_is_redirect(a));
+    /* `Classic Negative` is a code span, the table is prose: markers [^1] [^1] [^2] [^2] */
+    assert_int_equal(dream_article_ref_count(a), 4);
+    dream_article_free(a);
+    a = fixture("X100V.md");
+    assert_true(dream_article_is_redirect(a));
+    assert_string_equal(dream_article_lead(a), "");
+    assert_int_equal(dream_article_link_count(a), 1);
+    dream_article_free(a);
+    (void)state;
+}
+
 static bool has_reason(const struct dream_gate_verdict *v, const char *needle)
 {
     for (size_t i = 0; i < v->n_reasons; i++)
@@ -569,9 +588,10 @@ static void test_normalize_orders_the_tail_and_merges_duplicates(void **state)
 
 static char *resolve_fixture(void *ud, const char *target)
 {
-    static const char *stems[] = {"Fujifilm_X100V", "Ricoh_GR_III", "Street_photography", "Bread_baking", "Sourdough_starter"};
+    static const char *stems[] = {"Fujifilm_X100V", "Ricoh_GR_III", "Street_photography", "Bread_baking",
+                                  "Sourdough_starter", "Film_simulations", "X100V"};
     (void)ud;
-    long i = dream_article_resolve_link(stems, 5, target);
+    long i = dream_article_resolve_link(stems, 7, target);
     return i < 0 ? NULL : strdup(stems[i]);
 }
 
@@ -745,6 +765,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_article_footnote_add_reuses_then_appends_to_references),
         cmocka_unit_test(test_article_section_edits_keep_the_grammar_order),
         cmocka_unit_test(test_article_anchor_and_stem_rules),
+        cmocka_unit_test(test_article_parses_banner_categories_table_and_redirect),
         cmocka_unit_test(test_gate_accepts_a_clean_patch),
         cmocka_unit_test(test_gate_rejects_lost_citation),
         cmocka_unit_test(test_gate_word_floor_applies_to_each_touched_section),
