@@ -36,6 +36,9 @@ log=$OUT/results.txt
     "$BIN/bench_seam" --model "$MODEL" --workload "$w" --n "$N" --widths "$WIDTHS" --threads "$THREADS" --scale "$SCALE"
     echo
   done
+  echo "## stages: extract through the seam, DREAM_MEMORY_BATCH=1 vs 4 (tiny Gemma 4)"
+  "$BIN/bench_stages" --model "$TINY" --n 32 --width 4 --batch 8 --max-tokens 32 --threads "$THREADS"
+  echo
   echo "## flash attention on (agreement is measured, not promised)"
   "$BIN/bench_seam" --model "$MODEL" --workload uniform --n 8 --widths 8 --threads "$THREADS" --flash-attn
   echo
