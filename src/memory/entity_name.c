@@ -159,3 +159,12 @@ int entity_name_squeeze(const char *normal, char **out)
     *out = s;
     return DREAM_OK;
 }
+
+int entity_name_key(const char *normal, char **out)
+{
+    int rc = entity_name_squeeze(normal, out);
+    if (rc || **out) return rc;
+    free(*out);
+    *out = strdup(normal);
+    return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+}

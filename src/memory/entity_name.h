@@ -32,4 +32,8 @@ int entity_name_normal(const char *name, char **out);
  * removed ("S5 II-X" and "s5iix" meet). *out is malloc'd; it may be empty. */
 int entity_name_squeeze(const char *normal, char **out);
 
+/* The squeezed key entities are matched on: entity_name_squeeze, or the normal form itself when
+ * nothing would be left (a name of punctuation only keys on itself). *out is malloc'd. */
+int entity_name_key(const char *normal, char **out);
+
 #endif

@@ -6,6 +6,7 @@
 #include "dream/log.h"
 #include "dream/model.h"
 #include "dream/vault.h"
+#include "alias_seeds.h"
 #include "entity_name.h"
 #include "store_internal.h"
 
@@ -103,15 +104,6 @@ static int res_lookup(dream_store *store, const char *normal, const char *squeez
     return rc;
 }
 
-/* The squeezed key of a normal form; a name with nothing to squeeze keys on its normal form. */
-static int res_squeeze(const char *normal, char **out)
-{
-    int rc = entity_name_squeeze(normal, out);
-    if (rc || **out) return rc;
-    free(*out);
-    *out = strdup(normal);
-    return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
-}
 
 #define RES_MAX_TOKENS 32
 #define RES_TOKEN_BYTES 128
@@ -208,85 +200,8 @@ static int res_add_tokens(dream_store *store, const char *normal, int64_t id)
 
 /* ---- alias seeds (Meta/Aliases) ---- */
 
-/* One seeded name: an alias or the canonical name itself, keyed by its normal and squeezed forms,
- * pointing at its canonical (an index into the canonical names). */
-struct res_seed_key {
-    char *normal, *squeezed;
-    size_t canonical;
-};
-
-struct res_seeds {
-    char **canonical; /* the canonical names as the person spelled them */
-    size_t n_canonical;
-    struct res_seed_key *keys;
-    size_t n_keys, cap_keys;
-};
-
-static void res_seeds_free(struct res_seeds *s)
-{
-    for (size_t i = 0; i < s->n_canonical; i++) free(s->canonical[i]);
-    free(s->canonical);
-    for (size_t i = 0; i < s->n_keys; i++) {
-        free(s->keys[i].normal);
-        free(s->keys[i].squeezed);
-    }
-    free(s->keys);
-    memset(s, 0, sizeof *s);
-}
-
-
-/* The seed key a normal form hits (same normal or squeezed form), or NULL. */
-static const struct res_seed_key *res_seed_find(const struct res_seeds *s, const char *normal, const char *squeezed)
-{
-    for (size_t i = 0; i < s->n_keys; i++)
-        if (strcmp(s->keys[i].normal, normal) == 0 || strcmp(s->keys[i].squeezed, squeezed) == 0) return &s->keys[i];
-    return NULL;
-}
-
-/* Adds the name [p, p+len) as a key of canonical ci. A name already claimed by another canonical
- * keeps its first owner (the page is read top to bottom) and is reported. */
-static int res_seed_add(struct res_seeds *s, const char *p, size_t len, size_t ci, const char *where, int line)
-{
-    while (len && isspace((unsigned char)*p)) p++, len--;
-    while (len && isspace((unsigned char)p[len - 1])) len--;
-    if (!len) return DREAM_OK;
-    char *name = strndup(p, len), *normal = NULL, *squeezed = NULL;
-    if (!name) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    int rc = entity_name_normal(name, &normal);
-    if (rc == DREAM_EINVAL) {
-        dream_log(DREAM_LOG_WARN, "%s:%d: '%.80s' is not valid UTF-8; the alias is skipped", where, line, name);
-        free(name);
-        return DREAM_OK;
-    }
-    if (!rc) rc = res_squeeze(normal, &squeezed);
-    if (!rc) {
-        const struct res_seed_key *dup = res_seed_find(s, normal, squeezed);
-        if (dup && dup->canonical != ci) {
-            dream_log(DREAM_LOG_WARN, "%s:%d: '%.80s' is already an alias of '%.80s' (an earlier line); this line's claim is skipped",
-                      where, line, name, s->canonical[dup->canonical]);
-        } else if (!dup) {
-            if (s->n_keys == s->cap_keys) {
-                size_t cap = s->cap_keys ? s->cap_keys * 2 : 16;
-                struct res_seed_key *grown = realloc(s->keys, cap * sizeof *grown);
-                if (!grown) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-                else s->keys = grown, s->cap_keys = cap;
-            }
-            if (!rc) {
-                s->keys[s->n_keys++] = (struct res_seed_key){normal, squeezed, ci};
-                normal = squeezed = NULL;
-            }
-        }
-    }
-    free(name);
-    free(normal);
-    free(squeezed);
-    return rc;
-}
-
-/* Reads the alias seeds of the vault at wiki: list lines "- Canonical Name: alias, alias". Other
- * lines are prose; a list line with a placeholder (<...>) is the page's own example; a list line
- * without a colon is reported and skipped. A missing page means no seeds. */
-static int res_seeds_load(const char *wiki, struct res_seeds *s)
+/* Reads the alias seeds of the vault at wiki (none when wiki is NULL or the page is missing). */
+static int res_seeds_load(const char *wiki, struct alias_seeds *s)
 {
     memset(s, 0, sizeof *s);
     if (!wiki) return DREAM_OK;
@@ -295,52 +210,8 @@ static int res_seeds_load(const char *wiki, struct res_seeds *s)
     if (rc) return rc;
     char where[4200];
     snprintf(where, sizeof where, "%s/Meta/Aliases.md", wiki);
-    int line = 0;
-    bool fenced = false;
-    for (const char *p = page; !rc && *p;) {
-        size_t len = strcspn(p, "\n");
-        const char *next = p + len + (p[len] == '\n');
-        line++;
-        const char *q = p;
-        while (q < p + len && (*q == ' ' || *q == '\t')) q++;
-        if (p + len - q >= 3 && strncmp(q, "```", 3) == 0) fenced = !fenced;
-        bool item = !fenced && q + 1 < p + len && (*q == '-' || *q == '*') && q[1] == ' ';
-        if (item && memchr(q, '<', (size_t)(p + len - q))) item = false; /* a placeholder */
-        if (item) {
-            q += 2;
-            const char *colon = memchr(q, ':', (size_t)(p + len - q));
-            if (!colon) {
-                dream_log(DREAM_LOG_WARN, "%s:%d: expected '- Canonical Name: alias, alias', got '%.*s'; the line is skipped", where, line,
-                          (int)(len > 80 ? 80 : len), p);
-            } else {
-                const char *c0 = q, *c1 = colon;
-                while (c0 < c1 && isspace((unsigned char)*c0)) c0++;
-                while (c1 > c0 && isspace((unsigned char)c1[-1])) c1--;
-                if (c1 > c0) {
-                    char **grown = realloc(s->canonical, (s->n_canonical + 1) * sizeof *grown);
-                    char *name = strndup(c0, (size_t)(c1 - c0));
-                    if (grown) s->canonical = grown;
-                    if (!grown || !name) {
-                        free(name);
-                        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-                        break;
-                    }
-                    size_t ci = s->n_canonical++;
-                    s->canonical[ci] = name;
-                    rc = res_seed_add(s, c0, (size_t)(c1 - c0), ci, where, line);
-                    for (const char *a = colon + 1; !rc && a < p + len;) {
-                        size_t alen = strcspn(a, ",\n");
-                        if (a + alen > p + len) alen = (size_t)(p + len - a);
-                        rc = res_seed_add(s, a, alen, ci, where, line);
-                        a += alen + 1;
-                    }
-                }
-            }
-        }
-        p = next;
-    }
+    rc = alias_seeds_parse(page, strlen(page), where, s);
     free(page);
-    if (rc) res_seeds_free(s);
     return rc;
 }
 
@@ -470,14 +341,14 @@ static int res_mint(dream_store *store, const char *name, const char *normal, co
 
 /* The entity of seed key k: the one with the canonical's normal or squeezed form, minted under
  * the seed's spelling when there is none yet. */
-static int res_seed_entity(dream_store *store, const struct res_seeds *seeds, const struct res_seed_key *k, int64_t now, int64_t *id,
+static int res_seed_entity(dream_store *store, const struct alias_seeds *seeds, const struct alias_seed_key *k, int64_t now, int64_t *id,
                            bool *minted)
 {
     const char *name = seeds->canonical[k->canonical];
     char *normal = NULL, *squeezed = NULL;
     *minted = false;
     int rc = entity_name_normal(name, &normal);
-    if (!rc) rc = res_squeeze(normal, &squeezed);
+    if (!rc) rc = entity_name_key(normal, &squeezed);
     if (!rc) rc = res_lookup(store, normal, squeezed, id);
     if (!rc && *id == 0) {
         rc = res_mint(store, name, normal, squeezed, now, id);
@@ -489,15 +360,15 @@ static int res_seed_entity(dream_store *store, const struct res_seeds *seeds, co
 }
 
 /* Resolves one mention inside the open transaction. */
-static int res_one(dream_store *store, const struct dream_resolve_params *p, const struct res_seeds *seeds, const struct res_mention *m,
+static int res_one(dream_store *store, const struct dream_resolve_params *p, const struct alias_seeds *seeds, const struct res_mention *m,
                    int64_t now, struct dream_resolve_result *res)
 {
     sqlite3 *db = store_db(store);
     char *squeezed = NULL;
     int64_t id = 0;
     bool minted = false;
-    int rc = res_squeeze(m->normal, &squeezed);
-    const struct res_seed_key *k = rc ? NULL : res_seed_find(seeds, m->normal, squeezed);
+    int rc = entity_name_key(m->normal, &squeezed);
+    const struct alias_seed_key *k = rc ? NULL : alias_seeds_find(seeds, m->normal, squeezed);
     if (k) {
         rc = res_seed_entity(store, seeds, k, now, &id, &minted);
         if (!rc) res->seeded++;
@@ -540,7 +411,7 @@ int dream_resolve_run(dream_store *store, const struct dream_resolve_params *par
     if (rc) return rc;
     size_t chunks = 0;
     for (size_t i = 0; i < n; i++) chunks += i == 0 || m[i].chunk != m[i - 1].chunk;
-    struct res_seeds seeds;
+    struct alias_seeds seeds;
     if (p.dry_run) {
         res.mentions = n;
     } else if (n && !(rc = res_seeds_load(p.wiki_dir, &seeds))) {
@@ -567,7 +438,7 @@ int dream_resolve_run(dream_store *store, const struct dream_resolve_params *par
             i = j;
             if (p.on_progress) p.on_progress(p.progress_ud, "resolve", ++done, chunks);
         }
-        res_seeds_free(&seeds);
+        alias_seeds_free(&seeds);
     }
     res_mentions_free(m, n);
     if (result) *result = res;
@@ -588,7 +459,7 @@ int dream_entity_find(dream_store *store, const char *name, struct dream_entity 
     *out = NULL;
     char *normal = NULL, *squeezed = NULL;
     int rc = entity_name_normal(name, &normal);
-    if (!rc) rc = res_squeeze(normal, &squeezed);
+    if (!rc) rc = entity_name_key(normal, &squeezed);
     sqlite3_stmt *st = NULL;
     if (!rc && sqlite3_prepare_v2(store_db(store),
                                   "SELECT id, name, normal, route, article_title, chunk_count FROM pipeline_entities "
