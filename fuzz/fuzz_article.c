@@ -77,5 +77,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
     dream_article_free(before);
     dream_article_free(a);
+
+    /* a draft cleaned for a section body holds no definitions, no tail sections and only
+     * numeric markers, and leaves no fence open */
+    char *text = malloc(size + 1);
+    if (!text) abort();
+    memcpy(text, data, size);
+    text[size] = '\0';
+    char *clean = NULL;
+    if (dream_article_sanitize_draft(text, "Fuzz", &clean, NULL, NULL) != DREAM_OK) abort();
+    free(text);
+    size_t cl = strlen(clean);
+    char *doc = malloc(cl + 32);
+    if (!doc) abort();
+    memcpy(doc, "# T\n\n## S\n\n", 12);
+    memcpy(doc + 12, clean, cl + 1);
+    dream_article *d = NULL;
+    if (dream_article_parse(doc, strlen(doc), &d) != DREAM_OK) abort();
+    if (dream_article_footnote_count(d) != 0) abort();
+    for (size_t i = 0; i < dream_article_ref_count(d); i++)
+        if (dream_article_ref(d, i)->number == 0) abort();
+    for (size_t i = 0; i < dream_article_section_count(d); i++)
+        if (dream_article_section(d, i)->kind != DREAM_SECTION_BODY) abort();
+    dream_article_free(d);
+    free(doc);
+    free(clean);
     return 0;
 }

@@ -520,6 +520,41 @@ static void test_check_reports_duplicate_section_names_and_nul_edits_are_refused
     (void)state;
 }
 
+/* ---- drafts -------------------------------------------------------------------------------- */
+
+static char *clean(const char *draft, const char *heading)
+{
+    char *out = NULL;
+    assert_int_equal(dream_article_sanitize_draft(draft, heading, &out, NULL, NULL), 0);
+    return out;
+}
+
+static void test_sanitize_draft_keeps_prose_and_drops_what_the_program_writes(void **state)
+{
+    char *o = clean("```markdown\r\n## Purchase\r\n\r\nThe user ordered it[^1] after a month[^note].\r\n\r\n\r\n"
+                    "```info\r\ntype: camera\r\n```\r\nMore text `[^x] stays in code`[^2].\r\n"
+                    "[^1]: `conv:aaaaaaaa#1` (2024-01-01, A)\r\n\r\n## References\r\n\r\n[^1]: junk\r\n```\r\n",
+                    "Purchase");
+    assert_string_equal(o, "The user ordered it[^1] after a month.\n\nMore text `[^x] stays in code`[^2].\n");
+    free(o);
+    /* a fence the model opened and never closed is closed; a heading that is not a repeat stays */
+    o = clean("Intro.\n\n### Detail\n\n```sh\nls -l\n", "Purchase");
+    assert_string_equal(o, "Intro.\n\n### Detail\n\n```sh\nls -l\n```\n");
+    free(o);
+    /* a draft that is only the tail, or empty, leaves nothing */
+    o = clean("## See also\n\n- [[X]]\n", NULL);
+    assert_string_equal(o, "");
+    free(o);
+    o = clean("", NULL);
+    assert_string_equal(o, "");
+    free(o);
+    /* inside a code block nothing is touched */
+    o = clean("Text.\n\n~~~\n[^a]: not a definition\n## References\n~~~\n", NULL);
+    assert_string_equal(o, "Text.\n\n~~~\n[^a]: not a definition\n## References\n~~~\n");
+    free(o);
+    (void)state;
+}
+
 /* ---- normalize ------------------------------------------------------------------------- */
 
 struct notes {
@@ -775,6 +810,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_gate_baseline_stops_nightly_erosion),
         cmocka_unit_test(test_replace_file_writes_only_accepted_edits_over_an_unchanged_file),
         cmocka_unit_test(test_check_reports_duplicate_section_names_and_nul_edits_are_refused),
+        cmocka_unit_test(test_sanitize_draft_keeps_prose_and_drops_what_the_program_writes),
         cmocka_unit_test(test_normalize_renumbers_merges_and_gathers_footnotes),
         cmocka_unit_test(test_normalize_closes_an_unclosed_fence_before_the_heading_it_swallowed),
         cmocka_unit_test(test_normalize_orders_the_tail_and_merges_duplicates),

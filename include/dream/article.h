@@ -331,6 +331,18 @@ typedef void (*dream_article_note_fn)(void *ud, const char *note);
 int dream_article_normalize(dream_article *a, const struct dream_article_normalize_params *p,
                             dream_article_note_fn note, void *ud);
 
+/* ---- model drafts ------------------------------------------------------------------------- */
+
+/* Cleans a model's draft of a section body or lead (spec §6.5 step 6) into *out (malloc'd):
+ * CRLF -> LF; a draft wrapped whole in a code fence is unwrapped; ```info blocks, footnote
+ * definition lines and markers whose label is not a number are removed (outside fences and
+ * code spans); a first line that is a heading repeating `heading` (or any H1) is dropped; from
+ * a heading named References, See also or Notes on, everything is cut (the model spilled the
+ * article's tail); an unclosed fence is closed; blank runs collapse and the edges are trimmed.
+ * heading may be NULL. note (may be NULL) hears each change. "" when nothing is left. */
+int dream_article_sanitize_draft(const char *draft, const char *heading, char **out,
+                                 dream_article_note_fn note, void *ud);
+
 /* ---- the write gate ----------------------------------------------------------------------- */
 
 /* Baseline words for a touched section, e.g. its high-water mark over past nights so nightly

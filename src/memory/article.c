@@ -398,6 +398,11 @@ static size_t def_label_end(const char *t, size_t s, size_t e)
     return j;
 }
 
+bool art_is_def_line(const char *s, const char *e)
+{
+    return def_label_end(s, 0, (size_t)(e - s)) != 0;
+}
+
 static int add_item(dream_article *a, size_t *cap, enum art_item_kind kind, size_t s, size_t e, int line)
 {
     if (grow((void **)&a->items, a->n_items, cap, sizeof *a->items)) return -1;

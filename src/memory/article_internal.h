@@ -100,6 +100,9 @@ int art_heading_level(const char *s, const char *e);
 /* Trimmed copy of [s, e). */
 char *art_strndup_trim(const char *s, const char *e);
 
+/* True when line [s, e) is a footnote definition ("[^label]:" at its start). */
+bool art_is_def_line(const char *s, const char *e);
+
 /* Section kind of a heading by level and title. */
 enum dream_article_section_kind art_section_kind(int level, const char *title);
 
