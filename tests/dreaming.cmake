@@ -57,5 +57,12 @@ if(TARGET dream)
   set_tests_properties(cli_run_progress_pipe PROPERTIES FIXTURES_REQUIRED tiny_models RESOURCE_LOCK dreaming_cli_progress
     PASS_REGULAR_EXPRESSION "segment: 4 conversation\\(s\\).*4 failed attempt\\(s\\).*conversations/s\\)\nextract: 0 chunk\\(s\\).*chunks/s\\)\nresolve: 0 name\\(s\\).*names/s\\)\nroute: 0 entit\\(ies\\).*entities/s\\)\n"
     FAIL_REGULAR_EXPRESSION "[0-9]+/[0-9]+ \\([0-9]+%\\)")
+  # The route options reach the stage: the engagement gate is named in the summary; a negative
+  # gate is a usage error.
+  add_test(NAME cli_run_route_engagement_dry
+           COMMAND sh -c "rm -rf '${_d}/engage' && DREAM_HOME='${_d}/engage' '$<TARGET_FILE:dream>' run --stage route --engagement 3 --dry-run")
+  set_tests_properties(cli_run_route_engagement_dry PROPERTIES
+    PASS_REGULAR_EXPRESSION "route: 0 entit\\(ies\\): 0 with an article \\(0 new, 0 by the engagement gate of 3 message\\(s\\)\\), 0 captured \\(dry run")
+  add_test(NAME cli_run_bad_engagement COMMAND sh -c "'$<TARGET_FILE:dream>' run --engagement -1; test $? -eq 2")
   add_test(NAME cli_run_unknown_stage COMMAND sh -c "'$<TARGET_FILE:dream>' run --stage synthesize; test $? -eq 2")
 endif()
