@@ -340,6 +340,42 @@ static void test_gate_word_floor_applies_to_each_touched_section(void **state)
     (void)state;
 }
 
+static void test_gate_tolerates_what_before_already_had(void **state)
+{
+    /* an imported article: an older provenance form and two sections with one name */
+    const char *old = "# T\n\nLead[^1].\n\n## Setup\n\nOne two three four.\n\n## Setup\n\nFive six.\n\n"
+                      "## References\n\n[^1]: `conv:aaaaaaaa` (2024-01-01, Old form)\n";
+    dream_article *before = parse_str(old);
+    assert_int_equal(dream_article_check(before, NULL, NULL, NULL), 2);
+    dream_article *after = NULL;
+    assert_int_equal(dream_article_clone(before, &after), 0);
+    struct dream_citation c = {"bbbbbbbb", "4", "2024-02-02", "New"};
+    int n;
+    assert_int_equal(dream_article_footnote_add(after, &c, &n), 0);
+    assert_int_equal(n, 2);
+    /* a longer lead shifts every line below it */
+    assert_int_equal(dream_article_set_lead(after, "Lead[^1].\nA second line of lead[^2]."), 0);
+    const char *touched[] = {DREAM_ARTICLE_LEAD_ANCHOR};
+    struct dream_gate_params p = {.touched = touched, .n_touched = 1};
+    struct dream_gate_verdict v;
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    for (size_t k = 0; k < v.n_reasons; k++) fprintf(stderr, "unexpected: %s\n", v.reasons[k]);
+    assert_true(v.accepted);
+    dream_gate_verdict_free(&v);
+    /* but a new definition in the old form is refused */
+    dream_article_free(after);
+    after = parse_str("# T\n\nLead[^1][^2].\n\n## Setup\n\nOne two three four.\n\n## Setup\n\nFive six.\n\n"
+                      "## References\n\n[^1]: `conv:aaaaaaaa` (2024-01-01, Old form)\n[^2]: `conv:bbbbbbbb` (2024-02-02, New)\n");
+    assert_int_equal(dream_article_gate(before, after, &p, &v), 0);
+    assert_false(v.accepted);
+    assert_int_equal(v.n_reasons, 1);
+    assert_true(has_reason(&v, "definition [^2] is not in the form"));
+    dream_gate_verdict_free(&v);
+    dream_article_free(after);
+    dream_article_free(before);
+    (void)state;
+}
+
 static void test_gate_rejects_broken_grammar(void **state)
 {
     dream_article *before = fixture("Ricoh_GR_III.md");
@@ -805,6 +841,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_gate_rejects_lost_citation),
         cmocka_unit_test(test_gate_word_floor_applies_to_each_touched_section),
         cmocka_unit_test(test_gate_rejects_broken_grammar),
+        cmocka_unit_test(test_gate_tolerates_what_before_already_had),
         cmocka_unit_test(test_article_categories_line),
         cmocka_unit_test(test_gate_new_section_and_lead),
         cmocka_unit_test(test_gate_baseline_stops_nightly_erosion),

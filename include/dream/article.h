@@ -227,7 +227,8 @@ int dream_article_footnote_find(const dream_article *a, const char *conv, const 
 
 /* The number to cite c with: an existing definition of the same (conv, msg), else a new
  * definition numbered max+1 appended to ## References (created, last, when absent). The marker
- * itself is the caller's to place. */
+ * itself is the caller's to place, after this call (markers already in the text count toward
+ * max, so an undefined marker never gets a definition it was not meant for). */
 int dream_article_footnote_add(dream_article *a, const struct dream_citation *c, int *number);
 
 /* The definition text for c: "`conv:HASH#MSG` (YYYY-MM-DD, title)" (malloc'd). Newlines and

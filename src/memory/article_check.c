@@ -46,7 +46,7 @@ static void check_grammar(const dream_article *a, struct problems *p)
         bool blank = true;
         for (const char *c = a->front; *c; c++)
             if (*c != '\n' && *c != ' ' && *c != '\t' && *c != '\r') blank = false;
-        if (!blank) problem(p, 1, "text before the H1 (line %d): the '# Title' line comes first", a->h1_line);
+        if (!blank) problem(p, 1, "text before the H1: the '# Title' line comes first");
     }
     for (size_t i = 0; i < a->n_secs; i++)
         if (a->secs[i].pub.level == 1)
@@ -84,8 +84,9 @@ static void check_grammar(const dream_article *a, struct problems *p)
     for (size_t i = 0; i < a->n_secs; i++)
         for (size_t j = 0; j < i; j++)
             if (a->secs[i].pub.kind == DREAM_SECTION_BODY && strcmp(a->secs[i].anchor, a->secs[j].anchor) == 0) {
-                problem(p, a->secs[i].pub.line, "a second section named '%s' (first on line %d): section names must differ",
-                        a->secs[i].title, a->secs[j].pub.line);
+                /* no line numbers in the message: the gate compares messages before and after */
+                problem(p, a->secs[i].pub.line, "a second section named '%s': section names must differ",
+                        a->secs[i].title);
                 break;
             }
     /* Tail: each meta section at most once, in the order History, See also, Notes, References,
@@ -105,7 +106,16 @@ static void check_grammar(const dream_article *a, struct problems *p)
     (void)seen;
 }
 
-static void check_footnotes(const dream_article *a, struct problems *p)
+static void check_provenance(const struct dream_article_footnote *f, struct problems *p)
+{
+    if (f->n_conv != 1)
+        problem(p, f->line, "footnote [^%s] carries %d `conv:` citations; a definition carries exactly one", f->label, f->n_conv);
+    else if (!f->well_formed)
+        problem(p, f->line, "footnote [^%s] is not in the form `conv:HASH#MSG` (YYYY-MM-DD, title): '%s'", f->label, f->text);
+}
+
+/* provenance: also check each definition's form (the gate judges that per definition). */
+static void check_footnotes(const dream_article *a, struct problems *p, bool provenance)
 {
     /* every marker defined */
     for (size_t i = 0; i < a->n_refs; i++) {
@@ -128,10 +138,7 @@ static void check_footnotes(const dream_article *a, struct problems *p)
                 break;
             }
         if (!f->number) problem(p, f->line, "footnote label [^%s] is not a number", f->label);
-        if (f->n_conv != 1)
-            problem(p, f->line, "footnote [^%s] carries %d `conv:` citations; a definition carries exactly one", f->label, f->n_conv);
-        else if (!f->well_formed)
-            problem(p, f->line, "footnote [^%s] is not in the form `conv:HASH#MSG` (YYYY-MM-DD, title): '%s'", f->label, f->text);
+        if (provenance) check_provenance(f, p);
         if (f->line < ref_from || f->line >= ref_to)
             problem(p, f->line, "footnote definition [^%s] is outside '## References'", f->label);
     }
@@ -175,7 +182,7 @@ size_t dream_article_check(const dream_article *a, const struct dream_article_ch
             free(want);
         }
     }
-    check_footnotes(a, &p);
+    check_footnotes(a, &p, true);
     if (cp && cp->stems) check_links(a, cp, &p);
     return p.n;
 }
@@ -190,6 +197,6 @@ size_t art_check_grammar(const dream_article *a, dream_article_problem_fn fn, vo
 size_t art_check_footnotes(const dream_article *a, dream_article_problem_fn fn, void *ud)
 {
     struct problems p = {fn, ud, 0};
-    check_footnotes(a, &p);
+    check_footnotes(a, &p, false);
     return p.n;
 }

@@ -128,6 +128,17 @@ int dream_article_gate(const dream_article *before, const dream_article *after,
     for (size_t i = 0; i < fm.n; i++) reason(&r, "footnotes: %s", fm.m[i]);
     bool oom = fm.oom;
     msgs_free(&fm);
+    /* each definition in the form `conv:HASH#MSG` (DATE, title): a new one must be; one kept
+     * word for word from before (say, imported in an older form) may stay as it was */
+    for (size_t j = 0; j < after->n_notes; j++) {
+        const struct dream_article_footnote *f = &after->notes[j];
+        if (f->n_conv == 1 && f->well_formed) continue;
+        bool old = false;
+        for (size_t k = 0; before && k < before->n_notes && !old; k++) old = strcmp(before->notes[k].text, f->text) == 0;
+        if (!old)
+            reason(&r, "footnotes: definition [^%s] is not in the form `conv:HASH#MSG` (YYYY-MM-DD, title) with one citation: '%s'",
+                   f->label, f->text);
+    }
 
     /* 3. the word floor on each touched section */
     for (size_t i = 0; p && i < p->n_touched; i++) {

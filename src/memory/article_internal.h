@@ -110,7 +110,8 @@ enum dream_article_section_kind art_section_kind(int level, const char *title);
 void art_parse_citation(struct dream_article_footnote *f);
 
 /* The structural checks of dream_article_check (H1, header order, infoboxes, fences, tail
- * order), and its footnote checks; each returns the number of problems reported to fn. */
+ * order), and its footnote checks without the form of each definition; each returns the
+ * number of problems reported to fn. */
 size_t art_check_grammar(const dream_article *a, dream_article_problem_fn fn, void *ud);
 size_t art_check_footnotes(const dream_article *a, dream_article_problem_fn fn, void *ud);
 
