@@ -13,7 +13,11 @@
  * there. The scheduler's counters (prompt tokens, those served from shared prefixes, tokens
  * generated) go to stderr.
  *
- * usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] */
+ * With --repeat R the serial and batched runs alternate R times (fresh stores each time), so a
+ * change in the machine's load touches both sides alike; the line then gives the median of the
+ * R ratios and the medians of the two rates.
+ *
+ * usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] [--repeat R] */
 #include "dream/error.h"
 #include "dream/extract.h"
 #include "dream/model.h"
@@ -157,14 +161,29 @@ static double run_extract(const char *path, const char *model, int width, int ba
     return dt > 0 ? (double)r.eligible / dt : 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorts a copy). */
+static double median(const double *v, int n)
+{
+    double c[99];
+    memcpy(c, v, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, cmp_double);
+    return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
     const char *model = "build/models/tiny-gemma4.gguf";
-    int n = 32, width = 4, batch = 8, max_tokens = 32, threads = 0;
+    int n = 32, width = 4, batch = 8, max_tokens = 32, threads = 0, repeat = 1;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
-            fprintf(stderr, "usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T]\n");
+            fprintf(stderr, "usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] [--repeat R]\n");
             return 2;
         }
         if (!strcmp(argv[i], "--model")) model = v;
@@ -173,14 +192,15 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--batch")) batch = atoi(v);
         else if (!strcmp(argv[i], "--max-tokens")) max_tokens = atoi(v);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
+        else if (!strcmp(argv[i], "--repeat")) repeat = atoi(v);
         else {
             fprintf(stderr, "bench_stages: unknown option '%s'\n", argv[i]);
             return 2;
         }
         i++;
     }
-    if (n < 1 || width < 2 || batch < 1 || max_tokens < 1 || threads < 0) {
-        fprintf(stderr, "bench_stages: --n, --batch, --max-tokens must be positive, --width at least 2\n");
+    if (n < 1 || width < 2 || batch < 1 || max_tokens < 1 || threads < 0 || repeat < 1 || repeat > 99) {
+        fprintf(stderr, "bench_stages: --n, --batch, --max-tokens must be positive, --width at least 2, --repeat 1 to 99\n");
         return 2;
     }
     char dir[] = "/tmp/dream-bench-stages-XXXXXX";
@@ -188,18 +208,25 @@ int main(int argc, char **argv)
     char serial_path[64], batched_path[64];
     snprintf(serial_path, sizeof serial_path, "%s/serial.sqlite", dir);
     snprintf(batched_path, sizeof batched_path, "%s/batched.sqlite", dir);
-    make_store(serial_path, n);
-    make_store(batched_path, n);
+    double serial[99], batched[99], ratio[99];
     size_t names_serial = 0, names_batched = 0;
-    double serial = run_extract(serial_path, model, 1, batch, max_tokens, threads, &names_serial);
-    double batched = run_extract(batched_path, model, width, batch, max_tokens, threads, &names_batched);
-    char *a = names_of(serial_path), *b = names_of(batched_path);
-    bool same = a && b && strcmp(a, b) == 0;
-    printf("STAGE-BENCH stage=extract chunks=%d max_tokens=%d stage_batch=%d serial=%.2f/s batched_w%d=%.2f/s ratio=%.2fx "
+    bool same = true;
+    for (int r = 0; r < repeat; r++) {
+        make_store(serial_path, n);
+        make_store(batched_path, n);
+        serial[r] = run_extract(serial_path, model, 1, batch, max_tokens, threads, &names_serial);
+        batched[r] = run_extract(batched_path, model, width, batch, max_tokens, threads, &names_batched);
+        ratio[r] = serial[r] > 0 ? batched[r] / serial[r] : 0.0;
+        char *a = names_of(serial_path), *b = names_of(batched_path);
+        same = same && a && b && strcmp(a, b) == 0;
+        free(a);
+        free(b);
+        if (repeat > 1) fprintf(stderr, "bench_stages: round %d: ratio %.2fx\n", r + 1, ratio[r]);
+    }
+    printf("STAGE-BENCH stage=extract chunks=%d max_tokens=%d stage_batch=%d repeat=%d serial=%.2f/s batched_w%d=%.2f/s ratio=%.2fx "
            "names=%zu/%zu stored_names_equal=%s\n",
-           n, max_tokens, batch, serial, width, batched, serial > 0 ? batched / serial : 0.0, names_serial, names_batched, same ? "yes" : "no");
-    free(a);
-    free(b);
+           n, max_tokens, batch, repeat, median(serial, repeat), width, median(batched, repeat), median(ratio, repeat), names_serial,
+           names_batched, same ? "yes" : "no");
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : 1;
