@@ -1,0 +1,120 @@
+/*
+ * read.h — the read side of the memory (spec §8, issue 6): small, cheap tools an agent or a
+ * person uses to look things up in the wiki without reading it whole. The CLI verbs (dream
+ * resolve|read|section|links|infobox|list|search|status) and the server's GET /v1/memory/<tool>
+ * call exactly these functions.
+ *
+ * A reader is a snapshot: opening it lists and parses every article under <wiki>/articles and
+ * builds the name index (stem, title, infobox aliases, and, when the store is there, every
+ * surface form the pipeline folded into an entity that has an article). Open one per request or
+ * per command; it never writes the wiki or the store.
+ *
+ * Names never become paths. An article name given to any tool is matched against the index of
+ * files found by listing articles/ (a name like "../x" or "/etc/passwd" simply matches nothing),
+ * and a symbolic link in articles/ is indexed only when it resolves to a file inside the wiki.
+ *
+ * Every tool returns 0 with a small JSON object in *out (jansson; the caller json_decref()s it),
+ * or a negative dream_status with dream_error_last() set. An article name that matches nothing
+ * gives DREAM_ENOTFOUND and STILL sets *out, to {"error": "...", "query": ..., "candidates":
+ * [...], "captured": ...}, so callers can show the near candidates. Default outputs stay under
+ * DREAM_READ_BUDGET bytes of compact JSON: the lead is clipped, tables of contents and member
+ * lists are cut with a "more" count.
+ */
+#ifndef DREAM_READ_H
+#define DREAM_READ_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most bytes a default (not "whole") output may take as compact JSON. */
+#define DREAM_READ_BUDGET 2048
+/* A whole-article read larger than this gives the table of contents and a size note instead. */
+#define DREAM_READ_WHOLE_MAX 8192
+
+typedef struct dream_reader dream_reader;
+
+struct dream_reader_params {
+    const char *wiki;  /* the vault; NULL: dream_paths_wiki_dir() */
+    const char *store; /* the SQLite store; NULL: dream_paths_store(); "" : none. A store path
+                          that does not exist is not created: the reader goes without it
+                          (no captured subjects, no pipeline counts). */
+};
+
+void dream_reader_default_params(struct dream_reader_params *p);
+
+/* Opens a reader over the wiki (and store). DREAM_ENOTFOUND, naming the path and how to create
+ * it, when the wiki has no articles/ directory. The caller frees *out with dream_reader_close. */
+int dream_reader_open(const struct dream_reader_params *p, dream_reader **out);
+void dream_reader_close(dream_reader *r);
+
+/* The wiki directory the reader was opened on. */
+const char *dream_reader_wiki(const dream_reader *r);
+
+/* name or alias -> {"status": "article", "stem", "title", "kind"?, "type"?, "matched": how,
+ * "lead" (clipped)}; a subject the pipeline captured without an article -> {"status":
+ * "captured", "name", "chunks", "mentions": [{"cite","title","label"}]} (0 as well); otherwise
+ * DREAM_ENOTFOUND with {"status": "missing", "candidates": [{"stem","title"}], "captured_near":
+ * [{"name","chunks"}]}. Matching: exact stem, link rules (spaces/underscores, case), the
+ * normal form (case, Unicode, a leading article dropped), the squeezed form (no spaces or
+ * punctuation). */
+int dream_read_resolve(dream_reader *r, const char *name, json_t **out);
+
+/* Default (whole false): {"stem","title","lead" (clipped),"sections": [{"anchor","title",
+ * "level"}], "more_sections"?, "bytes"}. whole: {"stem","title","bytes","text"}, or when the
+ * article is over DREAM_READ_WHOLE_MAX the default output plus "too_big": true. */
+int dream_read_article(dream_reader *r, const char *name, bool whole, json_t **out);
+
+/* One section with its subsections, verbatim: {"stem","anchor","title","text","references":
+ * [the definitions its markers cite], "truncated"?}. anchor may be a heading's anchor or its
+ * title (a leading '#' is ignored). An unknown anchor is DREAM_ENOTFOUND with "anchors":
+ * [the article's anchors]. */
+int dream_read_section(dream_reader *r, const char *name, const char *anchor, json_t **out);
+
+/* {"stem","outbound": {"infobox","series","main","see_also","prose": [stems]}, "redlinks":
+ * [targets], "inbound": [{"stem","via"}], "more"?: {group: count}}; 25 per group at most. */
+int dream_read_links(dream_reader *r, const char *name, json_t **out);
+
+/* {"stem","fields": [{"key","value"}],"note"}: facts to read, not a query filter. */
+int dream_read_infobox(dream_reader *r, const char *name, json_t **out);
+
+/* {"total","offset","articles": [stems, sorted], "more"?}; limit 0 means 100. */
+int dream_read_list(dream_reader *r, size_t offset, size_t limit, json_t **out);
+
+/* Membership: by is "category", "type", "kind" or "series"; {"by","value","total","members":
+ * [{"stem","lead" (clipped to 140)}], "more"?}; 40 rows at most. An unknown `by` is
+ * DREAM_EINVAL. */
+int dream_read_members(dream_reader *r, const char *by, const char *value, json_t **out);
+
+/* Last-resort text search over the articles: terms split on whitespace, stopwords dropped (a
+ * query of stopwords only is one term), case-insensitive substring matches; articles ranked by
+ * distinct terms matched, then terms in the stem, then occurrences, then stem. {"query",
+ * "terms","total","results": [{"stem","matched","hits","lead"}], "lines": [{"stem","anchor",
+ * "line","text"}], "captured"?: [{"name","chunks"}]}. limit 0 means 8; at most 30. */
+int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t **out);
+
+/* {"wiki","articles","stubs","redirects","skipped","git","last_commit": {"id","date","subject"}
+ * | null, "store": path | null, "conversations","messages","chunks","entities": {"total",
+ * "article","captured"}, "schedule": {...}, "recent": [5 stems, newest first]}. last_commit is
+ * the newest commit on HEAD whose subject begins "memory:". */
+int dream_read_status(dream_reader *r, json_t **out);
+
+/* One entry point for every tool, for the server and the CLI: tool is "resolve", "read",
+ * "section", "links", "infobox", "list", "category" (by taken from whichever of "category",
+ * "type", "kind", "series" args holds), "search" or "status"; args is an object of strings (or
+ * numbers/booleans): "name", "anchor", "whole", "query", "limit", "offset". A missing required
+ * argument or an unknown tool is DREAM_EINVAL with {"error": ...} in *out. */
+int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_t **out);
+
+/* The tool's result as short human-readable text (malloc'd, ends with '\n'); NULL on
+ * allocation failure. Works for error objects too. */
+char *dream_read_text(const char *tool, const json_t *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,128 @@
+/* cli_read.c — the read verbs' shared driver (see cli_read.h). Exit status: 0 found, 1 not
+ * found or failed (the near candidates are printed), 2 bad usage. */
+#include "cli_read.h"
+
+#include "cli.h"
+#include "dream/error.h"
+#include "dream/read.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void cli_read_usage(const struct cli_read_verb *v, FILE *f)
+{
+    fprintf(f, "usage: dream %s %s\n\n%s\n\noptions:\n", v->verb, v->usage, v->help);
+    if (v->options & CLI_READ_OPT_WHOLE) fprintf(f, "  --whole       the whole article (refused over 8 KB: read sections)\n");
+    if (v->options & CLI_READ_OPT_MEMBERS)
+        fprintf(f, "  --category C, --type T, --kind K, --series S\n                only the members (40 at most, with each one's lead)\n");
+    if (v->options & (CLI_READ_OPT_PAGE | CLI_READ_OPT_LIMIT)) fprintf(f, "  --limit N     at most N rows\n");
+    if (v->options & CLI_READ_OPT_PAGE) fprintf(f, "  --offset N    skip the first N\n");
+    fprintf(f, "  --json        the result as one JSON object (the same as GET /v1/memory/%s)\n"
+               "  --wiki DIR    the wiki (default: $DREAM_WIKI, $DREAM_HOME/wiki, ~/.local/share/dream/wiki)\n"
+               "  --store PATH  the store, for captured subjects and counts (default: the cache's memory.sqlite)\n"
+               "  -h, --help    this text\n",
+            v->tool);
+}
+
+static int cli_read_bad(const struct cli_read_verb *v, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dream %s: ", v->verb);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    cli_read_usage(v, stderr);
+    return 2;
+}
+
+int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
+{
+    struct dream_reader_params p;
+    dream_reader_default_params(&p);
+    bool json = false;
+    json_t *args = json_object();
+    char words[4096] = "";
+    size_t nwords = 0, npos = 0;
+    const char *pos[2] = {NULL, NULL};
+    int status = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_wants_help(a)) {
+            cli_read_usage(v, stdout);
+            json_decref(args);
+            return 0;
+        } else if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (strcmp(a, "--wiki") == 0 || strcmp(a, "--store") == 0) {
+            if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a value", a);
+            if (a[2] == 'w') p.wiki = argv[++i];
+            else p.store = argv[++i];
+        } else if ((v->options & CLI_READ_OPT_WHOLE) && strcmp(a, "--whole") == 0) {
+            json_object_set_new(args, "whole", json_true());
+        } else if ((v->options & (CLI_READ_OPT_PAGE | CLI_READ_OPT_LIMIT)) && strcmp(a, "--limit") == 0) {
+            long n;
+            if (!cli_parse_int(v->verb, a, i + 1 < argc ? argv[++i] : NULL, 1, 100000, &n)) return json_decref(args), 2;
+            json_object_set_new(args, "limit", json_integer(n));
+        } else if ((v->options & CLI_READ_OPT_PAGE) && strcmp(a, "--offset") == 0) {
+            long n;
+            if (!cli_parse_int(v->verb, a, i + 1 < argc ? argv[++i] : NULL, 0, 100000000, &n)) return json_decref(args), 2;
+            json_object_set_new(args, "offset", json_integer(n));
+        } else if ((v->options & CLI_READ_OPT_MEMBERS) &&
+                   (!strcmp(a, "--category") || !strcmp(a, "--type") || !strcmp(a, "--kind") || !strcmp(a, "--series"))) {
+            if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a value", a);
+            json_object_set_new(args, a + 2, json_string(argv[++i]));
+        } else if (a[0] == '-' && a[1] == '-' && strcmp(a, "--") != 0) {
+            return json_decref(args), cli_read_bad(v, "unknown option '%s'", a);
+        } else if (v->positionals == 1 || v->positionals == 3) {
+            size_t l = strlen(words);
+            snprintf(words + l, sizeof words - l, "%s%s", nwords++ ? " " : "", a);
+        } else if (v->positionals == 2 && npos < 2) {
+            pos[npos++] = a;
+        } else {
+            return json_decref(args), cli_read_bad(v, "unexpected argument '%s'", a);
+        }
+    }
+    if (v->positionals == 1 || v->positionals == 2) {
+        const char *name = v->positionals == 1 ? (nwords ? words : NULL) : pos[0];
+        if (!name) return json_decref(args), cli_read_bad(v, "%s", "which article? give its name");
+        json_object_set_new(args, "name", json_string(name));
+        if (v->positionals == 2) {
+            if (!pos[1]) return json_decref(args), cli_read_bad(v, "%s", "which section? give its anchor or title");
+            json_object_set_new(args, "anchor", json_string(pos[1]));
+        }
+    } else if (v->positionals == 3) {
+        if (!nwords) return json_decref(args), cli_read_bad(v, "%s", "search for what? give words");
+        json_object_set_new(args, "query", json_string(words));
+    }
+    const char *tool = v->tool;
+    if (strcmp(tool, "list") == 0 && (json_object_get(args, "category") || json_object_get(args, "type") ||
+                                      json_object_get(args, "kind") || json_object_get(args, "series")))
+        tool = "category";
+    dream_reader *r = NULL;
+    int rc = dream_reader_open(&p, &r);
+    if (rc) {
+        json_decref(args);
+        return cli_fail(v->verb, rc);
+    }
+    json_t *out = NULL;
+    rc = dream_read_call(r, tool, args, &out);
+    if (rc) status = rc == DREAM_EINVAL ? 2 : 1;
+    if (out) {
+        if (json) {
+            char *s = json_dumps(out, JSON_COMPACT);
+            if (s) printf("%s\n", s);
+            free(s);
+        } else {
+            char *s = dream_read_text(tool, out);
+            if (s && rc) fprintf(stderr, "dream %s: %s", v->verb, s);
+            else if (s) fputs(s, stdout);
+            free(s);
+        }
+    } else if (rc) {
+        cli_fail(v->verb, rc);
+    }
+    json_decref(out);
+    json_decref(args);
+    dream_reader_close(r);
+    return status;
+}

@@ -1,0 +1,16 @@
+/* cmd_status.c — `dream status`: what the memory holds, when it last changed, the schedule (a read tool: dream/read.h). */
+#include "cli_read.h"
+
+const char cmd_status_summary[] = "what the memory holds, when it last changed, the schedule";
+
+static const struct cli_read_verb cmd_status_verb = {
+    "status", "status", "[options]",
+    "Shows what the memory holds: articles, the store's conversations, chunks and entities, the\n"
+    "last `memory:` commit, and the nightly schedule.",
+    0, 0,
+};
+
+int cmd_status(int argc, char **argv)
+{
+    return cli_read_main(&cmd_status_verb, argc, argv);
+}

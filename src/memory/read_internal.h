@@ -1,0 +1,66 @@
+/* read_internal.h — the reader's index, shared by the read tools' files (read_index.c,
+ * read_tools.c, read_status.c, read_text.c). */
+#ifndef DREAM_MEMORY_READ_INTERNAL_H
+#define DREAM_MEMORY_READ_INTERNAL_H
+
+#include "dream/article.h"
+#include "dream/read.h"
+#include "dream/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One article file of the wiki. */
+struct read_entry {
+    char *stem;
+    char *path;         /* <wiki>/articles/<stem>.md */
+    dream_article *a;   /* parsed at open */
+    int64_t mtime;      /* seconds */
+};
+
+/* A name that resolves to an entry: a normal form or a squeezed form. */
+struct read_key {
+    char *key;
+    size_t entry;
+    size_t order; /* insertion order: on equal keys the first writer wins */
+    const char *how; /* "alias", "title", "pipeline" (static) */
+};
+
+struct dream_reader {
+    char *wiki;
+    char *articles_dir;
+    struct read_entry *e; /* sorted by stem (strcmp) */
+    size_t n;
+    const char **stems;   /* e[i].stem, for dream_article_resolve_link */
+    struct read_key *normal; size_t n_normal;   /* sorted by key */
+    struct read_key *squeezed; size_t n_squeezed;
+    dream_store *store;   /* NULL when there is none */
+    char *store_path;     /* NULL when there is none */
+    size_t skipped;       /* files left out of the index: links leaving the wiki, unreadable */
+};
+
+/* The entry of an article name (exact stem, else the wiki-link rules), or -1. Never touches
+ * the file system. */
+long read_find(const dream_reader *r, const char *name);
+
+/* Resolves name as dream_read_resolve's layers 1-4 do: *how says which matched. -1 when none. */
+long read_lookup(const dream_reader *r, const char *name, const char **how);
+
+/* The error object for a name that matched nothing (with candidates); sets the last error and
+ * returns DREAM_ENOTFOUND (or DREAM_ENOMEM). */
+int read_missing(dream_reader *r, const char *name, json_t **out);
+
+/* The title of an entry: its H1, else its stem with '_' -> ' '. malloc'd. */
+char *read_title(const struct read_entry *e);
+
+/* text clipped to at most max bytes (UTF-8 safe, at a word boundary when one is near), footnote
+ * markers removed and whitespace runs squeezed; "…" appended when cut. malloc'd. */
+char *read_clip(const char *text, size_t max);
+
+/* The compact JSON size of v in bytes. */
+size_t read_json_size(const json_t *v);
+
+/* Sets *out to {"error": message} and returns code. */
+int read_error_object(json_t **out, int code);
+
+#endif
