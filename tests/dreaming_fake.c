@@ -122,6 +122,118 @@ char *dreaming_fake_entities(const char *prompt)
     return dbuf_take(&b);
 }
 
+/* ---- the synthesis stages (tests/data/dreaming/golden) ------------------------------------ */
+
+/* The quoted value after key (e.g. `Article: "`) up to the next quote, into out. */
+static void fake_quoted(const char *prompt, const char *key, char *out, size_t cap)
+{
+    const char *p = strstr(prompt, key);
+    out[0] = '\0';
+    if (!p) return;
+    p += strlen(key);
+    const char *q = strchr(p, '"');
+    if (q) snprintf(out, cap, "%.*s", (int)(q - p), p);
+}
+
+/* The first sentence of the person's first line ("[user] ...") in [s, e), into out. */
+static void fake_user_sentence(const char *s, const char *e, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *u = fake_find(s, e, "[user] ");
+    if (!u) return;
+    u += 7;
+    size_t n = 0;
+    while (u + n < e && u[n] != '\n' && !((u[n] == '.' || u[n] == '?' || u[n] == '!') && (u + n + 1 >= e || u[n + 1] == ' ' || u[n + 1] == '\n'))) n++;
+    snprintf(out, cap, "%.*s", (int)n, u);
+}
+
+/* Outline: one heading per note, its conversation's title in Title Case without the words of
+ * the article's own title. */
+static char *fake_outline(const char *prompt)
+{
+    struct dbuf b = {0};
+    char title[200];
+    fake_quoted(prompt, "Article: \"", title, sizeof title);
+    const char *p = strstr(prompt, "Notes, oldest first:\n");
+    for (p = p ? strchr(p, '\n') : NULL; p && p[1] == '['; p = strchr(p + 1, '\n')) {
+        const char *t = strstr(p, "] ");
+        const char *dash = t ? strstr(t, " \xe2\x80\x94 ") : NULL;
+        if (!t || !dash) break;
+        size_t line_start = b.len;
+        for (const char *w = t + 2; w < dash;) {
+            const char *we = w;
+            while (we < dash && *we != ' ') we++;
+            char word[64];
+            snprintf(word, sizeof word, "%.*s", (int)(we - w), w);
+            for (char *q = word; *q; q++)
+                if (*q == '?' || *q == '.' || *q == '!') *q = '\0';
+            if (*word && !fake_find(title, title + strlen(title), word)) {
+                if (b.len > line_start) dbuf_putc(&b, ' ');
+                if (word[0] >= 'a' && word[0] <= 'z') word[0] = (char)(word[0] - 32);
+                dbuf_puts(&b, word);
+            }
+            w = we < dash ? we + 1 : we;
+        }
+        dbuf_putc(&b, '\n');
+    }
+    if (b.len == 0) dbuf_puts(&b, "NONE\n");
+    return dbuf_take(&b);
+}
+
+/* Section: a sentence per source, quoting the person's first sentence, with its marker. */
+static char *fake_section(const char *prompt)
+{
+    struct dbuf b = {0};
+    const char *p = strstr(prompt, "Sources (each with its marker and date):\n");
+    const char *end = p ? strstr(p, "\nWrite the prose") : NULL;
+    for (p = p ? strstr(p, "\n[^") : NULL; p && end && p < end; p = strstr(p + 1, "\n[^")) {
+        int n;
+        char date[16];
+        if (sscanf(p + 1, "[^%d] (%15[^)])", &n, date) != 2) continue;
+        const char *next = strstr(p + 1, "\n---\n");
+        char sent[300];
+        fake_user_sentence(p + 1, next ? next : end, sent, sizeof sent);
+        dbuf_printf(&b, "%sOn %s the person wrote: \"%s\".[^%d]", b.len ? " " : "", date, sent, n);
+    }
+    dbuf_putc(&b, '\n');
+    return dbuf_take(&b);
+}
+
+/* Lead: the subject in bold, how many notes, the latest marker. */
+static char *fake_lead(const char *prompt)
+{
+    char title[200];
+    fake_quoted(prompt, "Article: \"", title, sizeof title);
+    int count = 0, last = 0;
+    char date[16] = "", d[16];
+    for (const char *p = strstr(prompt, "\n[^"); p; p = strstr(p + 1, "\n[^")) {
+        int n;
+        if (sscanf(p + 1, "[^%d] (%15[^)])", &n, d) != 2) continue;
+        count++;
+        last = n;
+        snprintf(date, sizeof date, "%s", d);
+    }
+    struct dbuf b = {0};
+    dbuf_printf(&b, "**%s** is something the person came back to in %d note(s), most recently on %s.[^%d]\n", title, count, date, last);
+    return dbuf_take(&b);
+}
+
+static char *fake_fold(const char *stage, const char *prompt)
+{
+    (void)stage;
+    (void)prompt;
+    return strdup("no");
+}
+
+static char *fake_synthesis(const char *prompt)
+{
+    if (strstr(prompt, "List the sections this article needs")) return fake_outline(prompt);
+    if (strstr(prompt, "Write the prose of this one section")) return fake_section(prompt);
+    if (strstr(prompt, "Write the lead of this article")) return fake_lead(prompt);
+    if (strstr(prompt, "Write the infobox of this article")) return strdup("type: pastime\ncategory: Hobbies\nstatus: active\nkind: person\n");
+    return strdup("I am sorry, I cannot help with that.");
+}
+
 int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
                        char **out)
 {
@@ -130,7 +242,15 @@ int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_inp
     dreaming_fake_calls++;
     if (dreaming_fake_on_call) dreaming_fake_on_call(stage);
     if (dreaming_fake_delay_us) usleep(dreaming_fake_delay_us);
-    bool chunk = strcmp(stage, "chunk") == 0;
+    bool chunk = strcmp(stage, "chunk") == 0, synthesis = strcmp(stage, "synthesis") == 0;
+    if (synthesis) {
+        for (size_t i = 0; i < n; i++) out[i] = fake_synthesis(in[i].user);
+        return 0;
+    }
+    if (!strcmp(stage, "section") || !strcmp(stage, "editor")) {
+        for (size_t i = 0; i < n; i++) out[i] = fake_fold(stage, in[i].user);
+        return 0;
+    }
     if (!chunk && strcmp(stage, "entity") != 0) return dream_error_set(DREAM_ENOTFOUND, "the fixture fake has no stage '%s'", stage);
     for (size_t i = 0; i < n; i++) out[i] = chunk ? dreaming_fake_chunk(in[i].user) : dreaming_fake_entities(in[i].user);
     return 0;

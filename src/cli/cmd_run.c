@@ -8,6 +8,7 @@
 #include "dream/paths.h"
 #include "dream/segment.h"
 #include "dream/store.h"
+#include "dream/synthesis.h"
 #include "dream/vault.h"
 
 #include <stdbool.h>
@@ -22,14 +23,19 @@ const char cmd_run_summary[] = "dream: run the pipeline's stages over the stored
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: dream run [--stage segment|extract|resolve|route] [--limit N] [--conversation CITE] [--dry-run]\n"
+            "usage: dream run [--stage segment|extract|resolve|route|create|fold] [--limit N] [--conversation CITE] [--dry-run]\n"
             "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N]\n"
             "\n"
             "Runs the Dreaming's stages over the conversations in the store, oldest first. Each\n"
             "stage takes only the work still to do, so a run can be stopped at any moment and run\n"
             "again. Stages built so far: segment (cut conversations into single-topic chunks),\n"
             "extract (the subjects each chunk is about), resolve (fold their names into entities),\n"
-            "route (an entity in two or more chunks gets an article; the rest are captured).\n"
+            "route (an entity in two or more chunks gets an article; the rest are captured),\n"
+            "create (write the article of every routed entity that has none: outline, sections,\n"
+            "lead, infobox, each claim footnoted to its conversation and message), fold (each\n"
+            "article's new chunks patched into the sections they belong to, or a new section).\n"
+            "The writing stages need a wiki set up with `dream init`; each run commits exactly\n"
+            "the articles it wrote, with a `memory: ` subject.\n"
             "\n"
             "options:\n"
             "  --stage NAME        run only this stage (default: every stage available)\n"
@@ -39,7 +45,7 @@ static void run_usage(FILE *f)
             "  --batch N           conversations (or chunks) per batched model call (default 8)\n"
             "  --store PATH        the store (default: ~/.cache/dream/memory.sqlite, or\n"
             "                      $DREAM_HOME/cache/memory.sqlite)\n"
-            "  --wiki DIR          the wiki whose Meta pages are inlined, and whose Meta/Aliases\n"
+            "  --wiki DIR          the wiki: articles are written there, its Meta pages inlined, its Meta/Aliases\n"
             "                      seeds resolve (default: the wiki path; the built-in policy when\n"
             "                      it has not been set up)\n"
             "  --tie-break         resolve: when a name's distinctive words point at two or more\n"
@@ -101,8 +107,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         }
     }
     if (o->stage && strcmp(o->stage, "segment") != 0 && strcmp(o->stage, "extract") != 0 && strcmp(o->stage, "resolve") != 0 &&
-        strcmp(o->stage, "route") != 0) {
-        fprintf(stderr, "dream run: unknown or not yet built stage '%s' (built: segment, extract, resolve, route)\n", o->stage);
+        strcmp(o->stage, "route") != 0 && strcmp(o->stage, "create") != 0 && strcmp(o->stage, "fold") != 0) {
+        fprintf(stderr, "dream run: unknown or not yet built stage '%s' (built: segment, extract, resolve, route, create, fold)\n",
+                o->stage);
         return 2;
     }
     return 0;
@@ -248,6 +255,46 @@ static int run_route(dream_store *store, const struct run_opts *o)
     return DREAM_OK;
 }
 
+/* create and fold: the writing stages, on the wiki (which must be set up). */
+static int run_synth(dream_store *store, const struct run_opts *o, const char *stage, struct run_progress *pr)
+{
+    if (!o->wiki) {
+        printf("%s: skipped: no wiki set up (run `dream init`, or give --wiki DIR)\n", stage);
+        return DREAM_OK;
+    }
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = o->wiki;
+    p.limit = (size_t)o->limit;
+    p.batch = (size_t)o->batch;
+    p.dry_run = o->dry_run;
+    p.on_progress = run_progress_show;
+    p.progress_ud = pr;
+    struct dream_synth_result r;
+    double t0 = run_now_s();
+    run_progress_start(pr);
+    bool create = strcmp(stage, "create") == 0;
+    int rc = create ? dream_synth_create(store, &p, &r) : dream_synth_fold(store, &p, &r);
+    run_progress_end(pr);
+    if (rc) return rc;
+    double dt = run_now_s() - t0;
+    if (o->dry_run && create) {
+        printf("create: %zu article(s) would be written (dry run: nothing called or written)\n", r.eligible);
+    } else if (o->dry_run) {
+        printf("fold: %zu new chunk(s) would be routed into their articles (dry run: nothing called or written)\n", r.eligible);
+    } else if (create) {
+        printf("create: %zu entit(ies): %zu article(s) written, %zu stub(s), %zu failed attempt(s), %zu answer(s) refused; "
+               "%zu file(s) committed; %.1f s (%.2f articles/s)\n",
+               r.eligible, r.created, r.stubs, r.failed, r.rejected, r.committed, dt, dt > 0 ? (double)(r.created + r.stubs) / dt : 0.0);
+    } else {
+        printf("fold: %zu chunk(s): %zu section(s) patched, %zu new section(s), %zu lead(s) rewritten, %zu went nowhere, "
+               "%zu answer(s) refused; %zu file(s) committed; %.1f s (%.2f chunks/s)\n",
+               r.eligible, r.patched, r.new_sections, r.lead_patches, r.unrouted, r.rejected, r.committed, dt,
+               dt > 0 ? (double)r.eligible / dt : 0.0);
+    }
+    return DREAM_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o = {.batch = 8};
@@ -297,6 +344,8 @@ int cmd_run(int argc, char **argv)
     if (!rc && run_wants(&o, "extract")) rc = run_extract(store, &o, p.conversation, &pr);
     if (!rc && run_wants(&o, "resolve")) rc = run_resolve(store, &o, &pr);
     if (!rc && run_wants(&o, "route")) rc = run_route(store, &o);
+    if (!rc && run_wants(&o, "create")) rc = run_synth(store, &o, "create", &pr);
+    if (!rc && run_wants(&o, "fold")) rc = run_synth(store, &o, "fold", &pr);
     if (rc) goto fail;
     dream_store_close(store);
     free(store_dflt);

@@ -85,6 +85,31 @@ const char *const store_migrations[] = {
     "  entity INTEGER NOT NULL REFERENCES pipeline_entities(id) ON DELETE CASCADE,"
     "  PRIMARY KEY (token, entity)"
     ") WITHOUT ROWID;",
+    /* 4 → 5: synthesis (spec §6.5–6.6): the ledgers that make each step happen once, and the
+     * journal of article writes (the text is recorded with its ledger rows, then written; a
+     * killed run is finished or undone by the next; committed rows leave once in git). */
+    "CREATE TABLE synth_writes ("
+    "  seq INTEGER PRIMARY KEY,"
+    "  path TEXT NOT NULL,"            /* relative to the wiki root */
+    "  before_text TEXT,"              /* what the file held when read; NULL: a new file */
+    "  text TEXT NOT NULL,"            /* what this write puts there */
+    "  state TEXT NOT NULL CHECK (state IN ('pending', 'written')),"
+    "  stage TEXT NOT NULL"            /* create, fold: names the commit */
+    ");"
+    "CREATE TABLE chunk_routed ("      /* (chunk, article) section-routed once */
+    "  chunk INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,"
+    "  article TEXT NOT NULL,"         /* the stem */
+    "  write_seq INTEGER,"             /* the journaled write it came with (undone with it) */
+    "  PRIMARY KEY (chunk, article)"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE chunk_folded ("      /* (chunk, article, section) folded once */
+    "  chunk INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,"
+    "  article TEXT NOT NULL,"
+    "  section TEXT NOT NULL,"         /* the anchor, or __lead__ */
+    "  write_seq INTEGER,"
+    "  PRIMARY KEY (chunk, article, section)"
+    ") WITHOUT ROWID;"
+    "CREATE INDEX chunk_routed_article ON chunk_routed(article);",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

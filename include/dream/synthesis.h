@@ -1,0 +1,85 @@
+/*
+ * synthesis.h — the writing half of the Dreaming (spec §6.5–6.6, DESIGN.md §5): articles
+ * created for routed entities and later chunks folded into them, in the git-tracked vault.
+ *
+ * CREATE writes an article for every entity routed to one whose file does not exist yet:
+ * outline → a draft per section → lead → infobox and categories, through the seam's
+ * `synthesis` stage, batched across entities. Every claim carries a footnote the code writes,
+ * `[^N]: \`conv:HASH#MSG\` (YYYY-MM-DD, title)`, naming the conversation and the message the
+ * chunk starts with. The article goes through normalize and the gate before it is written
+ * (atomically, never over an existing file); an answer that gives nothing usable is a failed
+ * attempt, and the last allowed attempt writes a valid stub made by the code alone.
+ *
+ * FOLD takes, for every article of a routed entity, the entity's chunks that the article has
+ * not seen yet (the (chunk, article) ledger: a chunk is section-routed to an article once,
+ * never every night, spec §12.22): re-reads the article from disk (a hand edit is kept), asks
+ * a yes/no per candidate section (the lead and each body section) in one batch whose prompts
+ * start with the chunk (a shared prefix for the scheduler), and patches each section that said
+ * yes (the (chunk, article, section) ledger: folded once); when none said yes it asks for a
+ * new section's name and patches that. A yes for the lead is a LEAD PATCH, preceded by the
+ * evolution/error classifier when the lead already cites something. Every patch keeps the
+ * section's markers and adds the new one, and the whole article passes the gate with the word
+ * floor on each touched section; otherwise nothing is written.
+ *
+ * Writes are journaled in the store (table synth_writes) in the transaction that records the
+ * ledger rows, then made on disk; a run killed in between is finished (or undone, when the
+ * file changed meanwhile) by the next run. Each stage ends with one git commit holding exactly
+ * the texts it wrote (from the journal, never the working tree), with a `memory: ` subject; the
+ * person's own uncommitted edits elsewhere are never committed.
+ *
+ * Functions return 0 (DREAM_OK) or a negative dream_status with dream_error_last() set.
+ */
+#ifndef DREAM_SYNTHESIS_H
+#define DREAM_SYNTHESIS_H
+
+#include "dream/progress.h"
+#include "dream/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dream_synth_params {
+    const char *wiki_dir;  /* the vault (articles/ under it); required */
+    size_t limit;          /* create: at most this many entities; fold: at most this many chunks; 0 = all */
+    size_t batch;          /* entities per batched round of model calls (default 8) */
+    int max_attempts;      /* failed attempts before an entity is given a stub (default 3) */
+    int max_tokens;        /* answer budget of a draft (default 768) */
+    bool dry_run;          /* count the work only */
+    bool no_commit;        /* write files but make no git commit (tests of the journal) */
+    dream_progress_fn on_progress;
+    void *progress_ud;
+};
+
+void dream_synth_default_params(struct dream_synth_params *params);
+
+struct dream_synth_result {
+    size_t eligible;     /* entities (create) or chunks (fold) with work to do */
+    size_t created;      /* articles written with model prose */
+    size_t stubs;        /* articles written as code-made stubs after the last failed attempt */
+    size_t failed;       /* failed attempts (nothing written) */
+    size_t patched;      /* sections patched (fold) */
+    size_t new_sections; /* sections added (fold) */
+    size_t lead_patches; /* leads rewritten (fold) */
+    size_t rejected;     /* model answers refused (leaky, lost a marker, or vetoed by the gate) */
+    size_t unrouted;     /* chunks that went to no section */
+    size_t committed;    /* files in this stage's git commit */
+};
+
+/* Creates the missing articles of routed entities (oldest entity first). */
+int dream_synth_create(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
+
+/* Folds the chunks each article has not seen yet into it. */
+int dream_synth_fold(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
+
+/* Finishes writes a killed run journaled, and commits what is written but not yet committed.
+ * Both stages call it first; exposed for tests and `dream check`-style tools. */
+int dream_synth_recover(dream_store *store, const char *wiki_dir, size_t *committed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

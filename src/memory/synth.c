@@ -1,0 +1,710 @@
+/* synth.c — what the synthesis stages share (see synth_internal.h): sources and their
+ * citations, sanitizing drafts, the write journal and the git commit of exactly what was written. */
+#include "synth_internal.h"
+
+#include "../util/buf.h"
+#include "../util/file.h"
+#include "dream/error.h"
+#include "dream/log.h"
+#include "dream/vault.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+void dream_synth_default_params(struct dream_synth_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->batch = 8;
+    p->max_attempts = 3;
+    p->max_tokens = 768;
+}
+
+void synth_src_free(struct synth_src *s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++) {
+        free(s[i].label);
+        free(s[i].cite);
+        free(s[i].msg);
+        free(s[i].date);
+        free(s[i].title);
+        free(s[i].text);
+    }
+    free(s);
+}
+
+static char *synth_strdup(const unsigned char *s)
+{
+    return strdup(s ? (const char *)s : "");
+}
+
+static void synth_date(int64_t ms, char out[11])
+{
+    if (ms <= 0) {
+        strcpy(out, "0000-00-00");
+        return;
+    }
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    snprintf(out, 11, "%04d-%02d-%02d", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100);
+}
+
+/* A message id fit for a citation (the grammar's charset), else "m<position>". */
+static char *synth_msg_id(const char *source_id, int64_t position)
+{
+    bool ok = source_id && *source_id && strlen(source_id) <= 80;
+    for (const char *c = source_id; ok && *c; c++) ok = isalnum((unsigned char)*c) || strchr("-_.:", *c);
+    if (ok) return strdup(source_id);
+    char buf[32];
+    snprintf(buf, sizeof buf, "m%lld", (long long)position);
+    return strdup(buf);
+}
+
+/* Fills s's msg, date and text from its messages. */
+static int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT position, role, source_id, created_at, text FROM messages WHERE conversation = ? AND position BETWEEN ? AND ? "
+                           "ORDER BY position",
+                           -1, &st, NULL))
+        return store_sql_error(store, "reading a chunk's messages");
+    sqlite3_bind_int64(st, 1, s->conversation);
+    sqlite3_bind_int64(st, 2, s->first);
+    sqlite3_bind_int64(st, 3, s->last);
+    struct dbuf b = {0};
+    int step, rc = DREAM_OK;
+    int64_t msg_ms = 0;
+    bool have_user = false;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *role = (const char *)sqlite3_column_text(st, 1);
+        bool user = role && strcmp(role, "user") == 0;
+        if (!s->msg || (user && !have_user)) {
+            free(s->msg);
+            s->msg = synth_msg_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0));
+            msg_ms = sqlite3_column_int64(st, 3);
+            have_user = user;
+            if (!s->msg) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        }
+        const char *text = (const char *)sqlite3_column_text(st, 4);
+        size_t len = text ? strlen(text) : 0;
+        if (len > 1400) len = 1400;
+        if (!rc && b.len < 6000)
+            rc = dbuf_printf(&b, "[%s] %.*s%s\n", role ? role : "?", (int)len, text ? text : "", len == 1400 ? " [...]" : "");
+    }
+    sqlite3_finalize(st);
+    if (rc) {
+        dbuf_free(&b);
+        return rc;
+    }
+    char d[11];
+    synth_date(msg_ms > 0 ? msg_ms : conv_ms, d);
+    s->date = strdup(d);
+    s->text = dbuf_take(&b);
+    if (!s->text) s->text = strdup("");
+    if (!s->msg) s->msg = strdup("m0");
+    return s->date && s->text && s->msg ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, struct synth_src **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT ch.id, ch.conversation, ch.first_position, ch.last_position, ch.label, c.cite, c.title, "
+                           "coalesce(c.updated_at, c.created_at, 0) FROM chunks ch JOIN conversations c ON c.id = ch.conversation "
+                           "WHERE ch.id IN (SELECT chunk FROM chunk_mentions WHERE entity = ?1) AND (?2 IS NULL OR NOT EXISTS "
+                           "(SELECT 1 FROM chunk_routed r WHERE r.chunk = ch.id AND r.article = ?2)) "
+                           "ORDER BY coalesce(c.updated_at, c.created_at, c.ingested_at), c.id, ch.first_position, ch.last_position",
+                           -1, &st, NULL))
+        return store_sql_error(store, "listing an entity's chunks");
+    sqlite3_bind_int64(st, 1, entity);
+    if (unrouted_stem) sqlite3_bind_text(st, 2, unrouted_stem, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 2);
+    size_t cap = 0;
+    int step, rc = DREAM_OK;
+    int64_t *conv_ms = NULL;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct synth_src *g = realloc(*out, cap * sizeof **out);
+            int64_t *gm = realloc(conv_ms, cap * sizeof *gm);
+            if (gm) conv_ms = gm;
+            if (!g || !gm) {
+                if (g) *out = g;
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            *out = g;
+        }
+        struct synth_src *s = &(*out)[(*n)++];
+        memset(s, 0, sizeof *s);
+        s->chunk = sqlite3_column_int64(st, 0);
+        s->conversation = sqlite3_column_int64(st, 1);
+        s->first = sqlite3_column_int64(st, 2);
+        s->last = sqlite3_column_int64(st, 3);
+        s->label = synth_strdup(sqlite3_column_text(st, 4));
+        s->cite = synth_strdup(sqlite3_column_text(st, 5));
+        s->title = synth_strdup(sqlite3_column_text(st, 6));
+        conv_ms[*n - 1] = sqlite3_column_int64(st, 7);
+        if (!s->label || !s->cite || !s->title) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing an entity's chunks");
+    sqlite3_finalize(st);
+    for (size_t i = 0; !rc && i < *n; i++) rc = synth_src_messages(store, &(*out)[i], conv_ms[i]);
+    free(conv_ms);
+    if (rc) {
+        synth_src_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+struct dream_citation synth_src_citation(const struct synth_src *s)
+{
+    return (struct dream_citation){.conv = s->cite, .msg = s->msg, .date = s->date, .title = s->title};
+}
+
+/* Appends text with footnote markers removed, [[T|d]] shown as d and [[T]] as T, ** and
+ * leading role tags dropped. */
+static int synth_plain(struct dbuf *b, const char *text)
+{
+    for (const char *p = text; *p;) {
+        if (p[0] == '[' && p[1] == '^') {
+            const char *q = strchr(p, ']');
+            if (q) {
+                p = q + 1;
+                continue;
+            }
+        }
+        if (p[0] == '[' && p[1] == '[') {
+            const char *q = strstr(p, "]]");
+            if (q) {
+                const char *bar = memchr(p, '|', (size_t)(q - p));
+                const char *s = bar ? bar + 1 : p + 2;
+                if (dbuf_append(b, s, (size_t)(q - s))) return DREAM_ENOMEM;
+                p = q + 2;
+                continue;
+            }
+        }
+        if (p[0] == '*' && p[1] == '*') {
+            p += 2;
+            continue;
+        }
+        if (dbuf_putc(b, *p == '\n' || *p == '\t' ? ' ' : *p)) return DREAM_ENOMEM;
+        p++;
+    }
+    return DREAM_OK;
+}
+
+char *synth_gist(const char *text, size_t max)
+{
+    struct dbuf plain = {0};
+    if (synth_plain(&plain, text ? text : "") || dbuf_putc(&plain, '\0')) {
+        dbuf_free(&plain);
+        return NULL;
+    }
+    /* two sentences at most, whitespace squeezed */
+    struct dbuf b = {0};
+    int sentences = 0;
+    bool space = true;
+    for (const char *p = plain.data; *p && sentences < 2 && b.len < max; p++) {
+        if (isspace((unsigned char)*p)) {
+            if (!space) dbuf_putc(&b, ' ');
+            space = true;
+            continue;
+        }
+        space = false;
+        dbuf_putc(&b, *p);
+        if ((*p == '.' || *p == '?' || *p == '!') && (p[1] == '\0' || isspace((unsigned char)p[1]))) sentences++;
+    }
+    dbuf_free(&plain);
+    while (b.len && b.data[b.len - 1] == ' ') b.len--;
+    dbuf_putc(&b, '\0');
+    return dbuf_take(&b);
+}
+
+static bool synth_line_is(const char *line, size_t len, const char *word)
+{
+    while (len && (*line == '#' || *line == '*' || *line == ' ')) line++, len--;
+    while (len && (line[len - 1] == '*' || line[len - 1] == ':' || line[len - 1] == ' ' || line[len - 1] == '\r')) len--;
+    return len == strlen(word) && strncasecmp(line, word, len) == 0;
+}
+
+char *synth_sanitize(const char *draft)
+{
+    struct dbuf b = {0};
+    bool in_info = false, blank = true;
+    for (const char *line = draft ? draft : ""; *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *next = line + len + (line[len] == '\n');
+        const char *t = line;
+        size_t tl = len;
+        while (tl && (*t == ' ' || *t == '\t')) t++, tl--;
+        if (tl >= 3 && (strncmp(t, "```", 3) == 0 || strncmp(t, "~~~", 3) == 0)) {
+            in_info = !in_info && tl >= 7 && strncmp(t + 3, "info", 4) == 0;
+            line = next;
+            continue;
+        }
+        if (in_info) {
+            line = next;
+            continue;
+        }
+        if (synth_line_is(t, tl, "References") || synth_line_is(t, tl, "See also") || synth_line_is(t, tl, "Notes")) break;
+        bool drop = (tl && *t == '#') || (tl >= 2 && t[0] == '[' && t[1] == '^' && memchr(t, ']', tl) &&
+                                           ((const char *)memchr(t, ']', tl))[1] == ':') ||
+                    (tl >= 11 && strncasecmp(t, "categories:", 11) == 0) || (tl >= 8 && strncmp(t, "{{stub}}", 8) == 0);
+        if (drop) {
+            line = next;
+            continue;
+        }
+        if (tl == 0 || (tl == 1 && *t == '\r')) {
+            if (!blank) dbuf_putc(&b, '\n');
+            blank = true;
+            line = next;
+            continue;
+        }
+        /* the line, without non-numeric markers [^x] */
+        for (size_t i = 0; i < len; i++) {
+            if (line[i] == '[' && i + 1 < len && line[i + 1] == '^') {
+                size_t j = i + 2;
+                while (j < len && isdigit((unsigned char)line[j])) j++;
+                if (j < len && line[j] == ']' && j > i + 2) {
+                    dbuf_append(&b, line + i, j - i + 1);
+                    i = j;
+                    continue;
+                }
+                const char *close = memchr(line + i, ']', len - i);
+                if (close) {
+                    i = (size_t)(close - line);
+                    continue;
+                }
+            }
+            if (line[i] != '\r') dbuf_putc(&b, line[i]);
+        }
+        dbuf_putc(&b, '\n');
+        blank = false;
+        line = next;
+    }
+    while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == ' ')) b.len--;
+    dbuf_putc(&b, '\0');
+    return dbuf_take(&b);
+}
+
+bool synth_leaky(const char *draft)
+{
+    static const char *const tells[] = {"the user is asking", "the user asks", "the user wants", "source material", "i will draft",
+                                        "i'll draft", "here is the section", "here is the lead", "here's the", "here is the article",
+                                        "as an ai", "i cannot", "i can't", "i'm sorry", "i am sorry", "i apologize", "the task is",
+                                        "output only"};
+    size_t n = strlen(draft);
+    for (size_t k = 0; k < sizeof tells / sizeof tells[0]; k++) {
+        size_t m = strlen(tells[k]);
+        for (size_t i = 0; i + m <= n; i++)
+            if (strncasecmp(draft + i, tells[k], m) == 0) return true;
+    }
+    return false;
+}
+
+bool synth_has_marker(const char *text, int n)
+{
+    char m[32];
+    snprintf(m, sizeof m, "[^%d]", n);
+    return strstr(text, m) != NULL;
+}
+
+char *synth_article_path(const char *wiki, const char *stem)
+{
+    struct dbuf b = {0};
+    if (dbuf_printf(&b, "%s/articles/%s.md", wiki, stem)) return NULL;
+    return dbuf_take(&b);
+}
+
+void synth_log_verdict(const char *stem, const char *what, const struct dream_gate_verdict *v)
+{
+    for (size_t i = 0; i < v->n_reasons; i++) dream_log(DREAM_LOG_WARN, "%s: %s refused by the gate: %s", stem, what, v->reasons[i]);
+}
+
+/* Runs a prepared statement with (chunk, article[, section], seq) bound. */
+static int synth_ledger_insert(dream_store *store, const struct synth_ledger *r, const char *article, int64_t seq)
+{
+    sqlite3_stmt *st;
+    const char *sql = r->section ? "INSERT OR IGNORE INTO chunk_folded (chunk, article, section, write_seq) VALUES (?1, ?2, ?3, ?4)"
+                                 : "INSERT OR IGNORE INTO chunk_routed (chunk, article, write_seq) VALUES (?1, ?2, ?4)";
+    if (sqlite3_prepare_v2(store_db(store), sql, -1, &st, NULL)) return store_sql_error(store, "recording a ledger row");
+    sqlite3_bind_int64(st, 1, r->chunk);
+    sqlite3_bind_text(st, 2, article, -1, SQLITE_STATIC);
+    if (r->section) sqlite3_bind_text(st, 3, r->section, -1, SQLITE_STATIC);
+    if (seq > 0) sqlite3_bind_int64(st, 4, seq);
+    else sqlite3_bind_null(st, 4);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? DREAM_OK : store_sql_error(store, "recording a ledger row");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int synth_mark_routed(dream_store *store, int64_t chunk, const char *stem)
+{
+    struct synth_ledger r = {.chunk = chunk};
+    return synth_ledger_insert(store, &r, stem, 0);
+}
+
+/* Undoes the journaled write seq: its ledger rows and the journal row. */
+static int synth_undo(dream_store *store, int64_t seq)
+{
+    char sql[256];
+    int rc = store_exec(store, "BEGIN IMMEDIATE", "undoing a write");
+    snprintf(sql, sizeof sql, "DELETE FROM chunk_routed WHERE write_seq = %lld", (long long)seq);
+    if (!rc) rc = store_exec(store, sql, "undoing a write");
+    snprintf(sql, sizeof sql, "DELETE FROM chunk_folded WHERE write_seq = %lld", (long long)seq);
+    if (!rc) rc = store_exec(store, sql, "undoing a write");
+    snprintf(sql, sizeof sql, "DELETE FROM synth_writes WHERE seq = %lld", (long long)seq);
+    if (!rc) rc = store_exec(store, sql, "undoing a write");
+    if (!rc) rc = store_exec(store, "COMMIT", "undoing a write");
+    else store_exec(store, "ROLLBACK", "undoing a write");
+    return rc;
+}
+
+static int synth_mark_written(dream_store *store, int64_t seq)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "UPDATE synth_writes SET state = 'written' WHERE seq = %lld", (long long)seq);
+    return store_exec(store, sql, "recording a finished write");
+}
+
+int synth_write(dream_store *store, const char *wiki, const char *stage, const char *stem, const dream_article *before,
+                const dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
+                const char *article_for_rows, bool *accepted)
+{
+    *accepted = false;
+    struct dream_gate_verdict v;
+    int rc = dream_article_gate(before, after, gate, &v);
+    if (rc) return rc;
+    if (!v.accepted) {
+        synth_log_verdict(stem, stage, &v);
+        dream_gate_verdict_free(&v);
+        return DREAM_OK;
+    }
+    dream_gate_verdict_free(&v);
+    size_t len, blen = 0;
+    const char *text = dream_article_text(after, &len);
+    const char *btext = before ? dream_article_text(before, &blen) : NULL;
+    char *path = synth_article_path(wiki, stem);
+    char rel[1024];
+    snprintf(rel, sizeof rel, "articles/%s.md", stem);
+    if (!path) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    int64_t seq = 0;
+    rc = store_exec(store, "BEGIN IMMEDIATE", "journaling a write");
+    if (rc) goto out;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "INSERT INTO synth_writes (path, before_text, text, state, stage) VALUES (?, ?, ?, 'pending', ?)",
+                           -1, &st, NULL)) {
+        rc = store_sql_error(store, "journaling a write");
+    } else {
+        sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+        if (btext) sqlite3_bind_text(st, 2, btext, (int)blen, SQLITE_STATIC);
+        else sqlite3_bind_null(st, 2);
+        sqlite3_bind_text(st, 3, text, (int)len, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, stage, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "journaling a write");
+        sqlite3_finalize(st);
+        seq = sqlite3_last_insert_rowid(store_db(store));
+    }
+    for (size_t i = 0; !rc && i < n_rows; i++) rc = synth_ledger_insert(store, &rows[i], article_for_rows, seq);
+    if (!rc) rc = store_exec(store, "COMMIT", "journaling a write");
+    if (rc) {
+        store_exec(store, "ROLLBACK", "journaling a write");
+        goto out;
+    }
+    rc = dream_article_replace_file(path, before, after, gate, &v);
+    if (rc) goto out;
+    if (v.accepted) {
+        *accepted = true;
+        rc = synth_mark_written(store, seq);
+    } else {
+        synth_log_verdict(stem, stage, &v);
+        rc = synth_undo(store, seq);
+    }
+    dream_gate_verdict_free(&v);
+out:
+    free(path);
+    return rc;
+}
+
+/* ---- the git commit ------------------------------------------------------------------------- */
+
+static int synth_git_error(const char *what, const char *wiki)
+{
+    const git_error *e = git_error_last();
+    return dream_error_set(DREAM_EIO, "%s in the wiki %s: %s", what, wiki, e && e->message ? e->message : "unknown git error");
+}
+
+struct synth_done {
+    char *path, *text;
+    size_t len;
+};
+
+/* Commits the given texts onto HEAD: a tree of HEAD's plus exactly these blobs. The repository's
+ * index takes our blobs only for paths where it agreed with HEAD (a path the person staged
+ * something else for keeps their staging). *made tells whether a commit was needed. */
+static int synth_git_commit(const char *wiki, const struct synth_done *d, size_t n, const char *message, bool *made)
+{
+    *made = false;
+    git_repository *repo = NULL;
+    git_index *idx = NULL, *ridx = NULL;
+    git_commit *parent = NULL;
+    git_tree *ptree = NULL, *tree = NULL;
+    git_signature *sig = NULL;
+    git_oid parent_id, tree_id, commit_id;
+    int rc = DREAM_OK;
+    if (git_repository_open_ext(&repo, wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
+        dream_log(DREAM_LOG_WARN, "the wiki %s is not a git repository (run dream init): %zu written file(s) left uncommitted", wiki, n);
+        return DREAM_OK;
+    }
+    if (git_reference_name_to_id(&parent_id, repo, "HEAD") == 0) {
+        if (git_commit_lookup(&parent, repo, &parent_id) || git_commit_tree(&ptree, parent)) {
+            rc = synth_git_error("reading HEAD", wiki);
+            goto done;
+        }
+    }
+    if (git_index_new(&idx) || (ptree && git_index_read_tree(idx, ptree))) {
+        rc = synth_git_error("reading HEAD's tree", wiki);
+        goto done;
+    }
+    git_oid *blobs = calloc(n ? n : 1, sizeof *blobs);
+    if (!blobs) {
+        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        git_index_entry e;
+        memset(&e, 0, sizeof e);
+        if (git_blob_create_from_buffer(&blobs[i], repo, d[i].text, d[i].len)) {
+            rc = synth_git_error("storing an article in git", wiki);
+            break;
+        }
+        e.mode = GIT_FILEMODE_BLOB;
+        e.id = blobs[i];
+        e.path = d[i].path;
+        if (git_index_add(idx, &e)) rc = synth_git_error("staging an article", wiki);
+    }
+    if (!rc && git_index_write_tree_to(&tree_id, idx, repo)) rc = synth_git_error("writing the commit's tree", wiki);
+    if (rc || (ptree && git_oid_equal(&tree_id, git_tree_id(ptree)))) {
+        free(blobs);
+        goto done; /* already committed (a run killed after its commit) */
+    }
+    if (git_tree_lookup(&tree, repo, &tree_id) ||
+        (git_signature_default(&sig, repo) && git_signature_now(&sig, "dream", "dream@localhost"))) {
+        rc = synth_git_error("preparing the commit", wiki);
+        free(blobs);
+        goto done;
+    }
+    const git_commit *parents[1] = {parent};
+    if (git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, parent ? 1 : 0, parents)) {
+        rc = synth_git_error("committing", wiki);
+        free(blobs);
+        goto done;
+    }
+    *made = true;
+    /* The index follows for our paths, unless the person staged something else there. */
+    if (git_repository_index(&ridx, repo) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            const git_index_entry *cur = git_index_get_bypath(ridx, d[i].path, 0);
+            git_tree_entry *old = NULL;
+            bool agreed = !cur;
+            if (cur && ptree && git_tree_entry_bypath(&old, ptree, d[i].path) == 0) agreed = git_oid_equal(&cur->id, git_tree_entry_id(old));
+            git_tree_entry_free(old);
+            if (!agreed) continue;
+            git_index_entry e;
+            memset(&e, 0, sizeof e);
+            e.mode = GIT_FILEMODE_BLOB;
+            e.id = blobs[i];
+            e.path = d[i].path;
+            git_index_add(ridx, &e);
+        }
+        if (git_index_write(ridx)) dream_log(DREAM_LOG_WARN, "the wiki %s: could not update the git index after committing", wiki);
+    }
+    free(blobs);
+done:
+    git_index_free(ridx);
+    git_index_free(idx);
+    git_signature_free(sig);
+    git_tree_free(tree);
+    git_tree_free(ptree);
+    git_commit_free(parent);
+    git_repository_free(repo);
+    return rc;
+}
+
+int synth_commit(dream_store *store, const char *wiki, const char *subject, size_t *n_files)
+{
+    if (n_files) *n_files = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT path, text FROM synth_writes WHERE seq IN (SELECT max(seq) FROM synth_writes WHERE state = 'written' "
+                           "GROUP BY path) ORDER BY path",
+                           -1, &st, NULL))
+        return store_sql_error(store, "listing written articles");
+    struct synth_done *d = NULL;
+    size_t n = 0, cap = 0;
+    int rc = DREAM_OK, step;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct synth_done *g = realloc(d, cap * sizeof *d);
+            if (!g) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            d = g;
+        }
+        d[n].path = strdup((const char *)sqlite3_column_text(st, 0));
+        d[n].len = (size_t)sqlite3_column_bytes(st, 1);
+        d[n].text = malloc(d[n].len + 1);
+        if (d[n].text) memcpy(d[n].text, sqlite3_column_blob(st, 1), d[n].len);
+        n++;
+        if (!d[n - 1].path || !d[n - 1].text) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    sqlite3_finalize(st);
+    if (!rc && n) {
+        struct dbuf m = {0};
+        dbuf_printf(&m, "memory: %s\n\n", subject);
+        for (size_t i = 0; i < n; i++) dbuf_printf(&m, "%s\n", d[i].path);
+        char *msg = dbuf_take(&m);
+        bool made = false;
+        git_libgit2_init();
+        rc = msg ? synth_git_commit(wiki, d, n, msg, &made) : DREAM_ENOMEM;
+        git_libgit2_shutdown();
+        free(msg);
+        if (!rc) rc = store_exec(store, "BEGIN IMMEDIATE", "clearing committed writes");
+        if (!rc) {
+            rc = store_exec(store,
+                            "UPDATE chunk_routed SET write_seq = NULL WHERE write_seq IN (SELECT seq FROM synth_writes WHERE state = 'written');"
+                            "UPDATE chunk_folded SET write_seq = NULL WHERE write_seq IN (SELECT seq FROM synth_writes WHERE state = 'written');"
+                            "DELETE FROM synth_writes WHERE state = 'written'",
+                            "clearing committed writes");
+            if (!rc) rc = store_exec(store, "COMMIT", "clearing committed writes");
+            else store_exec(store, "ROLLBACK", "clearing committed writes");
+        }
+        if (!rc && n_files) *n_files = made ? n : 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(d[i].path);
+        free(d[i].text);
+    }
+    free(d);
+    return rc;
+}
+
+int dream_synth_recover(dream_store *store, const char *wiki, size_t *committed)
+{
+    if (committed) *committed = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "SELECT seq, path, before_text, text FROM synth_writes WHERE state = 'pending' ORDER BY seq", -1,
+                           &st, NULL))
+        return store_sql_error(store, "reading the write journal");
+    int rc = DREAM_OK, step;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0);
+        struct dbuf p = {0};
+        dbuf_printf(&p, "%s/%s", wiki, (const char *)sqlite3_column_text(st, 1));
+        char *path = dbuf_take(&p);
+        const char *before = (const char *)sqlite3_column_text(st, 2);
+        size_t blen = (size_t)sqlite3_column_bytes(st, 2);
+        const char *text = (const char *)sqlite3_column_blob(st, 3);
+        size_t len = (size_t)sqlite3_column_bytes(st, 3);
+        char *have = NULL;
+        size_t hlen = 0;
+        int r = path ? file_read_all(path, 0, &have, &hlen) : DREAM_ENOMEM;
+        if (r == DREAM_ENOTFOUND) dream_error_clear();
+        else if (r) rc = r;
+        if (!rc) {
+            bool done = r == DREAM_OK && hlen == len && memcmp(have, text, len) == 0;
+            bool redo = !done && ((r == DREAM_ENOTFOUND && !before) || (r == DREAM_OK && before && hlen == blen && memcmp(have, before, blen) == 0));
+            if (done) rc = synth_mark_written(store, seq);
+            else if (redo && !(rc = file_write_atomic(path, text, len))) rc = synth_mark_written(store, seq);
+            else if (!redo) {
+                dream_log(DREAM_LOG_WARN, "%s changed since an interrupted run read it; that run's write is dropped and redone later", path);
+                rc = synth_undo(store, seq);
+            }
+        }
+        free(have);
+        free(path);
+    }
+    if (!rc && step != SQLITE_DONE && step != SQLITE_ROW) rc = store_sql_error(store, "reading the write journal");
+    sqlite3_finalize(st);
+    if (!rc) rc = synth_commit(store, wiki, "finish an interrupted run", committed);
+    return rc;
+}
+
+/* ---- stems ---------------------------------------------------------------------------------- */
+
+static int synth_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int synth_list_stems(const char *wiki, char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    struct dbuf p = {0};
+    dbuf_printf(&p, "%s/articles", wiki);
+    char *dir = dbuf_take(&p);
+    DIR *d = dir ? opendir(dir) : NULL;
+    free(dir);
+    if (!d) return DREAM_OK;
+    size_t cap = 0;
+    struct dirent *e;
+    int rc = DREAM_OK;
+    while (!rc && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l <= 3 || e->d_name[0] == '.' || strcmp(e->d_name + l - 3, ".md") != 0) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **g = realloc(*out, cap * sizeof *g);
+            if (!g) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            *out = g;
+        }
+        (*out)[*n] = strndup(e->d_name, l - 3);
+        if (!(*out)[(*n)++]) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    closedir(d);
+    if (!rc && *n) qsort(*out, *n, sizeof **out, synth_cmp);
+    return rc;
+}
+
+void synth_free_strings(char **s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++) free(s[i]);
+    free(s);
+}
+
+char *synth_resolve_stem(void *ud, const char *target)
+{
+    struct synth_stems *s = ud;
+    long i = dream_article_resolve_link((const char *const *)s->stems, s->n, target);
+    return i < 0 ? NULL : strdup(s->stems[i]);
+}
+
+int synth_policy(struct dbuf *b, const char *wiki, const char *page)
+{
+    char *text = NULL;
+    int rc = wiki ? dream_vault_meta_page(wiki, page, &text) : DREAM_OK;
+    if (rc) return rc;
+    const char *policy = wiki ? text : dream_vault_seed_meta(page);
+    if (policy && *policy)
+        rc = dbuf_printf(b, "--- Meta/%s.md ---\n%s%s--- end of policy ---\n\n", page, policy, policy[strlen(policy) - 1] != '\n' ? "\n" : "");
+    free(text);
+    return rc;
+}

@@ -1,0 +1,94 @@
+/* synth_internal.h — what the synthesis stages (synth_create.c, synth_fold.c) share: chunks as
+ * sources with their citations, the write journal, the git commit, draft sanitizing. */
+#ifndef DREAM_MEMORY_SYNTH_INTERNAL_H
+#define DREAM_MEMORY_SYNTH_INTERNAL_H
+
+#include "dream/article.h"
+#include "dream/synthesis.h"
+#include "store_internal.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A chunk as a source of an article. */
+struct synth_src {
+    int64_t chunk, conversation, first, last;
+    char *label;
+    char *cite;  /* the conversation's citation hash */
+    char *msg;   /* the cited message: the chunk's first message of the person (else its first) */
+    char *date;  /* YYYY-MM-DD of that message (else the conversation's), "0000-00-00" unknown */
+    char *title; /* the conversation's title */
+    char *text;  /* the chunk's messages, "[role] text" lines */
+};
+
+void synth_src_free(struct synth_src *s, size_t n);
+
+/* The chunks mentioning entity, oldest conversation first then in message order; with
+ * unrouted_stem, only those not yet section-routed to that article. */
+int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, struct synth_src **out, size_t *n);
+
+/* The citation of s (pointers into s). */
+struct dream_citation synth_src_citation(const struct synth_src *s);
+
+/* The first sentences of text (up to max bytes, whole sentences when possible), footnote
+ * markers and link brackets stripped. malloc'd. */
+char *synth_gist(const char *text, size_t max);
+
+/* A model draft made safe to place in a section: fences and info blocks, headings, stray
+ * footnote definitions and non-numeric markers, spilled tail sections removed; trimmed.
+ * malloc'd; "" when nothing is left. */
+char *synth_sanitize(const char *draft);
+
+/* True when the draft narrates the task instead of being article prose. */
+bool synth_leaky(const char *draft);
+
+/* True when text holds the marker [^n]. */
+bool synth_has_marker(const char *text, int n);
+
+/* Path of the article stem under wiki ("<wiki>/articles/<stem>.md"), malloc'd. */
+char *synth_article_path(const char *wiki, const char *stem);
+
+/* A ledger row to record with a write. section NULL: a (chunk, article) routed row. */
+struct synth_ledger {
+    int64_t chunk;
+    const char *section;
+};
+
+/* Gates after against before (NULL: a new file) and, when accepted, journals the write with the
+ * ledger rows (and the routed rows of every chunk in routed[]), writes the file atomically
+ * (dream_article_replace_file) and marks the write done. A gate rejection writes nothing;
+ * *accepted tells which (the reasons go to the log). A file changed since `before` was read
+ * (a hand edit in the meantime) is a rejection too, and the journaled rows are undone. */
+int synth_write(dream_store *store, const char *wiki, const char *stage, const char *stem, const dream_article *before,
+                const dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
+                const char *article_for_rows, bool *accepted);
+
+/* Records (chunk, stem) as routed with no write (the chunk went nowhere). */
+int synth_mark_routed(dream_store *store, int64_t chunk, const char *stem);
+
+/* Commits the journal's written texts of stage (or every stage: NULL) in one git commit with
+ * subject "memory: <subject>" and clears them; *n_files (may be NULL) counts the paths. */
+int synth_commit(dream_store *store, const char *wiki, const char *subject, size_t *n_files);
+
+/* The stems of every article file in the vault (sorted), for link rules; malloc'd array of
+ * malloc'd strings. */
+int synth_list_stems(const char *wiki, char ***out, size_t *n);
+void synth_free_strings(char **s, size_t n);
+
+/* Resolver for dream_article_normalize over a stems list (ud = struct synth_stems *). */
+struct synth_stems {
+    char **stems;
+    size_t n;
+};
+char *synth_resolve_stem(void *ud, const char *target);
+
+struct dbuf;
+/* Appends the Meta page `page` of wiki (the seeded text when wiki is NULL) between policy
+ * delimiters; nothing when the page is empty. */
+int synth_policy(struct dbuf *b, const char *wiki, const char *page);
+
+/* Logs a gate verdict's reasons at warn level, naming the article. */
+void synth_log_verdict(const char *stem, const char *what, const struct dream_gate_verdict *v);
+
+#endif

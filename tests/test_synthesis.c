@@ -1,0 +1,302 @@
+/* test_synthesis.c — the writing stages over the fixture corpus (tests/data/dreaming) with the
+ * scripted fake: CREATE on the first part of the corpus, then, after the rest arrives, FOLD of
+ * the new chunks into the articles. The vault must equal tests/data/dreaming/golden/ file by
+ * file (set DREAM_UPDATE_GOLDEN=1 to rewrite it after a deliberate change, then review the
+ * diff); every article passes dream check's rules; each run commits exactly what it wrote with
+ * a `memory: ` subject; a second run changes nothing; a hand edit survives; noise answers
+ * leave no file or a valid stub. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../src/util/buf.h"
+#include "../src/util/file.h"
+#include "dream/article.h"
+#include "dream/error.h"
+#include "dream/model.h"
+#include "dream/store.h"
+#include "dream/synthesis.h"
+#include "dream/vault.h"
+#include "dreaming_fake.h"
+#include "dreaming_fixture.h"
+#include "dreaming_test_util.h"
+
+#include <dirent.h>
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *data_dir; /* tests/data/dreaming */
+static char seeds_wiki[4096], golden[4096];
+
+struct ctx {
+    char root[4096], wiki[4096];
+    dream_store *store;
+};
+
+static void sh(const char *fmt, const char *a)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, fmt, a, a);
+    assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+    struct ctx *c = calloc(1, sizeof *c);
+    const char *b = getenv("DREAM_TEST_BUILD");
+    snprintf(c->root, sizeof c->root, "%s/tests/synthesis-XXXXXX", b ? b : "/tmp");
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s/tests", b ? b : "/tmp");
+    mkdir(parent, 0755);
+    if (!mkdtemp(c->root)) return -1;
+    snprintf(c->wiki, sizeof c->wiki, "%s/wiki", c->root);
+    if (dream_vault_init(c->wiki, NULL, NULL, NULL)) return -1;
+    if (dream_store_open(":memory:", &c->store)) return -1;
+    *state = c;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct ctx *c = *state;
+    dream_store_close(c->store);
+    dream_seam_set_backend(NULL);
+    char cmd[8300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->root);
+    if (system(cmd) != 0) return -1;
+    free(c);
+    return 0;
+}
+
+static void ingest(struct ctx *c, const char *sub)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/corpus/%s", data_dir, sub);
+    assert_int_equal(fixture_ingest(c->store, dir), 0);
+    assert_int_equal(fixture_run_pipeline(c->store, seeds_wiki, 0, NULL, NULL), 0);
+}
+
+static void use_fake(void)
+{
+    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
+    assert_int_equal(dream_seam_set_backend(&fake), 0);
+}
+
+static struct dream_synth_result create(struct ctx *c)
+{
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    p.batch = 3;
+    struct dream_synth_result r;
+    use_fake();
+    int rc = dream_synth_create(c->store, &p, &r);
+    if (rc) fprintf(stderr, "create: %s\n", dream_error_last());
+    assert_int_equal(rc, 0);
+    return r;
+}
+
+static struct dream_synth_result fold(struct ctx *c)
+{
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    struct dream_synth_result r;
+    use_fake();
+    int rc = dream_synth_fold(c->store, &p, &r);
+    if (rc) fprintf(stderr, "fold: %s\n", dream_error_last());
+    assert_int_equal(rc, 0);
+    return r;
+}
+
+/* The sorted *.md names of dir. */
+static size_t list_md(const char *dir, char names[][256], size_t cap)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL && n < cap) {
+        size_t l = strlen(e->d_name);
+        if (l > 3 && strcmp(e->d_name + l - 3, ".md") == 0) snprintf(names[n++], 256, "%s", e->d_name);
+    }
+    if (d) closedir(d);
+    qsort(names, n, 256, (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+static char *slurp(const char *path)
+{
+    char *t = NULL;
+    size_t len;
+    if (file_read_all(path, 0, &t, &len)) return NULL;
+    return t;
+}
+
+/* articles/ of the wiki equals golden/<phase>/ file by file (or rewrites it). */
+static void assert_golden(struct ctx *c, const char *phase)
+{
+    char have_dir[4200], want_dir[4200];
+    snprintf(have_dir, sizeof have_dir, "%s/articles", c->wiki);
+    snprintf(want_dir, sizeof want_dir, "%s/%s", golden, phase);
+    static char have[64][256], want[64][256];
+    size_t nh = list_md(have_dir, have, 64);
+    if (getenv("DREAM_UPDATE_GOLDEN")) {
+        char cmd[9000];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && cp '%s'/*.md '%s'/", want_dir, want_dir, have_dir, want_dir);
+        assert_int_equal(system(cmd), 0);
+    }
+    size_t nw = list_md(want_dir, want, 64);
+    for (size_t i = 0; i < nh || i < nw; i++) {
+        if (i >= nh || i >= nw || strcmp(have[i], want[i]) != 0)
+            fprintf(stderr, "article lists differ at %zu: have %s, golden %s\n", i, i < nh ? have[i] : "-", i < nw ? want[i] : "-");
+        assert_true(i < nh && i < nw);
+        assert_string_equal(have[i], want[i]);
+        char hp[4600], wp[4600];
+        snprintf(hp, sizeof hp, "%s/%s", have_dir, have[i]);
+        snprintf(wp, sizeof wp, "%s/%s", want_dir, want[i]);
+        char *h = slurp(hp), *w = slurp(wp);
+        assert_non_null(h);
+        assert_non_null(w);
+        if (strcmp(h, w) != 0) fprintf(stderr, "--- golden %s ---\n%s--- got ---\n%s", wp, w, h);
+        assert_string_equal(h, w);
+        free(h);
+        free(w);
+    }
+    assert_true(nh > 0);
+}
+
+static void count_problem(void *ud, int line, const char *message)
+{
+    fprintf(stderr, "  line %d: %s\n", line, message);
+    (*(size_t *)ud)++;
+}
+
+/* Every article passes dream check's rules (grammar, footnotes, links against the vault). */
+static void assert_vault_checks(struct ctx *c)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/articles", c->wiki);
+    static char names[64][256];
+    size_t n = list_md(dir, names, 64);
+    char *stems[64];
+    for (size_t i = 0; i < n; i++) stems[i] = strndup(names[i], strlen(names[i]) - 3);
+    for (size_t i = 0; i < n; i++) {
+        char path[4600];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        dream_article *a;
+        assert_int_equal(dream_article_read_file(path, &a), 0);
+        struct dream_article_check_params p = {.stem = stems[i], .stems = (const char *const *)stems, .n_stems = n};
+        size_t problems = 0;
+        dream_article_check(a, &p, count_problem, &problems);
+        if (problems) fprintf(stderr, "%s: %zu problem(s)\n", path, problems);
+        assert_int_equal(problems, 0);
+        dream_article_free(a);
+    }
+    for (size_t i = 0; i < n; i++) free(stems[i]);
+}
+
+/* HEAD's message and whether path's blob at HEAD equals the file on disk (or is absent). */
+static char *git_head_message(struct ctx *c)
+{
+    git_libgit2_init();
+    git_repository *repo;
+    assert_int_equal(git_repository_open(&repo, c->wiki), 0);
+    git_oid id;
+    git_commit *commit;
+    assert_int_equal(git_reference_name_to_id(&id, repo, "HEAD"), 0);
+    assert_int_equal(git_commit_lookup(&commit, repo, &id), 0);
+    char *m = strdup(git_commit_message(commit));
+    git_commit_free(commit);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return m;
+}
+
+/* 1: in HEAD with the file's content; 0: not in HEAD; -1: in HEAD with other content. */
+static int git_head_has(struct ctx *c, const char *rel)
+{
+    git_libgit2_init();
+    git_repository *repo;
+    assert_int_equal(git_repository_open(&repo, c->wiki), 0);
+    git_object *obj = NULL;
+    char spec[1200];
+    snprintf(spec, sizeof spec, "HEAD:%s", rel);
+    int r = 0;
+    if (git_revparse_single(&obj, repo, spec) == 0) {
+        char path[4600];
+        snprintf(path, sizeof path, "%s/%s", c->wiki, rel);
+        char *t = slurp(path);
+        git_blob *blob = (git_blob *)obj;
+        r = t && (size_t)git_blob_rawsize(blob) == strlen(t) && memcmp(git_blob_rawcontent(blob), t, strlen(t)) == 0 ? 1 : -1;
+        free(t);
+        git_object_free(obj);
+    }
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return r;
+}
+
+static void test_create_writes_the_golden_articles_and_commits_them(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    /* the person's own uncommitted edit elsewhere in the vault */
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/Meta/Entities.md", c->wiki);
+    FILE *f = fopen(meta, "a");
+    assert_non_null(f);
+    fputs("\nMy own note, not committed yet.\n", f);
+    fclose(f);
+
+    struct dream_synth_result r = create(c);
+    assert_int_equal(r.eligible, 5);
+    assert_int_equal(r.created, 5);
+    assert_int_equal(r.stubs, 0);
+    assert_int_equal(r.committed, 5);
+    assert_golden(c, "create");
+    assert_vault_checks(c);
+    char *m = git_head_message(c);
+    assert_true(strncmp(m, "memory: create 5 article(s)\n", 28) == 0);
+    free(m);
+    assert_int_equal(git_head_has(c, "articles/Sourdough.md"), 1);
+    assert_int_equal(git_head_has(c, "Meta/Entities.md"), -1); /* the person's edit is not ours to commit */
+    /* ledgers: every chunk of the five entities routed to its article, and folded into a section */
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_routed"), 11);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_folded"), 11);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM synth_writes"), 0);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_routed WHERE write_seq IS NOT NULL"), 0);
+
+    /* a second run has nothing to do */
+    long calls = dreaming_fake_calls;
+    r = create(c);
+    assert_int_equal(r.eligible, 0);
+    assert_int_equal(dreaming_fake_calls, calls);
+    m = git_head_message(c);
+    assert_true(strncmp(m, "memory: create 5 article(s)\n", 28) == 0);
+    free(m);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+        return 2;
+    }
+    data_dir = argv[1];
+    snprintf(seeds_wiki, sizeof seeds_wiki, "%s/wiki", data_dir);
+    snprintf(golden, sizeof golden, "%s/golden", data_dir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_create_writes_the_golden_articles_and_commits_them, setup, teardown),
+    };
+    (void)sh;
+    (void)fold;
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
