@@ -239,8 +239,12 @@ static bool synth_line_is(const char *line, size_t len, const char *word)
     return len == strlen(word) && strncasecmp(line, word, len) == 0;
 }
 
-char *synth_sanitize(const char *draft)
+char *synth_sanitize(const char *raw, const char *heading)
 {
+    /* the article module's cleaning first, then what may never sit in a section body: any
+     * heading line (it would start a section of its own), header lines */
+    char *draft = NULL;
+    if (dream_article_sanitize_draft(raw ? raw : "", heading, &draft, NULL, NULL)) return NULL;
     struct dbuf b = {0};
     bool in_info = false, blank = true;
     for (const char *line = draft ? draft : ""; *line;) {
@@ -294,6 +298,7 @@ char *synth_sanitize(const char *draft)
         blank = false;
         line = next;
     }
+    free(draft);
     while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == ' ')) b.len--;
     dbuf_putc(&b, '\0');
     return dbuf_take(&b);

@@ -373,7 +373,7 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
     for (size_t h = 0; h < e->n_head; h++) n_sections += e->drafts[h] != NULL;
     char *lead = NULL;
     if (e->lead) {
-        lead = synth_sanitize(e->lead);
+        lead = synth_sanitize(e->lead, NULL);
         if (lead && (synth_leaky(lead) || !*lead || strstr(lead, "\n\n"))) {
             free(lead);
             lead = NULL;
@@ -479,7 +479,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     k = 0;
     for (size_t i = 0; !rc && i < n; i++)
         for (size_t h = 0; h < e[i].n_head; h++, k++) {
-            char *d = answers[k] ? synth_sanitize(answers[k]) : NULL;
+            char *d = answers[k] ? synth_sanitize(answers[k], e[i].headings[h]) : NULL;
             bool cited = false;
             for (size_t s = 0; d && s < e[i].n_src && !cited; s++) cited = e[i].assign[s] == h && synth_has_marker(d, (int)(s + 1));
             if (d && (!*d || synth_leaky(d) || !cited)) {

@@ -35,10 +35,10 @@ struct dream_citation synth_src_citation(const struct synth_src *s);
  * markers and link brackets stripped. malloc'd. */
 char *synth_gist(const char *text, size_t max);
 
-/* A model draft made safe to place in a section: fences and info blocks, headings, stray
- * footnote definitions and non-numeric markers, spilled tail sections removed; trimmed.
- * malloc'd; "" when nothing is left. */
-char *synth_sanitize(const char *draft);
+/* A model draft made safe to place in a section (heading: the section's, or NULL):
+ * dream_article_sanitize_draft, then any remaining heading, categories or stub line dropped;
+ * trimmed. malloc'd ("" when nothing is left); NULL only when out of memory. */
+char *synth_sanitize(const char *draft, const char *heading);
 
 /* True when the draft narrates the task instead of being article prose. */
 bool synth_leaky(const char *draft);
