@@ -27,6 +27,14 @@
  * list (every heading line of level 1-6 outside fences starts one; its body runs to the next
  * heading of any level). Sections of level 1 exist only when the file has a second H1.
  *
+ * A patch, as synthesis makes one (a rejected answer writes nothing):
+ *   dream_article_read_file(path, &before);  dream_article_clone(before, &after);
+ *   dream_article_footnote_add(after, &cite, &n);                 the number for the new note
+ *   dream_article_sanitize_draft(model_text, heading, &body, ...); the draft, with [^n] in it
+ *   dream_article_section_set_body(after, i, body);
+ *   dream_article_normalize(after, &params, ...);
+ *   dream_article_replace_file(path, before, after, &gate, &verdict);
+ *
  * Every view returned below (strings, structs) points into the article and stays valid until
  * the next call that edits it or frees it. Edits refuse (DREAM_EFORMAT) an article holding NUL
  * bytes or a code fence that never closes (what they add would vanish inside it) until
