@@ -1,0 +1,61 @@
+/* cmd_schedule.c — `dream schedule --at HH:MM`: dream every night (dream/schedule.h). */
+#include "cli.h"
+
+#include "dream/error.h"
+#include "dream/schedule.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char cmd_schedule_summary[] = "dream every night at a set time (systemd user timer, else cron)";
+
+static void schedule_usage(FILE *f)
+{
+    fprintf(f, "usage: dream schedule --at HH:MM\n"
+               "\n"
+               "Installs a daily job that reads new agent sessions from their default places\n"
+               "(dream ingest --from claude-code --from codex --from pi) and then runs the pipeline\n"
+               "(dream run). It is a systemd user timer (~/.config/systemd/user/dream.timer, run at\n"
+               "the next boot when a night was missed) where systemd is there, else a crontab line\n"
+               "(the crontab's other lines are kept). The job keeps the DREAM_* variables set now, so\n"
+               "it dreams into the same wiki. Scheduling again replaces it; `dream unschedule`\n"
+               "removes it; `dream status` shows it.\n"
+               "\n"
+               "options:\n"
+               "  --at HH:MM   the time of day, 24-hour clock (e.g. 03:30)\n"
+               "  -h, --help   this text\n");
+}
+
+int cmd_schedule(int argc, char **argv)
+{
+    const char *at = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (cli_wants_help(argv[i])) {
+            schedule_usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc) {
+            at = argv[++i];
+        } else {
+            fprintf(stderr, "dream schedule: unknown argument '%s'\n", argv[i]);
+            schedule_usage(stderr);
+            return 2;
+        }
+    }
+    if (!at) {
+        fprintf(stderr, "dream schedule: when? give --at HH:MM\n");
+        schedule_usage(stderr);
+        return 2;
+    }
+    int hour, minute;
+    if (dream_schedule_parse_time(at, &hour, &minute)) {
+        fprintf(stderr, "dream schedule: %s\n", dream_error_last());
+        return 2;
+    }
+    struct dream_schedule_result res;
+    int rc = dream_schedule_install(hour, minute, NULL, &res);
+    if (rc) return cli_fail("schedule", rc);
+    if (res.note[0]) fprintf(stderr, "dream schedule: %s; using cron\n", res.note);
+    if (strcmp(res.via, "systemd") == 0) printf("dream schedule: daily at %02d:%02d by the systemd user timer %s\n", hour, minute, res.file);
+    else printf("dream schedule: daily at %02d:%02d by a crontab line (crontab -l shows it)\n", hour, minute);
+    return 0;
+}

@@ -1,0 +1,430 @@
+/* schedule.c — the nightly dream as a systemd user timer or a crontab line (see
+ * dream/schedule.h). systemctl and crontab are run directly (fork + exec, no shell), found on
+ * PATH. */
+#include "dream/schedule.h"
+
+#include "dream/error.h"
+#include "dream/paths.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SCHEDULE_CRON_TAG "# dream schedule"
+
+/* Variables the job carries from the moment it was scheduled. */
+static const char *const schedule_env[] = {"DREAM_HOME", "DREAM_WIKI", "DREAM_MODEL", "DREAM_ADAPTERS", "DREAM_MEMORY_BATCH",
+                                           "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", NULL};
+
+int dream_schedule_parse_time(const char *text, int *hour, int *minute)
+{
+    const char *s = text ? text : "";
+    int h = 0, m = 0, nd = 0;
+    while (isdigit((unsigned char)*s) && nd < 3) h = h * 10 + (*s++ - '0'), nd++;
+    bool ok = nd >= 1 && nd <= 2 && *s == ':' && isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[2]) && s[3] == '\0';
+    if (ok) m = (s[1] - '0') * 10 + (s[2] - '0');
+    if (!ok || h > 23 || m > 59)
+        return dream_error_set(DREAM_EINVAL, "'%s' is not a time of day: give HH:MM on a 24-hour clock, e.g. 03:30", text ? text : "");
+    *hour = h;
+    *minute = m;
+    return 0;
+}
+
+/* True when name is an executable file in a directory of PATH. */
+static bool schedule_on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path) return false;
+    char *copy = strdup(path), *save = NULL;
+    bool found = false;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+        char full[PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", d[0] ? d : ".", name);
+        found = access(full, X_OK) == 0;
+    }
+    free(copy);
+    return found;
+}
+
+/* Runs argv (found on PATH) with input on its stdin (NULL: none); its stdout, and stderr, go to
+ * *output when it is not NULL. Returns the exit status, or -1 when it could not be run. */
+static int schedule_exec(char *const argv[], const char *input, struct dbuf *output)
+{
+    int in[2] = {-1, -1}, outp[2] = {-1, -1};
+    if (pipe(in) != 0) return -1;
+    if (pipe(outp) != 0) {
+        close(in[0]);
+        close(in[1]);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(in[0]), close(in[1]), close(outp[0]), close(outp[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(outp[1], 1);
+        dup2(outp[1], 2);
+        close(in[0]), close(in[1]), close(outp[0]), close(outp[1]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(outp[1]);
+    if (input) {
+        size_t n = strlen(input), off = 0;
+        while (off < n) {
+            ssize_t w = write(in[1], input + off, n - off);
+            if (w <= 0 && errno != EINTR) break;
+            if (w > 0) off += (size_t)w;
+        }
+    }
+    close(in[1]);
+    char buf[4096];
+    ssize_t r;
+    while ((r = read(outp[0], buf, sizeof buf)) != 0) {
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (output) dbuf_append(output, buf, (size_t)r);
+    }
+    close(outp[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Runs argv; on failure sets an error quoting its output. */
+static int schedule_run(char *const argv[], const char *input, const char *what)
+{
+    struct dbuf o = {0};
+    int st = schedule_exec(argv, input, &o);
+    if (st == 0) {
+        dbuf_free(&o);
+        return 0;
+    }
+    while (o.len && (o.data[o.len - 1] == '\n' || o.data[o.len - 1] == ' ')) o.data[--o.len] = '\0';
+    int rc = dream_error_set(DREAM_EIO, "%s failed (%s %d)%s%.300s", what, st < 0 ? "could not run it:" : "exit status", st,
+                             o.len ? ": " : "", o.data ? o.data : "");
+    dbuf_free(&o);
+    return rc;
+}
+
+/* The systemd user unit directory: $XDG_CONFIG_HOME/systemd/user, else ~/.config/systemd/user. */
+static int schedule_unit_dir(char **out)
+{
+    const char *x = getenv("XDG_CONFIG_HOME");
+    struct dbuf b = {0};
+    if (x && x[0]) {
+        dbuf_printf(&b, "%s/systemd/user", x);
+    } else {
+        char *home = NULL;
+        int rc = dream_paths_home(&home);
+        if (rc) return rc;
+        dbuf_printf(&b, "%s/.config/systemd/user", home);
+        free(home);
+    }
+    *out = dbuf_take(&b);
+    return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+static int schedule_state_path(char **out)
+{
+    char *cfg = NULL;
+    int rc = dream_paths_config_dir(&cfg);
+    if (rc) return rc;
+    struct dbuf b = {0};
+    dbuf_printf(&b, "%s/schedule", cfg);
+    free(cfg);
+    *out = dbuf_take(&b);
+    return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+/* Values put into unit files and crontab lines are quoted, never escaped: refuse what quoting
+ * cannot carry (quotes, backslashes, '%' which both systemd and cron expand, control bytes). */
+static int schedule_check_value(const char *what, const char *v)
+{
+    for (const char *p = v; *p; p++)
+        if (*p == '"' || *p == '\'' || *p == '\\' || *p == '%' || *p == '$' || *p == '`' || (unsigned char)*p < 0x20)
+            return dream_error_set(DREAM_EINVAL, "%s '%s' holds '%c', which a scheduled job cannot carry safely: use a path without it", what, v,
+                                   (unsigned char)*p < 0x20 ? '?' : *p);
+    return 0;
+}
+
+static int schedule_self(const char *given, char *out, size_t n)
+{
+    if (given) {
+        if (given[0] != '/') return dream_error_set(DREAM_EINVAL, "the dream binary must be an absolute path, not '%s'", given);
+        snprintf(out, n, "%s", given);
+        return 0;
+    }
+    ssize_t l = readlink("/proc/self/exe", out, n - 1);
+    if (l <= 0) return dream_error_set(DREAM_EIO, "cannot find this program's own path (/proc/self/exe): %s", strerror(errno));
+    out[l] = '\0';
+    return 0;
+}
+
+static int schedule_write_state(const char *via, int hour, int minute, const char *file)
+{
+    char *path = NULL;
+    int rc = schedule_state_path(&path);
+    if (rc) return rc;
+    char *dir = strdup(path);
+    if (!dir) {
+        free(path);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    *strrchr(dir, '/') = '\0';
+    struct dbuf b = {0};
+    dbuf_printf(&b, "via=%s\nat=%02d:%02d\nfile=%s\n", via, hour, minute, file);
+    rc = file_mkdirs(dir, 0755);
+    if (!rc) rc = file_write_atomic(path, b.data, b.len);
+    dbuf_free(&b);
+    free(dir);
+    free(path);
+    return rc;
+}
+
+/* ---- systemd ------------------------------------------------------------------------------ */
+
+static int schedule_systemd_install(int hour, int minute, const char *self, struct dream_schedule_result *out)
+{
+    char *dir = NULL;
+    int rc = schedule_unit_dir(&dir);
+    if (rc) return rc;
+    struct dbuf svc = {0}, tmr = {0}, sp = {0}, tp = {0};
+    dbuf_printf(&svc,
+                "# Written by `dream schedule`; removed by `dream unschedule`.\n"
+                "[Unit]\n"
+                "Description=dream: ingest new agent sessions and dream them into the wiki\n"
+                "\n"
+                "[Service]\n"
+                "Type=oneshot\n"
+                "Nice=10\n");
+    for (size_t i = 0; schedule_env[i]; i++) {
+        const char *v = getenv(schedule_env[i]);
+        if (v && v[0]) dbuf_printf(&svc, "Environment=\"%s=%s\"\n", schedule_env[i], v);
+    }
+    /* '-': a missing session directory makes ingest exit 1; the pipeline still runs */
+    const char *q = strchr(self, ' ') ? "\"" : ""; /* quoted only when it must be */
+    dbuf_printf(&svc, "ExecStart=-%s%s%s ingest --from claude-code --from codex --from pi\nExecStart=%s%s%s run\n", q, self, q, q, self, q);
+    dbuf_printf(&tmr,
+                "# Written by `dream schedule`; removed by `dream unschedule`.\n"
+                "[Unit]\n"
+                "Description=dream, daily at %02d:%02d\n"
+                "\n"
+                "[Timer]\n"
+                "OnCalendar=*-*-* %02d:%02d:00\n"
+                "Persistent=true\n"
+                "\n"
+                "[Install]\n"
+                "WantedBy=timers.target\n",
+                hour, minute, hour, minute);
+    dbuf_printf(&sp, "%s/dream.service", dir);
+    dbuf_printf(&tp, "%s/dream.timer", dir);
+    if (!svc.data || !tmr.data || !sp.data || !tp.data) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!rc) rc = file_mkdirs(dir, 0755);
+    if (!rc) rc = file_write_atomic(sp.data, svc.data, svc.len);
+    if (!rc) rc = file_write_atomic(tp.data, tmr.data, tmr.len);
+    if (!rc) {
+        char *reload[] = {"systemctl", "--user", "daemon-reload", NULL};
+        char *enable[] = {"systemctl", "--user", "enable", "--now", "dream.timer", NULL};
+        rc = schedule_run(reload, NULL, "systemctl --user daemon-reload");
+        if (!rc) rc = schedule_run(enable, NULL, "systemctl --user enable --now dream.timer");
+        if (rc) { /* no user manager here (a container, no login session): take the files back */
+            unlink(sp.data);
+            unlink(tp.data);
+        }
+    }
+    if (!rc) {
+        snprintf(out->via, sizeof out->via, "systemd");
+        snprintf(out->file, sizeof out->file, "%s", tp.data);
+    }
+    dbuf_free(&svc), dbuf_free(&tmr), dbuf_free(&sp), dbuf_free(&tp);
+    free(dir);
+    return rc;
+}
+
+/* Removes the units when they are there; *removed says whether they were. */
+static int schedule_systemd_remove(bool *removed, char *file, size_t n)
+{
+    char *dir = NULL;
+    *removed = false;
+    int rc = schedule_unit_dir(&dir);
+    if (rc) return rc;
+    char sp[PATH_MAX], tp[PATH_MAX];
+    snprintf(sp, sizeof sp, "%s/dream.service", dir);
+    snprintf(tp, sizeof tp, "%s/dream.timer", dir);
+    free(dir);
+    if (!file_exists(tp) && !file_exists(sp)) return 0;
+    if (schedule_on_path("systemctl")) {
+        char *disable[] = {"systemctl", "--user", "disable", "--now", "dream.timer", NULL};
+        struct dbuf ignored = {0};
+        schedule_exec(disable, NULL, &ignored); /* best effort: the files go either way */
+        dbuf_free(&ignored);
+    }
+    if ((file_exists(tp) && unlink(tp) != 0) || (file_exists(sp) && unlink(sp) != 0))
+        return dream_error_set(DREAM_EIO, "cannot remove %s: %s", tp, strerror(errno));
+    if (schedule_on_path("systemctl")) {
+        char *reload[] = {"systemctl", "--user", "daemon-reload", NULL};
+        struct dbuf ignored = {0};
+        schedule_exec(reload, NULL, &ignored);
+        dbuf_free(&ignored);
+    }
+    *removed = true;
+    snprintf(file, n, "%s", tp);
+    return 0;
+}
+
+/* ---- cron --------------------------------------------------------------------------------- */
+
+/* The current crontab without dream's line in *rest; *had says whether dream's line was there. */
+static int schedule_cron_read(struct dbuf *rest, bool *had)
+{
+    char *list[] = {"crontab", "-l", NULL};
+    struct dbuf cur = {0};
+    int st = schedule_exec(list, NULL, &cur);
+    *had = false;
+    if (st < 0) {
+        dbuf_free(&cur);
+        return dream_error_set(DREAM_EIO, "cannot run crontab -l");
+    }
+    if (st != 0) dbuf_reset(&cur); /* "no crontab for <user>" */
+    for (char *line = cur.data, *next; line && *line; line = next) {
+        char *nl = strchr(line, '\n');
+        next = nl ? nl + 1 : line + strlen(line);
+        size_t len = (size_t)(next - line);
+        if (memmem(line, nl ? (size_t)(nl - line) : len, SCHEDULE_CRON_TAG, strlen(SCHEDULE_CRON_TAG))) {
+            *had = true;
+            continue;
+        }
+        dbuf_append(rest, line, len);
+        if (!nl) dbuf_putc(rest, '\n');
+    }
+    dbuf_free(&cur);
+    return 0;
+}
+
+static int schedule_cron_write(const struct dbuf *text)
+{
+    char *install[] = {"crontab", "-", NULL};
+    return schedule_run(install, text->data ? text->data : "", "crontab -");
+}
+
+static int schedule_cron_install(int hour, int minute, const char *self, struct dream_schedule_result *out)
+{
+    char *cache = NULL;
+    int rc = dream_paths_cache_dir(&cache);
+    if (rc) return rc;
+    rc = schedule_check_value("the cache directory", cache);
+    struct dbuf env = {0}, text = {0};
+    for (size_t i = 0; !rc && schedule_env[i]; i++) {
+        const char *v = getenv(schedule_env[i]);
+        if (v && v[0] && !(rc = schedule_check_value(schedule_env[i], v))) dbuf_printf(&env, "%s='%s' ", schedule_env[i], v);
+    }
+    bool had = false;
+    if (!rc) rc = file_mkdirs(cache, 0755);
+    if (!rc) rc = schedule_cron_read(&text, &had);
+    if (!rc) {
+        const char *e = env.data ? env.data : "";
+        dbuf_printf(&text, "%d %d * * * %s'%s' ingest --from claude-code --from codex --from pi >>'%s/schedule.log' 2>&1; %s'%s' run >>'%s/schedule.log' 2>&1 %s\n",
+                    minute, hour, e, self, cache, e, self, cache, SCHEDULE_CRON_TAG);
+        rc = schedule_cron_write(&text);
+    }
+    if (!rc) {
+        snprintf(out->via, sizeof out->via, "cron");
+        snprintf(out->file, sizeof out->file, "crontab");
+    }
+    dbuf_free(&env);
+    dbuf_free(&text);
+    free(cache);
+    return rc;
+}
+
+/* ---- public ------------------------------------------------------------------------------- */
+
+int dream_schedule_install(int hour, int minute, const char *dream_path, struct dream_schedule_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (hour < 0 || hour > 23 || minute < 0 || minute > 59) return dream_error_set(DREAM_EINVAL, "%d:%d is not a time of day", hour, minute);
+    char self[PATH_MAX];
+    int rc = schedule_self(dream_path, self, sizeof self);
+    if (!rc) rc = schedule_check_value("the dream binary", self);
+    for (size_t i = 0; !rc && schedule_env[i]; i++) {
+        const char *v = getenv(schedule_env[i]);
+        if (v && v[0]) rc = schedule_check_value(schedule_env[i], v);
+    }
+    if (rc) return rc;
+    bool systemd = schedule_on_path("systemctl"), cron = schedule_on_path("crontab");
+    if (!systemd && !cron)
+        return dream_error_set(DREAM_ENOTFOUND, "neither systemctl nor crontab is on PATH: run `%s ingest --from claude-code --from codex --from pi; %s run` daily from your own scheduler",
+                               self, self);
+    /* a job of the other kind from an earlier schedule would run twice */
+    if (systemd) {
+        rc = schedule_systemd_install(hour, minute, self, out);
+        if (rc && cron) {
+            snprintf(out->note, sizeof out->note, "systemd passed over: %s", dream_error_last());
+            dream_error_clear();
+            rc = 0;
+            systemd = false;
+        }
+        if (rc) return rc;
+    }
+    if (!systemd) {
+        bool removed;
+        char f[PATH_MAX];
+        if ((rc = schedule_systemd_remove(&removed, f, sizeof f))) return rc;
+        if ((rc = schedule_cron_install(hour, minute, self, out))) return rc;
+    } else if (cron) {
+        struct dbuf rest = {0};
+        bool had = false;
+        if (schedule_cron_read(&rest, &had) == 0 && had) rc = schedule_cron_write(&rest);
+        dbuf_free(&rest);
+        if (rc) return rc;
+    }
+    return schedule_write_state(out->via, hour, minute, out->file);
+}
+
+int dream_schedule_remove(struct dream_schedule_result *out)
+{
+    memset(out, 0, sizeof *out);
+    bool removed = false;
+    char file[PATH_MAX] = "";
+    int rc = schedule_systemd_remove(&removed, file, sizeof file);
+    if (rc) return rc;
+    if (removed) {
+        snprintf(out->via, sizeof out->via, "systemd");
+        snprintf(out->file, sizeof out->file, "%s", file);
+    }
+    if (schedule_on_path("crontab")) {
+        struct dbuf rest = {0};
+        bool had = false;
+        rc = schedule_cron_read(&rest, &had);
+        if (!rc && had) {
+            rc = schedule_cron_write(&rest);
+            if (!rc) {
+                snprintf(out->via, sizeof out->via, "%s", removed ? "systemd+cron" : "cron");
+                if (!removed) snprintf(out->file, sizeof out->file, "crontab");
+            }
+        }
+        dbuf_free(&rest);
+        if (rc) return rc;
+    }
+    char *state = NULL;
+    if ((rc = schedule_state_path(&state))) return rc;
+    if (file_exists(state) && unlink(state) != 0) rc = dream_error_set(DREAM_EIO, "cannot remove %s: %s", state, strerror(errno));
+    free(state);
+    return rc;
+}

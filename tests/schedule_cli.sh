@@ -1,0 +1,85 @@
+#!/bin/sh
+# schedule_cli.sh — `dream schedule` / `dream unschedule` / `dream status` end to end, with a
+# temporary HOME and fake `systemctl` and `crontab` that this test puts first on PATH (they log
+# their arguments and keep the crontab in a file), so no real timer or crontab is touched.
+# argv: DREAM_BINARY WORK_DIR.
+set -u
+dream=$1 work=$2
+rm -rf "$work" && mkdir -p "$work/bin" "$work/home" "$work/dh/wiki/articles" "$work/empty" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+log=$work/log cron=$work/crontab units=$work/home/.config/systemd/user
+cat > "$work/bin/systemctl" <<FAKE
+#!/bin/sh
+echo "systemctl \$*" >> '$log'
+[ -f '$work/systemd-broken' ] && { echo "Failed to connect to bus: No medium found" >&2; exit 1; }
+exit 0
+FAKE
+cat > "$work/bin/crontab" <<FAKE
+#!/bin/sh
+echo "crontab \$*" >> '$log'
+if [ "\$1" = "-l" ]; then [ -f '$cron' ] && { cat '$cron'; exit 0; }; echo "no crontab for tester" >&2; exit 1; fi
+[ "\$1" = "-" ] && cat > '$cron'
+FAKE
+chmod +x "$work/bin/systemctl" "$work/bin/crontab"
+run() { env -u XDG_CONFIG_HOME HOME="$work/home" DREAM_HOME="$work/dh" PATH="$work/bin:/usr/bin:/bin" "$dream" "$@" 2>&1; }
+has() { printf '%s\n' "$1" | grep -qF -- "$2" || fail "missing '$2' in:
+$1"; }
+
+# bad times are usage errors
+for t in 24:00 12:60 7 ab 12:5 ""; do
+    out=$(run schedule --at "$t"); rc=$?
+    [ $rc -eq 2 ] || fail "--at '$t': exit $rc (want 2): $out"
+    has "$out" "is not a time of day: give HH:MM"
+done
+out=$(run schedule); [ $? -eq 2 ] || fail "no --at: $out"
+
+# systemd: unit files, daemon-reload, enable --now
+out=$(run schedule --at 3:30); rc=$?
+[ $rc -eq 0 ] || fail "schedule: exit $rc: $out"
+has "$out" "dream schedule: daily at 03:30 by the systemd user timer $units/dream.timer"
+has "$(cat "$units/dream.timer")" "OnCalendar=*-*-* 03:30:00"
+has "$(cat "$units/dream.timer")" "Persistent=true"
+has "$(cat "$units/dream.timer")" "WantedBy=timers.target"
+svc=$(cat "$units/dream.service")
+has "$svc" "Type=oneshot"
+has "$svc" "Environment=\"DREAM_HOME=$work/dh\""
+has "$svc" "ExecStart=-$dream ingest --from claude-code --from codex --from pi"
+has "$svc" "ExecStart=$dream run"
+[ "$(cat "$log")" = "systemctl --user daemon-reload
+systemctl --user enable --now dream.timer
+crontab -l" ] || fail "systemd calls: $(cat "$log")"
+out=$(run status); has "$out" "schedule: daily at 03:30 (systemd)"
+out=$(run status --json); has "$out" "\"schedule\":{\"installed\":true,\"via\":\"systemd\",\"at\":\"03:30\""
+
+# unschedule: disabled, files gone, status says none
+: > "$log"
+out=$(run unschedule); [ $? -eq 0 ] || fail "unschedule: $out"
+has "$out" "dream unschedule: removed (systemd: $units/dream.timer)"
+[ ! -e "$units/dream.timer" ] && [ ! -e "$units/dream.service" ] || fail "unit files left behind"
+has "$(cat "$log")" "systemctl --user disable --now dream.timer"
+out=$(run status); has "$out" "schedule: none (dream schedule --at HH:MM)"
+out=$(run unschedule); has "$out" "dream unschedule: nothing was scheduled"
+
+# systemd there but without a user manager: cron instead, the person's own lines kept
+touch "$work/systemd-broken"
+printf '0 9 * * 1 /usr/bin/backup --weekly\n' > "$cron"
+out=$(run schedule --at 23:05); rc=$?
+[ $rc -eq 0 ] || fail "cron fallback: exit $rc: $out"
+has "$out" "systemd passed over: systemctl --user daemon-reload failed (exit status 1): Failed to connect to bus"
+has "$out" "daily at 23:05 by a crontab line"
+[ ! -e "$units/dream.service" ] || fail "unit file left after the systemd failure"
+has "$(cat "$cron")" "0 9 * * 1 /usr/bin/backup --weekly"
+has "$(cat "$cron")" "5 23 * * * DREAM_HOME='$work/dh' '$dream' ingest --from claude-code --from codex --from pi >>'$work/dh/cache/schedule.log' 2>&1; DREAM_HOME='$work/dh' '$dream' run >>'$work/dh/cache/schedule.log' 2>&1 # dream schedule"
+# scheduling again replaces the line
+out=$(run schedule --at 04:00) || fail "reschedule: $out"
+[ "$(grep -c 'dream schedule' "$cron")" -eq 1 ] || fail "two dream lines: $(cat "$cron")"
+has "$(cat "$cron")" "0 4 * * * "
+out=$(run status); has "$out" "schedule: daily at 04:00 (cron)"
+out=$(run unschedule); has "$out" "dream unschedule: removed (cron: crontab)"
+[ "$(cat "$cron")" = "0 9 * * 1 /usr/bin/backup --weekly" ] || fail "unschedule touched other lines: $(cat "$cron")"
+
+# neither systemctl nor crontab
+out=$(env HOME="$work/home" DREAM_HOME="$work/dh" PATH="$work/empty" "$dream" schedule --at 03:00 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "no scheduler: exit $rc: $out"
+has "$out" "neither systemctl nor crontab is on PATH"
+echo "PASS: dream schedule: systemd timer, cron fallback, unschedule, status"
