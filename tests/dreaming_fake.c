@@ -218,11 +218,57 @@ static char *fake_lead(const char *prompt)
     return dbuf_take(&b);
 }
 
+/* The note of a fold prompt: [start, end). */
+static bool fake_note(const char *prompt, const char **s, const char **e)
+{
+    *s = strstr(prompt, "--- Note (");
+    *e = *s ? strstr(*s, "--- end of note ---") : NULL;
+    return *s && *e;
+}
+
+/* Section-route: yes when a word of 5+ letters of the heading or of what the section says (but
+ * "person", "wrote") is in the note (never the lead);
+ * new section: "Notes On <label>"; classifier: evolution; patch: the old text and one sentence. */
 static char *fake_fold(const char *stage, const char *prompt)
 {
-    (void)stage;
-    (void)prompt;
-    return strdup("no");
+    const char *ns, *ne;
+    if (!fake_note(prompt, &ns, &ne)) return strdup("no");
+    if (!strcmp(stage, "section")) {
+        char h[200];
+        fake_quoted(prompt, "Section: \"", h, sizeof h);
+        if (!strcmp(h, "Lead Summary")) return strdup("no");
+        const char *g = strstr(prompt, "What it says: ");
+        size_t hl = strlen(h);
+        if (g) snprintf(h + hl, sizeof h - hl, " %.*s", (int)strcspn(g + 14, "\n"), g + 14);
+        for (char *w = strtok(h, " .,:;!?\"()"); w; w = strtok(NULL, " .,:;!?\"()"))
+            if (strlen(w) >= 5 && strcasecmp(w, "person") != 0 && strcasecmp(w, "wrote") != 0 && fake_find(ns, ne, w)) return strdup("Yes");
+        return strdup("no");
+    }
+    if (strstr(prompt, "Name one new section")) {
+        const char *l = strstr(prompt, "The note is about: ");
+        struct dbuf b = {0};
+        dbuf_puts(&b, "Notes On");
+        bool start = true;
+        for (l = l ? l + 19 : ""; *l && *l != '\n'; l++) {
+            if (start) dbuf_putc(&b, ' ');
+            if (*l != ' ') dbuf_putc(&b, start && *l >= 'a' && *l <= 'z' ? (char)(*l - 32) : *l);
+            start = *l == ' ';
+        }
+        return dbuf_take(&b);
+    }
+    if (strstr(prompt, "EVOLUTION or ERROR")) return strdup("EVOLUTION");
+    const char *cur = strstr(prompt, "Current text:\n<<<\n"), *cur_end = cur ? strstr(cur, ">>>\n") : NULL;
+    const char *cite = strstr(prompt, "citing it as [^"), *dated = strstr(prompt, "(dated ");
+    if (!cur || !cur_end || !cite || !dated) return strdup("I cannot do that.");
+    cur += strlen("Current text:\n<<<\n");
+    while (cur_end > cur && (cur_end[-1] == '\n' || cur_end[-1] == ' ')) cur_end--;
+    int n = atoi(cite + strlen("citing it as [^"));
+    char date[16], sent[300];
+    sscanf(dated + 7, "%15[^)]", date);
+    fake_user_sentence(ns, ne, sent, sizeof sent);
+    struct dbuf b = {0};
+    dbuf_printf(&b, "%.*s%sLater, on %s, the person wrote: \"%s\".[^%d]\n", (int)(cur_end - cur), cur, cur_end > cur ? " " : "", date, sent, n);
+    return dbuf_take(&b);
 }
 
 static char *fake_synthesis(const char *prompt)

@@ -284,6 +284,58 @@ static void test_create_writes_the_golden_articles_and_commits_them(void **state
     free(m);
 }
 
+static void test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    struct dream_synth_result r = create(c);
+    assert_int_equal(r.created, 5);
+    r = fold(c);
+    assert_int_equal(r.eligible, 0); /* every chunk was seen at creation */
+    /* the person edits an article by hand (not committed) */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    assert_non_null(t);
+    char *at = strstr(t, "\n## References");
+    assert_non_null(at);
+    struct dbuf b = {0};
+    dbuf_printf(&b, "%.*s\n## My Own Notes\n\nI play in the evening, after work.\n%s", (int)(at - t), t, at);
+    assert_int_equal(file_write_atomic(path, b.data, b.len), 0);
+    dbuf_free(&b);
+    free(t);
+
+    ingest(c, "openai");
+    r = create(c);
+    assert_int_equal(r.eligible, 0);
+    r = fold(c);
+    assert_int_equal(r.eligible, 3); /* the bow hold, the planters, the derailleur */
+    assert_int_equal(r.patched, 1);      /* the planters: into the balcony garden's section */
+    assert_int_equal(r.new_sections, 2); /* the bow hold and the derailleur fit no section */
+    assert_int_equal(r.rejected, 0);
+    assert_int_equal(r.committed, 3);
+    assert_golden(c, "fold");
+    assert_vault_checks(c);
+    t = slurp(path);
+    assert_non_null(strstr(t, "I play in the evening, after work."));
+    free(t);
+    char *m = git_head_message(c);
+    assert_true(strncmp(m, "memory: fold 3 chunk(s) into 3 article(s)\n", 42) == 0);
+    free(m);
+    assert_int_equal(git_head_has(c, "articles/Cello_Practice.md"), 1);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_routed"), 14);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_folded"), 14);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_folded WHERE section = 'notes-on-cello-practice'"), 1);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM synth_writes"), 0);
+
+    /* nothing new: no call, no commit */
+    long calls = dreaming_fake_calls;
+    r = fold(c);
+    assert_int_equal(r.eligible, 0);
+    assert_int_equal(dreaming_fake_calls, calls);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -295,8 +347,8 @@ int main(int argc, char **argv)
     snprintf(golden, sizeof golden, "%s/golden", data_dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_writes_the_golden_articles_and_commits_them, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit, setup, teardown),
     };
     (void)sh;
-    (void)fold;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

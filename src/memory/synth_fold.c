@@ -1,10 +1,512 @@
-/* synth_fold.c — FOLD (spec §6.6). */
+/* synth_fold.c — FOLD (spec §6.6): SECTION-ROUTE, PATCH, NEW SECTION, LEAD PATCH for the
+ * chunks an article has not seen yet (see dream/synthesis.h). */
+#include "../util/buf.h"
+#include "dream/error.h"
+#include "dream/log.h"
+#include "dream/model.h"
+#include "stage_state.h"
 #include "synth_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define FOLD_STAGE "fold"
+#define FOLD_MAX_CANDIDATES 24
+
+struct fd_article {
+    int64_t entity;
+    char *title, *stem, *path;
+    struct synth_src *src;
+    size_t n_src;
+};
+
+static void fd_article_clear(struct fd_article *a)
+{
+    free(a->title);
+    free(a->stem);
+    free(a->path);
+    synth_src_free(a->src, a->n_src);
+    memset(a, 0, sizeof *a);
+}
+
+/* Articles of routed entities whose file exists, oldest entity first, with their unseen chunks. */
+static int fd_list(dream_store *store, const char *wiki, struct fd_article **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT e.id, e.article_title FROM pipeline_entities e WHERE e.route = 'article' AND e.article_title IS NOT NULL "
+                           "ORDER BY (SELECT min(coalesce(c.updated_at, c.created_at, c.ingested_at)) FROM chunk_mentions m JOIN chunks ch "
+                           "ON ch.id = m.chunk JOIN conversations c ON c.id = ch.conversation WHERE m.entity = e.id), e.id",
+                           -1, &st, NULL))
+        return store_sql_error(store, "listing articles to fold into");
+    size_t cap = 0;
+    int rc = DREAM_OK, step;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        char *title = strdup((const char *)sqlite3_column_text(st, 1));
+        char *stem = title ? dream_article_stem(title) : NULL;
+        char *path = stem ? synth_article_path(wiki, stem) : NULL;
+        bool keep = path && access(path, F_OK) == 0;
+        for (size_t j = 0; keep && j < *n; j++) keep = strcmp((*out)[j].stem, stem) != 0;
+        if (keep && *n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct fd_article *g = realloc(*out, cap * sizeof *g);
+            if (!g) keep = false, rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            else *out = g;
+        }
+        if (!keep) {
+            free(title);
+            free(stem);
+            free(path);
+            if (!path && !rc) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            continue;
+        }
+        (*out)[(*n)++] = (struct fd_article){.entity = sqlite3_column_int64(st, 0), .title = title, .stem = stem, .path = path};
+    }
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing articles to fold into");
+    sqlite3_finalize(st);
+    for (size_t i = 0; !rc && i < *n; i++) rc = synth_entity_sources(store, (*out)[i].entity, (*out)[i].stem, &(*out)[i].src, &(*out)[i].n_src);
+    return rc;
+}
+
+/* ---- prompts ------------------------------------------------------------------------------ */
+
+static const char route_task[] =
+    "Does this note belong in this section? It belongs when it is about the section's subject, also\n"
+    "when it gives a newer or different value than the section states. Answer yes or no.\n";
+
+static const char new_section_task[] =
+    "The note fits none of the article's sections. Name one new section for it: 2 to 5 words in\n"
+    "Title Case, different from the existing headings. Answer NONE if the note adds nothing to this\n"
+    "article. The name only.\n";
+
+static const char patch_rules[] =
+    "Keep the existing prose and every existing marker; add what the new note says, with its marker\n"
+    "right after the claim it supports. Write no footnote definitions and no headings. If the note\n"
+    "contradicts a claim, the later date holds: state the new value as current, put the old one in\n"
+    "the past tense and keep its marker beside the new one; never present both as current, and never\n"
+    "leave the new note out. Output only the new prose.\n";
+
+static const char classify_task[] =
+    "The earlier text and the later note disagree. Is the later note an EVOLUTION (the person's view\n"
+    "or situation changed over time) or an ERROR (the earlier text was simply wrong)? Answer one word:\n"
+    "EVOLUTION or ERROR.\n";
+
+/* The note as the shared prefix of every question about one chunk. */
+static int fd_note(struct dbuf *b, const struct synth_src *s)
+{
+    size_t len = strlen(s->text);
+    return dbuf_printf(b, "--- Note (%s, %s) ---\n%.*s%s--- end of note ---\n\n", s->date, s->title, (int)(len < 1400 ? len : 1400), s->text,
+                       len && s->text[(len < 1400 ? len : 1400) - 1] == '\n' ? "" : "\n");
+}
+
+struct fd_cand {
+    char *anchor;   /* DREAM_ARTICLE_LEAD_ANCHOR for the lead */
+    char *heading;
+    char *gist;
+};
+
+static void fd_cands_free(struct fd_cand *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(c[i].anchor);
+        free(c[i].heading);
+        free(c[i].gist);
+    }
+}
+
+/* The lead and the body sections of a, with a short gist each. */
+static int fd_candidates(const dream_article *a, struct fd_cand *c, size_t *n)
+{
+    *n = 0;
+    const char *lead = dream_article_lead(a);
+    if (lead && *lead) {
+        c[*n] = (struct fd_cand){strdup(DREAM_ARTICLE_LEAD_ANCHOR), strdup("Lead Summary"), synth_gist(lead, 320)};
+        if (!c[(*n)++].gist) return DREAM_ENOMEM;
+    }
+    for (size_t i = 0; i < dream_article_section_count(a) && *n < FOLD_MAX_CANDIDATES; i++) {
+        const struct dream_article_section *s = dream_article_section(a, i);
+        if (s->kind != DREAM_SECTION_BODY || s->level < 2) continue;
+        c[*n] = (struct fd_cand){strdup(s->anchor), strdup(s->title), synth_gist(s->body, 320)};
+        if (!c[*n].anchor || !c[*n].heading || !c[*n].gist) {
+            (*n)++;
+            return dream_error_set(DREAM_ENOMEM, "out of memory");
+        }
+        (*n)++;
+    }
+    return DREAM_OK;
+}
+
+/* Markers [^k] of text, as a list of numbers (at most cap). */
+static size_t fd_markers(const char *text, int *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, "[^")) != NULL && n < cap; p += 2) {
+        char *end;
+        long v = strtol(p + 2, &end, 10);
+        if (end != p + 2 && *end == ']' && v > 0) {
+            bool dup = false;
+            for (size_t i = 0; i < n && !dup; i++) dup = out[i] == (int)v;
+            if (!dup) out[n++] = (int)v;
+        }
+    }
+    return n;
+}
+
+/* Dates of the markers a passage cites, as "[^k] YYYY-MM-DD" lines. */
+static int fd_cited_dates(struct dbuf *b, const dream_article *a, const char *text)
+{
+    int marks[64];
+    size_t n = fd_markers(text, marks, 64);
+    int rc = dbuf_puts(b, n ? "Dates of the claims it already cites:" : "It cites nothing yet.");
+    for (size_t i = 0; !rc && i < n; i++)
+        for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
+            const struct dream_article_footnote *fn = dream_article_footnote(a, f);
+            if (fn->number == marks[i]) {
+                rc = dbuf_printf(b, " [^%d] %s", marks[i], fn->cite.date ? fn->cite.date : "unknown");
+                break;
+            }
+        }
+    return rc ? rc : dbuf_puts(b, "\n");
+}
+
+static char *fd_patch_prompt(const char *wiki, const char *title, const struct fd_cand *c, const char *body, const dream_article *a,
+                             const struct synth_src *s, int marker, int lead_mode)
+{
+    struct dbuf b = {0};
+    int rc = synth_policy(&b, wiki, "Article_Conventions");
+    if (!rc) rc = fd_note(&b, s);
+    if (!rc) rc = dbuf_printf(&b, "Article: \"%s\"\n", title);
+    if (!rc && lead_mode) rc = dbuf_puts(&b, "The lead (2 to 4 sentences, present tense, the subject in bold first).\n");
+    else if (!rc) rc = dbuf_printf(&b, "Section: \"%s\"\n", c->heading);
+    if (!rc) rc = fd_cited_dates(&b, a, body);
+    if (!rc) rc = dbuf_printf(&b, "Current text:\n<<<\n%s%s>>>\n\n", body, *body && body[strlen(body) - 1] == '\n' ? "" : "\n");
+    if (!rc && lead_mode == 0)
+        rc = dbuf_printf(&b, "Fold the note above (dated %s) into this section, citing it as [^%d]. %s", s->date, marker, patch_rules);
+    else if (!rc && lead_mode == 1)
+        rc = dbuf_printf(&b,
+                         "Rewrite the lead with the note above (dated %s), citing it as [^%d]: the person's view changed, so the lead "
+                         "states the current value in the present tense, without \"previously\" asides, and keeps every existing "
+                         "marker. Write no footnote definitions. Output only the lead.\n",
+                         s->date, marker);
+    else if (!rc)
+        rc = dbuf_printf(&b,
+                         "Rewrite the lead with the note above (dated %s), citing it as [^%d]: the lead stated a wrong value; replace it "
+                         "with the right one (the wrong value's marker may go). Write no footnote definitions. Output only the lead.\n",
+                         s->date, marker);
+    if (rc) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    return dbuf_take(&b);
+}
+
+/* One call of stage; *out NULL when it failed. */
+static int fd_call(const char *stage, char **prompts, size_t n, int max_tokens, char **out)
+{
+    if (n == 0) return DREAM_OK;
+    struct dream_local_input in[FOLD_MAX_CANDIDATES + 1];
+    for (size_t i = 0; i < n; i++) in[i] = (struct dream_local_input){.user = prompts[i]};
+    struct dream_call_opts opts = dream_call_default_opts();
+    opts.max_tokens = max_tokens;
+    int rc = dream_call_local_batch(stage, in, n, &opts, out);
+    size_t answered = 0;
+    for (size_t i = 0; i < n; i++) answered += out[i] != NULL;
+    if (rc && answered == 0 && rc != DREAM_ETOOBIG) return dream_error_wrap(rc, "fold: the %s stage gave no answer", stage);
+    return DREAM_OK;
+}
+
+static bool fd_contains(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; *p; p++)
+        if (strncasecmp(p, word, n) == 0) return true;
+    return false;
+}
+
+static bool fd_yes(const char *answer)
+{
+    if (!answer) return false;
+    while (isspace((unsigned char)*answer) || *answer == '*' || *answer == '"') answer++;
+    return *answer == 'y' || *answer == 'Y';
+}
+
+/* A new section name from the answer: 2-5 words, letters and digits, not a tail name and not an
+ * existing anchor; malloc'd or NULL. */
+static char *fd_new_heading(const char *answer, const struct fd_cand *c, size_t n)
+{
+    if (!answer) return NULL;
+    char buf[128];
+    size_t len = strcspn(answer, "\n");
+    while (len && isspace((unsigned char)*answer)) answer++, len--;
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 127 ? len : 127), answer);
+    char *s = buf;
+    while (*s == '#' || *s == '*' || *s == ' ' || *s == '"') s++;
+    for (char *e = s + strlen(s); e > s && (e[-1] == '*' || e[-1] == ' ' || e[-1] == '"' || e[-1] == '.' || e[-1] == '\r'); e--) e[-1] = '\0';
+    int words = 0;
+    bool in_word = false, ok = *s != '\0';
+    for (const char *p = s; ok && *p; p++) {
+        if (*p == ' ') {
+            in_word = false;
+            continue;
+        }
+        ok = isalnum((unsigned char)*p) || *p == '-' || *p == '\'' || (unsigned char)*p >= 0x80;
+        if (!in_word) words++;
+        in_word = true;
+    }
+    if (!ok || words < 2 || words > 5) return NULL;
+    char *anchor = dream_article_anchor(s);
+    bool taken = !anchor || !strcmp(anchor, "references") || !strcmp(anchor, "see-also") || !strcmp(anchor, "notes") ||
+                 !strcmp(anchor, "history");
+    for (size_t i = 0; !taken && i < n; i++) taken = strcmp(c[i].anchor, anchor) == 0;
+    free(anchor);
+    return taken ? NULL : strdup(s);
+}
+
+/* Whether the patch keeps every marker the old text had and adds the new one. */
+static bool fd_patch_ok(const char *old, const char *draft, int marker, bool may_drop)
+{
+    if (!*draft || synth_leaky(draft) || !synth_has_marker(draft, marker)) return false;
+    int marks[64];
+    size_t n = fd_markers(old, marks, 64);
+    for (size_t i = 0; !may_drop && i < n; i++)
+        if (!synth_has_marker(draft, marks[i])) return false;
+    return true;
+}
+
+static bool fd_already_folded(dream_store *store, int64_t chunk, const char *stem, const char *anchor)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM chunk_folded WHERE chunk = ? AND article = ? AND section = ?", -1, &st, NULL))
+        return false;
+    sqlite3_bind_int64(st, 1, chunk);
+    sqlite3_bind_text(st, 2, stem, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, anchor, -1, SQLITE_STATIC);
+    bool yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* A failed fold of s into art: retried next run until max_attempts, then routed without a patch. */
+static int fd_fail(dream_store *store, const struct dream_synth_params *p, const struct fd_article *art, const struct synth_src *s,
+                   const char *why, struct dream_synth_result *res)
+{
+    char stage[600];
+    snprintf(stage, sizeof stage, FOLD_STAGE "/%s", art->stem);
+    bool gave_up = false;
+    int rc = stage_state_fail(store, stage, s->chunk, 1, why, p->max_attempts, false, store_now_ms(), &gave_up);
+    res->rejected++;
+    if (!rc && gave_up) rc = synth_mark_routed(store, s->chunk, art->stem);
+    return rc;
+}
+
+/* Folds chunk s into the article art. */
+static int fd_one(dream_store *store, const struct dream_synth_params *p, const struct fd_article *art, const struct synth_src *s,
+                  const struct synth_stems *stems, struct dream_synth_result *res)
+{
+    dream_article *before = NULL, *after = NULL;
+    struct fd_cand cands[FOLD_MAX_CANDIDATES + 1];
+    size_t n_c = 0;
+    char *prompts[FOLD_MAX_CANDIDATES + 1] = {0}, *answers[FOLD_MAX_CANDIDATES + 1] = {0};
+    size_t n_p = 0;
+    char *new_heading = NULL;
+    char *touched[FOLD_MAX_CANDIDATES + 1];
+    size_t n_touched = 0;
+    bool matched[FOLD_MAX_CANDIDATES + 1] = {0};
+    const char *may_vanish[64];
+    size_t n_vanish = 0;
+    int evolution = 1;
+    size_t n_lead = 0, n_new = 0, n_patch = 0;
+    /* 1. re-read the article: a hand edit since the last run is what we patch */
+    int rc = dream_article_read_file(art->path, &before);
+    if (rc) return rc;
+    rc = fd_candidates(before, cands, &n_c);
+    /* 2. section-route: one yes/no per candidate, the note first in every prompt */
+    for (size_t i = 0; !rc && i < n_c; i++) {
+        struct dbuf b = {0};
+        if (fd_note(&b, s) ||
+            dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nWhat it says: %s\n\n%s", art->title, cands[i].heading,
+                        *cands[i].gist ? cands[i].gist : "(nothing yet)", route_task))
+            rc = DREAM_ENOMEM;
+        prompts[n_p++] = dbuf_take(&b);
+    }
+    if (!rc) rc = fd_call("section", prompts, n_p, 4, answers);
+    size_t n_match = 0;
+    for (size_t i = 0; !rc && i < n_c; i++)
+        if (fd_yes(answers[i]) && !fd_already_folded(store, s->chunk, art->stem, cands[i].anchor)) matched[i] = true, n_match++;
+    for (size_t i = 0; i < n_p; i++) {
+        free(prompts[i]);
+        free(answers[i]);
+        prompts[i] = answers[i] = NULL;
+    }
+    n_p = 0;
+    if (!rc) rc = dream_article_clone(before, &after);
+    /* 3. no section: a new one, or nowhere */
+    if (!rc && n_match == 0) {
+        struct dbuf b = {0};
+        if (fd_note(&b, s) || dbuf_printf(&b, "Article: \"%s\"\nThe note is about: %s\nExisting sections:", art->title, s->label)) rc = DREAM_ENOMEM;
+        for (size_t i = 0; !rc && i < n_c; i++)
+            if (strcmp(cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) != 0 && dbuf_printf(&b, "\n- %s", cands[i].heading)) rc = DREAM_ENOMEM;
+        if (!rc && dbuf_printf(&b, "\n\n%s", new_section_task)) rc = DREAM_ENOMEM;
+        prompts[0] = dbuf_take(&b);
+        if (!rc) rc = fd_call("editor", prompts, 1, 16, answers);
+        if (!rc) new_heading = fd_new_heading(answers[0], cands, n_c);
+        free(prompts[0]);
+        free(answers[0]);
+        prompts[0] = answers[0] = NULL;
+        if (!rc && !new_heading) {
+            res->unrouted++;
+            rc = synth_mark_routed(store, s->chunk, art->stem);
+            goto done;
+        }
+        size_t idx;
+        if (!rc) rc = dream_article_section_insert(after, 2, new_heading, "", &idx);
+        if (!rc) {
+            const struct dream_article_section *sec = dream_article_section(after, idx);
+            cands[n_c] = (struct fd_cand){strdup(sec->anchor), strdup(new_heading), strdup("")};
+            matched[n_c++] = true;
+            n_match = 1;
+        }
+    }
+    /* 4. the citation, then one patch per matched candidate (the lead after the classifier) */
+    struct dream_citation cite = synth_src_citation(s);
+    int marker = 0;
+    if (!rc) rc = dream_article_footnote_add(after, &cite, &marker);
+    for (size_t i = 0; !rc && i < n_c; i++) {
+        if (!matched[i] || strcmp(cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) != 0) continue;
+        const char *lead = dream_article_lead(after);
+        int marks[4];
+        if (fd_markers(lead, marks, 4) == 0) break;
+        struct dbuf b = {0};
+        if (fd_note(&b, s) || dbuf_printf(&b, "Earlier text:\n%s\n\n%s", lead, classify_task)) rc = DREAM_ENOMEM;
+        prompts[0] = dbuf_take(&b);
+        if (!rc) rc = fd_call("editor", prompts, 1, 8, answers);
+        if (!rc && answers[0] && fd_contains(answers[0], "error") && !fd_contains(answers[0], "evolution")) evolution = 0;
+        free(prompts[0]);
+        free(answers[0]);
+        prompts[0] = answers[0] = NULL;
+    }
+    size_t which[FOLD_MAX_CANDIDATES + 1];
+    for (size_t i = 0; !rc && i < n_c; i++) {
+        if (!matched[i]) continue;
+        bool is_lead = strcmp(cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) == 0;
+        long si = is_lead ? -1 : dream_article_section_find(after, cands[i].anchor);
+        if (!is_lead && si < 0) continue;
+        const char *body = is_lead ? dream_article_lead(after) : dream_article_section(after, (size_t)si)->body;
+        prompts[n_p] = fd_patch_prompt(p->wiki_dir, art->title, &cands[i], body, after, s, marker, is_lead ? (evolution ? 1 : 2) : 0);
+        if (!prompts[n_p]) rc = DREAM_ENOMEM;
+        which[n_p++] = i;
+    }
+    if (!rc) rc = fd_call("editor", prompts, n_p, p->max_tokens, answers);
+    /* 5. swap in each accepted draft */
+    for (size_t k = 0; !rc && k < n_p; k++) {
+        size_t i = which[k];
+        bool is_lead = strcmp(cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) == 0;
+        long si = is_lead ? -1 : dream_article_section_find(after, cands[i].anchor);
+        const char *old = is_lead ? dream_article_lead(after) : si >= 0 ? dream_article_section(after, (size_t)si)->body : NULL;
+        if (!old) continue;
+        char *oldcopy = strdup(old);
+        char *draft = answers[k] ? synth_sanitize(answers[k], is_lead ? NULL : cands[i].heading) : NULL;
+        if (!oldcopy || (answers[k] && !draft)) rc = DREAM_ENOMEM;
+        bool ok = !rc && draft && fd_patch_ok(oldcopy, draft, marker, is_lead && !evolution);
+        if (ok && is_lead && !evolution) {
+            /* an error correction: the wrong value's conversations may leave */
+            int marks[16];
+            size_t nm = fd_markers(oldcopy, marks, 16);
+            for (size_t m = 0; m < nm && n_vanish < 64; m++)
+                if (!synth_has_marker(draft, marks[m]))
+                    for (size_t f = 0; f < dream_article_footnote_count(after); f++)
+                        if (dream_article_footnote(after, f)->number == marks[m] && dream_article_footnote(after, f)->cite.conv)
+                            may_vanish[n_vanish++] = strdup(dream_article_footnote(after, f)->cite.conv);
+        }
+        if (ok) rc = is_lead ? dream_article_set_lead(after, draft) : dream_article_section_set_body(after, (size_t)si, draft);
+        if (ok && !rc) {
+            touched[n_touched++] = cands[i].anchor;
+            if (is_lead) n_lead++;
+            else if (new_heading && i == n_c - 1) n_new++;
+            else n_patch++;
+        } else if (!rc) {
+            res->rejected++;
+        }
+        free(oldcopy);
+        free(draft);
+    }
+    if (rc) goto done;
+    if (n_touched == 0) {
+        rc = fd_fail(store, p, art, s, "no usable patch (empty, leaky, or without the new marker or an old one)", res);
+        goto done;
+    }
+    /* 6. normalize, gate (word floor on each touched section), journal and write */
+    struct dream_article_normalize_params np = {.stem = art->stem, .resolve = synth_resolve_stem, .resolve_ud = (void *)stems, .manage_stub = true};
+    rc = dream_article_normalize(after, &np, NULL, NULL);
+    struct synth_ledger rows[FOLD_MAX_CANDIDATES + 2];
+    size_t n_rows = 0;
+    rows[n_rows++] = (struct synth_ledger){.chunk = s->chunk};
+    for (size_t t = 0; t < n_touched; t++) rows[n_rows++] = (struct synth_ledger){.chunk = s->chunk, .section = touched[t]};
+    struct dream_gate_params gp = {.touched = (const char *const *)touched, .n_touched = n_touched, .may_vanish = may_vanish, .n_may_vanish = n_vanish};
+    bool accepted = false;
+    if (!rc) rc = synth_write(store, p->wiki_dir, FOLD_STAGE, art->stem, before, after, &gp, rows, n_rows, art->stem, &accepted);
+    if (!rc && accepted) {
+        res->lead_patches += n_lead;
+        res->new_sections += n_new;
+        res->patched += n_patch;
+    } else if (!rc) {
+        /* vetoed (or the file changed under us): nothing written */
+        rc = fd_fail(store, p, art, s, "the patched article failed the gate", res);
+    }
+done:
+    for (size_t i = 0; i < n_vanish; i++) free((char *)may_vanish[i]);
+    for (size_t i = 0; i < n_p; i++) {
+        free(prompts[i]);
+        free(answers[i]);
+    }
+    free(new_heading);
+    fd_cands_free(cands, n_c);
+    dream_article_free(before);
+    dream_article_free(after);
+    return rc;
+}
 
 int dream_synth_fold(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
 {
-    (void)store;
-    (void)params;
-    if (result) *result = (struct dream_synth_result){0};
-    return 0;
+    struct dream_synth_params p;
+    if (params) p = *params;
+    else dream_synth_default_params(&p);
+    if (!p.wiki_dir) return dream_error_set(DREAM_EINVAL, "fold: no wiki directory given");
+    if (p.max_attempts < 1) p.max_attempts = 1;
+    if (p.max_tokens < 1) p.max_tokens = 768;
+    struct dream_synth_result res = {0};
+    int rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
+    struct fd_article *arts = NULL;
+    size_t n = 0;
+    if (!rc) rc = fd_list(store, p.wiki_dir, &arts, &n);
+    for (size_t i = 0; !rc && i < n; i++) res.eligible += arts[i].n_src;
+    if (p.limit && res.eligible > p.limit) res.eligible = p.limit;
+    struct synth_stems stems = {0};
+    if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
+    size_t done = 0, touched_articles = 0;
+    for (size_t i = 0; !p.dry_run && !rc && i < n && done < res.eligible; i++) {
+        size_t before = res.patched + res.new_sections + res.lead_patches;
+        for (size_t k = 0; !rc && k < arts[i].n_src && done < res.eligible; k++) {
+            rc = fd_one(store, &p, &arts[i], &arts[i].src[k], &stems, &res);
+            done++;
+            if (!rc && p.on_progress) p.on_progress(p.progress_ud, FOLD_STAGE, done, res.eligible);
+        }
+        touched_articles += res.patched + res.new_sections + res.lead_patches > before;
+    }
+    if (!rc && !p.dry_run && touched_articles) {
+        char subject[160];
+        snprintf(subject, sizeof subject, "fold %zu chunk(s) into %zu article(s)", done, touched_articles);
+        rc = synth_commit(store, p.wiki_dir, subject, &res.committed);
+    }
+    synth_free_strings(stems.stems, stems.n);
+    for (size_t i = 0; i < n; i++) fd_article_clear(&arts[i]);
+    free(arts);
+    if (result) *result = res;
+    return rc;
 }
