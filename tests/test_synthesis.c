@@ -336,6 +336,75 @@ static void test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit(voi
     assert_int_equal(dreaming_fake_calls, calls);
 }
 
+/* A model that answers the writing stages with junk of every kind drafts can hold. */
+static int garbage_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                        char **out)
+{
+    static const char *const junk[] = {
+        "```info\ntype: x\n```\n# Heading\n[^x]: `conv:zz` junk\n",
+        "Here is the section you asked for: the user is asking about bread.[^1]",
+        "## References\n[^1]: `conv:00000000#0` (2020-01-01, x)\n",
+        "",
+        "```\nan unclosed fence [^999]\n## See also\n",
+        "yes\n\n# Two\n# Titles\n{{stub}}\n",
+    };
+    if (!strcmp(stage, "chunk") || !strcmp(stage, "entity")) return dreaming_fake_call(ud, stage, in, n, opts, out);
+    for (size_t i = 0; i < n; i++) out[i] = strdup(junk[(i + strlen(in[i].user)) % (sizeof junk / sizeof junk[0])]);
+    return 0;
+}
+
+static void test_junk_answers_leave_no_file_or_a_valid_stub(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    struct dream_backend junk = {.name = "junk", .call = garbage_call};
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    struct dream_synth_result r;
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        assert_int_equal(dream_seam_set_backend(&junk), 0);
+        assert_int_equal(dream_synth_create(c->store, &p, &r), 0);
+        assert_int_equal(r.eligible, 5);
+        assert_int_equal(r.failed, 5);
+        char names[8][256], dir[4200];
+        snprintf(dir, sizeof dir, "%s/articles", c->wiki);
+        size_t n = list_md(dir, names, 8);
+        /* two failed attempts write nothing; the last allowed one writes a stub made by the code */
+        assert_int_equal(n, attempt < 3 ? 0 : 5);
+        assert_int_equal(r.stubs, attempt < 3 ? 0 : 5);
+    }
+    assert_vault_checks(c);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    assert_non_null(strstr(t, "{{stub}}"));
+    assert_non_null(strstr(t, "[^3]: `conv:")); /* every source cited */
+    free(t);
+    /* folding junk into them changes no file; each chunk is given up after three tries */
+    ingest(c, "openai");
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        char *before = slurp(path);
+        assert_int_equal(dream_seam_set_backend(&junk), 0);
+        assert_int_equal(dream_synth_fold(c->store, &p, &r), 0);
+        if (r.eligible != 3)
+            fprintf(stderr, "chunks %lld routed %lld articles %lld\n", (long long)test_store_scalar(c->store, "SELECT count(*) FROM chunks"),
+                    (long long)test_store_scalar(c->store, "SELECT count(*) FROM chunk_routed"),
+                    (long long)test_store_scalar(c->store, "SELECT count(*) FROM pipeline_entities WHERE route='article'"));
+        assert_int_equal(r.eligible, 3);
+        assert_int_equal(r.patched + r.new_sections + r.lead_patches, 0);
+        char *after = slurp(path);
+        assert_string_equal(before, after);
+        free(before);
+        free(after);
+        assert_vault_checks(c);
+    }
+    assert_int_equal(dream_seam_set_backend(&junk), 0);
+    assert_int_equal(dream_synth_fold(c->store, &p, &r), 0);
+    assert_int_equal(r.eligible, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -348,6 +417,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_writes_the_golden_articles_and_commits_them, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_junk_answers_leave_no_file_or_a_valid_stub, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -357,11 +357,23 @@ static int fd_one(dream_store *store, const struct dream_synth_params *p, const 
         if (!rc) rc = fd_call("editor", prompts, 1, 16, answers);
         if (!rc) new_heading = fd_new_heading(answers[0], cands, n_c);
         free(prompts[0]);
+        prompts[0] = NULL;
+        bool none = false;
+        if (!rc && !new_heading && answers[0]) {
+            const char *a = answers[0];
+            while (isspace((unsigned char)*a) || *a == '*') a++;
+            none = strncasecmp(a, "NONE", 4) == 0;
+        }
         free(answers[0]);
-        prompts[0] = answers[0] = NULL;
-        if (!rc && !new_heading) {
+        answers[0] = NULL;
+        if (!rc && !new_heading && none) {
+            /* the note adds nothing to this article */
             res->unrouted++;
             rc = synth_mark_routed(store, s->chunk, art->stem);
+            goto done;
+        }
+        if (!rc && !new_heading) {
+            rc = fd_fail(store, p, art, s, "no section said yes and the new section's name was unusable (2 to 5 new words, or NONE)", res);
             goto done;
         }
         size_t idx;
