@@ -3,6 +3,7 @@
 #include "read_internal.h"
 
 #include "dream/error.h"
+#include "dream/log.h"
 #include "dream/paths.h"
 #include "entity_name.h"
 #include "store_internal.h"
@@ -49,6 +50,14 @@ char *read_title(const struct read_entry *e)
     return s;
 }
 
+char *read_title_out(const struct read_entry *e)
+{
+    char *t = read_title(e);
+    char *c = t ? read_clip(t, READ_TITLE_MAX) : NULL;
+    free(t);
+    return c;
+}
+
 char *read_clip(const char *text, size_t max)
 {
     struct dbuf b = {0};
@@ -61,7 +70,7 @@ char *read_clip(const char *text, size_t max)
                 continue;
             }
         }
-        if (isspace((unsigned char)*p)) {
+        if (isspace((unsigned char)*p) || (unsigned char)*p < 0x20 || *p == 0x7f) {
             space = b.len > 0;
             continue;
         }
@@ -311,8 +320,16 @@ int dream_reader_open(const struct dream_reader_params *p, dream_reader **out)
             sp = NULL;
         }
         if (sp && stat(sp, &st) == 0) {
-            rc = dream_store_open(sp, &r->store);
-            r->store_path = sp;
+            /* A store that cannot be opened (a newer schema, a damaged file) costs the captured
+             * subjects and counts, not the wiki: the reader goes on without it. */
+            if (dream_store_open(sp, &r->store) != 0) {
+                dream_log(DREAM_LOG_WARN, "reading the wiki without the store: %s", dream_error_last());
+                dream_error_clear();
+                r->store = NULL;
+                free(sp);
+            } else {
+                r->store_path = sp;
+            }
         } else {
             free(sp);
         }
@@ -477,7 +494,7 @@ static json_t *read_near_articles(const dream_reader *r, const char *nf, size_t 
     qsort(c, r->n, sizeof *c, read_cmp_cand);
     for (size_t i = 0; i < r->n && i < max && c[i].score > 0; i++) {
         const struct read_entry *e = &r->e[c[i].entry];
-        char *title = read_title(e);
+        char *title = read_title_out(e);
         json_array_append_new(arr, json_pack("{ss ss}", "stem", e->stem, "title", title ? title : e->stem));
         free(title);
     }
@@ -534,14 +551,16 @@ int read_missing(dream_reader *r, const char *name, json_t **out)
     json_t *cap = read_near_captured(r, nf, 3);
     free(nf);
     struct dbuf msg = {0};
-    dbuf_printf(&msg, "no article named '%.200s'", name);
+    char *q = read_clip(name, READ_TITLE_MAX);
+    dbuf_printf(&msg, "no article named '%s'", q ? q : "");
     size_t nc = json_array_size(cands);
     for (size_t i = 0; i < nc; i++)
         dbuf_printf(&msg, "%s%s", i ? ", " : "; near: ", json_string_value(json_object_get(json_array_get(cands, i), "stem")));
     dbuf_puts(&msg, nc ? "" : "; try `dream search` with a word of it, or `dream list`");
     dream_error_set(DREAM_ENOTFOUND, "%s", msg.data ? msg.data : "no such article");
-    *out = json_pack("{ss ss ss so so}", "status", "missing", "error", msg.data ? msg.data : "no such article", "query", name,
+    *out = json_pack("{ss ss ss so so}", "status", "missing", "error", msg.data ? msg.data : "no such article", "query", q ? q : "",
                      "candidates", cands ? cands : json_array(), "captured_near", cap ? cap : json_array());
     dbuf_free(&msg);
+    free(q);
     return DREAM_ENOTFOUND;
 }

@@ -53,6 +53,12 @@ int read_missing(dream_reader *r, const char *name, json_t **out);
 /* The title of an entry: its H1, else its stem with '_' -> ' '. malloc'd. */
 char *read_title(const struct read_entry *e);
 
+/* The most bytes of a title (or an echoed query) in any output. */
+#define READ_TITLE_MAX 160
+
+/* read_title clipped to READ_TITLE_MAX for output. malloc'd. */
+char *read_title_out(const struct read_entry *e);
+
 /* text clipped to at most max bytes (UTF-8 safe, at a word boundary when one is near), footnote
  * markers removed and whitespace runs squeezed; "…" appended when cut. malloc'd. */
 char *read_clip(const char *text, size_t max);

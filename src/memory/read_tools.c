@@ -37,7 +37,30 @@ static void read_set_clip(json_t *obj, const char *key, const char *text, size_t
 static void read_set_infobox_str(json_t *obj, const dream_article *a, const char *key)
 {
     const char *v = dream_article_infobox_get(a, key);
-    if (v && v[0]) json_object_set_new(obj, key, json_string(v));
+    if (v && v[0]) read_set_clip(obj, key, v, 100);
+}
+
+/* Sets key to text clipped to at most max bytes, less when o would be over the budget. */
+static void read_fit_clip(json_t *o, const char *key, const char *text, size_t max)
+{
+    read_set_clip(o, key, text, max);
+    while (max > 40 && read_json_size(o) > DREAM_READ_BUDGET - 256) {
+        max /= 2;
+        read_set_clip(o, key, text, max);
+    }
+}
+
+/* Keeps o within the budget by dropping the last element of the arrays, the first given
+ * emptied first, counting what each lost in more under its name. */
+static void read_fit_arrays(json_t *o, json_t *const *arrays, const char *const *names, size_t n, json_t *more)
+{
+    for (size_t k = 0; k < n; k++) {
+        while (json_array_size(arrays[k]) && read_json_size(o) + read_json_size(more) > DREAM_READ_BUDGET - 16) {
+            json_array_remove(arrays[k], json_array_size(arrays[k]) - 1);
+            json_int_t was = json_integer_value(json_object_get(more, names[k]));
+            json_object_set_new(more, names[k], json_integer(was + 1));
+        }
+    }
 }
 
 /* ---- resolve ---------------------------------------------------------------------------- */
@@ -86,8 +109,10 @@ static json_t *read_captured(dream_reader *r, const char *name)
             }
         }
         sqlite3_finalize(st);
-        res = json_pack("{ss ss ss sI so}", "status", "captured", "query", name, "name", ename, "chunks", (json_int_t)chunks,
+        char *shown = read_clip(name, READ_TITLE_MAX);
+        res = json_pack("{ss ss ss sI so}", "status", "captured", "query", shown ? shown : "", "name", ename, "chunks", (json_int_t)chunks,
                         "mentions", mentions);
+        free(shown);
     }
     free(ename);
     free(nf);
@@ -113,13 +138,13 @@ int dream_read_resolve(dream_reader *r, const char *name, json_t **out)
         return read_missing(r, name, out);
     }
     const struct read_entry *e = &r->e[i];
-    char *title = read_title(e);
+    char *title = read_title_out(e);
     json_t *o = json_pack("{ss ss ss ss}", "status", "article", "stem", e->stem, "title", title ? title : e->stem, "matched", how);
     free(title);
     if (!o) return read_oom(out);
     read_set_infobox_str(o, e->a, "kind");
     read_set_infobox_str(o, e->a, "type");
-    read_set_clip(o, "lead", dream_article_lead(e->a), READ_LEAD_RESOLVE);
+    read_fit_clip(o, "lead", dream_article_lead(e->a), READ_LEAD_RESOLVE);
     *out = o;
     return 0;
 }
@@ -129,14 +154,14 @@ int dream_read_resolve(dream_reader *r, const char *name, json_t **out)
 /* The default read: title, clipped lead, table of contents within the budget. */
 static json_t *read_toc(const struct read_entry *e)
 {
-    char *title = read_title(e);
+    char *title = read_title_out(e);
     size_t bytes = 0;
     dream_article_text(e->a, &bytes);
     json_t *o = json_pack("{ss ss sI}", "stem", e->stem, "title", title ? title : e->stem, "bytes", (json_int_t)bytes);
     free(title);
     if (!o) return NULL;
     read_set_infobox_str(o, e->a, "type");
-    read_set_clip(o, "lead", dream_article_lead(e->a), READ_LEAD_READ);
+    read_fit_clip(o, "lead", dream_article_lead(e->a), READ_LEAD_READ);
     json_t *secs = json_array();
     json_object_set_new(o, "sections", secs);
     size_t used = read_json_size(o) + 64; /* room for "more_sections" */
@@ -167,7 +192,7 @@ int dream_read_article(dream_reader *r, const char *name, bool whole, json_t **o
     size_t len = 0;
     const char *text = dream_article_text(e->a, &len);
     if (whole && len <= DREAM_READ_WHOLE_MAX) {
-        char *title = read_title(e);
+        char *title = read_title_out(e);
         *out = json_pack("{ss ss sI ss%}", "stem", e->stem, "title", title ? title : e->stem, "bytes", (json_int_t)len, "text", text, len);
         free(title);
         return *out ? 0 : read_oom(out);
@@ -210,7 +235,7 @@ int dream_read_section(dream_reader *r, const char *name, const char *anchor, js
     if (s < 0) {
         json_t *anchors = json_array();
         for (size_t k = 0; k < dream_article_section_count(e->a) && k < 40; k++)
-            json_array_append_new(anchors, json_string(dream_article_section(e->a, k)->anchor));
+            if (strlen(dream_article_section(e->a, k)->anchor) <= 80) json_array_append_new(anchors, json_string(dream_article_section(e->a, k)->anchor));
         dream_error_set(DREAM_ENOTFOUND, "no section '%.100s' in %s; see `dream read %s` for its sections", anchor, e->stem, e->stem);
         *out = json_pack("{ss ss so}", "error", dream_error_last(), "stem", e->stem, "anchors", anchors);
         return DREAM_ENOTFOUND;
@@ -350,6 +375,9 @@ int dream_read_links(dream_reader *r, const char *name, json_t **out)
         json_decref(more);
         return read_oom(out);
     }
+    json_t *const arrays[] = {inbound, groups[READ_G_PROSE], groups[READ_G_SEE_ALSO], red, groups[READ_G_MAIN], groups[READ_G_SERIES], groups[READ_G_INFOBOX]};
+    const char *const names[] = {"inbound", "prose", "see_also", "redlinks", "main", "series", "infobox"};
+    read_fit_arrays(o, arrays, names, 7, more);
     if (json_object_size(more)) json_object_set_new(o, "more", more);
     else json_decref(more);
     *out = o;
@@ -367,22 +395,36 @@ int dream_read_infobox(dream_reader *r, const char *name, json_t **out)
     json_t *fields = json_array();
     for (size_t k = 0; k < dream_article_infobox_count(e->a); k++) {
         const struct dream_article_field *f = dream_article_infobox_field(e->a, k);
-        json_array_append_new(fields, json_pack("{ss ss}", "key", f->key, "value", f->value));
+        json_t *row = json_pack("{ss}", "key", f->key);
+        read_set_clip(row, "value", f->value, 300);
+        json_array_append_new(fields, row);
     }
     *out = json_pack("{ss so ss}", "stem", e->stem, "fields", fields, "note", "facts to read, not a filter");
-    return *out ? 0 : read_oom(out);
+    if (!*out) return read_oom(out);
+    size_t total = json_array_size(fields);
+    while (json_array_size(fields) > 1 && read_json_size(*out) > DREAM_READ_BUDGET - 24) json_array_remove(fields, json_array_size(fields) - 1);
+    if (json_array_size(fields) < total) json_object_set_new(*out, "more", json_integer((json_int_t)(total - json_array_size(fields))));
+    return 0;
 }
 
 /* ---- list and membership ---------------------------------------------------------------- */
 
 int dream_read_list(dream_reader *r, size_t offset, size_t limit, json_t **out)
 {
+    bool budget = limit == 0; /* the default page fits the budget; an explicit limit is the caller's */
     if (!limit) limit = 100;
     json_t *arr = json_array();
-    for (size_t i = offset; i < r->n && i - offset < limit; i++) json_array_append_new(arr, json_string(r->e[i].stem));
+    size_t used = 96, shown = 0;
+    for (size_t i = offset; i < r->n && i - offset < limit; i++) {
+        size_t sz = strlen(r->e[i].stem) + 4;
+        if (budget && used + sz > DREAM_READ_BUDGET) break;
+        used += sz;
+        json_array_append_new(arr, json_string(r->e[i].stem));
+        shown++;
+    }
     *out = json_pack("{sI sI so}", "total", (json_int_t)r->n, "offset", (json_int_t)offset, "articles", arr);
     if (!*out) return read_oom(out);
-    if (offset + limit < r->n) json_object_set_new(*out, "more", json_integer((json_int_t)(r->n - offset - limit)));
+    if (offset + shown < r->n) json_object_set_new(*out, "more", json_integer((json_int_t)(r->n - offset - shown)));
     return 0;
 }
 
@@ -440,7 +482,9 @@ int dream_read_members(dream_reader *r, const char *by, const char *value, json_
         read_set_clip(row, "lead", dream_article_lead(r->e[i].a), READ_LEAD_ROW);
         json_array_append_new(members, row);
     }
-    json_t *o = json_pack("{ss ss sI so}", "by", by, "value", value, "total", (json_int_t)total, "members", members);
+    char *shown_value = read_clip(value, READ_TITLE_MAX);
+    json_t *o = json_pack("{ss ss sI so}", "by", by, "value", shown_value ? shown_value : "", "total", (json_int_t)total, "members", members);
+    free(shown_value);
     if (!o) return read_oom(out);
     /* Keep the default output within the budget: drop rows from the end and count them. */
     size_t shown = json_array_size(members);
@@ -578,7 +622,8 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
             off += n + 1;
         }
     }
-    json_t *o = json_pack("{ss so sI so so}", "query", query, "terms", jterms, "total", (json_int_t)nh, "results", results, "lines", lines);
+    char *shown_query = read_clip(query, READ_TITLE_MAX);
+    json_t *o = json_pack("{ss so sI so so}", "query", shown_query ? shown_query : "", "terms", jterms, "total", (json_int_t)nh, "results", results, "lines", lines);
     /* Captured subjects whose name holds a term: the store's only way into what has no article. */
     if (o && r->store && nt) {
         json_t *cap = json_array();
@@ -598,6 +643,7 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
     free(hits);
     free(q);
     free(whole);
+    free(shown_query);
     if (!o) return read_oom(out);
     /* Stay within the budget: fewer sample lines first, then fewer results. */
     while (json_array_size(lines) && read_json_size(o) > DREAM_READ_BUDGET) json_array_remove(lines, json_array_size(lines) - 1);
