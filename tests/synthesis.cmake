@@ -13,3 +13,12 @@ if(TARGET dream)
            COMMAND sh -c "rm -rf '${_s}' && DREAM_HOME='${_s}' '$<TARGET_FILE:dream>' init --quiet && DREAM_HOME='${_s}' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus' >/dev/null && DREAM_HOME='${_s}' '$<TARGET_FILE:dream>' run --dry-run")
   set_tests_properties(cli_run_synthesis_dry PROPERTIES PASS_REGULAR_EXPRESSION "route: 0 entit.*\ncreate: 0 article\\(s\\) would be written \\(dry run: nothing called or written\\)\nfold: 0 new chunk\\(s\\) would be routed")
 endif()
+
+# The same program in its noise mode: create and fold on the tiny random-weight model, with the
+# dream binary's `check` after every run.
+if(TARGET dream_memory AND TARGET dream)
+  add_test(NAME test_synthesis_noise COMMAND test_synthesis ${CMAKE_SOURCE_DIR}/tests/data/dreaming noise)
+  set_tests_properties(test_synthesis_noise PROPERTIES TIMEOUT 900 FIXTURES_REQUIRED tiny_models
+    ENVIRONMENT "DREAM_TEST_DATA=${CMAKE_SOURCE_DIR}/tests/data;DREAM_TEST_BUILD=${CMAKE_BINARY_DIR};ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+  add_dependencies(test_synthesis dream)
+endif()

@@ -459,7 +459,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     /* 1. outlines */
     for (size_t i = 0; !rc && i < n; i++)
         if (!(prompts[i] = cr_outline_prompt(p->wiki_dir, &e[i]))) rc = DREAM_ENOMEM;
-    if (!rc) rc = cr_call(prompts, n, 128, answers);
+    if (!rc) rc = cr_call(prompts, n, p->max_tokens < 128 ? p->max_tokens : 128, answers);
     for (size_t i = 0; !rc && i < n; i++) {
         cr_parse_outline(&e[i], answers[i]);
         rc = cr_assign(&e[i]);
@@ -498,7 +498,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
         answers[2 * i] = answers[2 * i + 1] = NULL;
         if (!prompts[2 * i] || !prompts[2 * i + 1]) rc = DREAM_ENOMEM;
     }
-    if (!rc) rc = cr_call(prompts, 2 * n, 256, answers);
+    if (!rc) rc = cr_call(prompts, 2 * n, p->max_tokens < 256 ? p->max_tokens : 256, answers);
     for (size_t i = 0; !rc && i < n; i++) {
         e[i].lead = answers[2 * i];
         e[i].infobox = answers[2 * i + 1];
