@@ -75,6 +75,18 @@ static int fuzz_call(dream_reader *r, const char *tool, json_t *args, int budget
     return rc;
 }
 
+/* {key: value, ...} of the pairs whose value is valid UTF-8 (JSON strings must be). */
+static json_t *fuzz_args(const char *const *kv, size_t n)
+{
+    json_t *o = json_object();
+    if (!o) abort();
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        json_t *v = json_string(kv[i + 1]);
+        if (v) json_object_set_new(o, kv[i], v);
+    }
+    return o;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     dream_log_set_level(DREAM_LOG_ERROR);
@@ -101,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *name = part[1], *anchor = part[2], *query = part[3];
 
     /* the fuzzed article by its own name: every default output within the budget */
-    json_t *a = json_pack("{ss ss ss}", "name", "Fuzz", "anchor", anchor, "query", "fuzz");
+    json_t *a = fuzz_args((const char *const[]){"name", "Fuzz", "anchor", anchor, "query", "fuzz"}, 6);
     if (fuzz_call(r, "resolve", a, 1) != 0 && dream_error_code() != DREAM_ENOMEM) abort();
     if (fuzz_call(r, "read", a, 1) != 0 && dream_error_code() != DREAM_ENOMEM) abort();
     fuzz_call(r, "links", a, 1);
@@ -115,8 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(a);
 
     /* the fuzzed name, anchor and query */
-    a = json_pack("{ss ss ss ss ss}", "name", name, "anchor", anchor, "query", query, "category", name, "type", name);
-    if (a) {
+    a = fuzz_args((const char *const[]){"name", name, "anchor", anchor, "query", query, "category", name, "type", name}, 10);
+    {
         int rc = fuzz_call(r, "read", a, 1);
         if (strchr(name, '/') && rc == 0) abort(); /* a path never names an article */
         fuzz_call(r, "resolve", a, 0);

@@ -290,6 +290,38 @@ static void test_read_names_never_escape_the_wiki(void **state)
     dream_reader_close(r);
 }
 
+static void test_read_bytes_that_are_not_utf8_still_give_json(void **state)
+{
+    (void)state;
+    char dir[400], path[600];
+    copy_vault("latin1", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/articles/Cafe.md", dir);
+    write_file(path, "# Cafe\n\nThe **caf\xe9** on the corner serves cr\xe8me.\n\n## Menu\n\nTea[^1].\n\n## References\n\n[^1]: `conv:0a0b0c0d#1` (2024-01-01, \xff)\n");
+    snprintf(path, sizeof path, "%s/articles/Bad\xff.md", dir); /* a file name no JSON string can carry */
+    write_file(path, "# Bad\n");
+    dream_reader *r = open_reader(dir, "");
+    json_t *o = NULL;
+    assert_int_equal(dream_read_article(r, "Cafe", true, &o), 0);
+    assert_non_null(strstr(str(o, "text"), "The **caf?** on the corner serves cr?me."));
+    json_decref(o);
+    assert_int_equal(dream_read_article(r, "Cafe", false, &o), 0);
+    assert_non_null(strstr(str(o, "lead"), "caf?"));
+    json_decref(o);
+    assert_int_equal(dream_read_section(r, "Cafe", "menu", &o), 0);
+    assert_string_equal(str(json_array_get(json_object_get(o, "references"), 0), "text"), "`conv:0a0b0c0d#1` (2024-01-01, ?)");
+    json_decref(o);
+    assert_int_equal(dream_read_resolve(r, "caf\xe9 \xc3", &o), DREAM_ENOTFOUND);
+    assert_non_null(strstr(str(o, "error"), "no article named 'caf? ?'"));
+    json_decref(o);
+    assert_int_equal(dream_read_call(r, "no\xfftool", NULL, &o), DREAM_EINVAL);
+    assert_non_null(strstr(str(o, "error"), "no read tool 'no?tool'"));
+    json_decref(o);
+    assert_int_equal(dream_read_status(r, &o), 0);
+    assert_int_equal(json_integer_value(json_object_get(o, "skipped")), 1);
+    json_decref(o);
+    dream_reader_close(r);
+}
+
 static void test_read_section_gives_subsections_and_their_citations(void **state)
 {
     (void)state;
@@ -539,6 +571,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_read_resolve_uses_pipeline_names_and_captured_subjects),
         cmocka_unit_test(test_read_default_read_stays_under_the_budget),
         cmocka_unit_test(test_read_names_never_escape_the_wiki),
+        cmocka_unit_test(test_read_bytes_that_are_not_utf8_still_give_json),
         cmocka_unit_test(test_read_section_gives_subsections_and_their_citations),
         cmocka_unit_test(test_read_links_grouped_outbound_and_inbound),
         cmocka_unit_test(test_read_infobox_and_membership),

@@ -28,7 +28,9 @@ const char *dream_reader_wiki(const dream_reader *r)
 
 int read_error_object(json_t **out, int code)
 {
-    *out = json_pack("{ss}", "error", dream_error_last());
+    const char *m = dream_error_last();
+    *out = json_object();
+    if (*out) json_object_set_new(*out, "error", read_json_text(m, strlen(m)));
     return code;
 }
 
@@ -48,6 +50,45 @@ char *read_title(const struct read_entry *e)
         for (char *p = s; *p; p++)
             if (*p == '_') *p = ' ';
     return s;
+}
+
+size_t read_utf8_valid_prefix(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        if (!len || i + len > n) return i;
+        for (size_t k = 1; k < len; k++)
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+        unsigned cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+        for (size_t k = 1; k < len; k++) cp = (cp << 6) | (s[i + k] & 0x3F);
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0)
+            return i;
+        i += len;
+    }
+    return n;
+}
+
+json_t *read_json_text(const char *s, size_t n)
+{
+    char *c = malloc(n + 1);
+    if (!c) return NULL;
+    size_t w = 0, i = 0;
+    while (i < n) { /* each byte that does not begin a valid sequence becomes '?' */
+        size_t ok = read_utf8_valid_prefix((const unsigned char *)s + i, n - i);
+        memcpy(c + w, s + i, ok);
+        w += ok;
+        i += ok;
+        if (i < n) {
+            c[w++] = '?';
+            i++;
+        }
+    }
+    json_t *v = json_stringn(c, w);
+    free(c);
+    return v;
 }
 
 char *read_title_out(const struct read_entry *e)
@@ -89,6 +130,11 @@ char *read_clip(const char *text, size_t max)
         b.data[cut] = '\0';
         if (dbuf_puts(&b, "…")) goto oom;
     }
+    for (size_t i = 0; i < b.len;) { /* invalid UTF-8 bytes become '?', so the text is a JSON string */
+        size_t ok = read_utf8_valid_prefix((const unsigned char *)b.data + i, b.len - i);
+        i += ok;
+        if (i < b.len) b.data[i++] = '?';
+    }
     return dbuf_take(&b);
 oom:
     dbuf_free(&b);
@@ -129,6 +175,10 @@ static int read_list_articles(dream_reader *r)
     while (!rc && (de = readdir(d))) {
         size_t l = strlen(de->d_name);
         if (de->d_name[0] == '.' || l <= 3 || strcmp(de->d_name + l - 3, ".md") != 0) continue;
+        if (read_utf8_valid_prefix((const unsigned char *)de->d_name, l) != l) { /* a name no JSON string can carry */
+            r->skipped++;
+            continue;
+        }
         struct dbuf path = {0};
         if (dbuf_printf(&path, "%s/%s", r->articles_dir, de->d_name)) {
             rc = DREAM_ENOMEM;
@@ -558,7 +608,7 @@ int read_missing(dream_reader *r, const char *name, json_t **out)
         dbuf_printf(&msg, "%s%s", i ? ", " : "; near: ", json_string_value(json_object_get(json_array_get(cands, i), "stem")));
     dbuf_puts(&msg, nc ? "" : "; try `dream search` with a word of it, or `dream list`");
     dream_error_set(DREAM_ENOTFOUND, "%s", msg.data ? msg.data : "no such article");
-    *out = json_pack("{ss ss ss so so}", "status", "missing", "error", msg.data ? msg.data : "no such article", "query", q ? q : "",
+    *out = json_pack("{ss so ss so so}", "status", "missing", "error", read_json_text(msg.data ? msg.data : "", msg.len), "query", q ? q : "",
                      "candidates", cands ? cands : json_array(), "captured_near", cap ? cap : json_array());
     dbuf_free(&msg);
     free(q);

@@ -63,6 +63,13 @@ char *read_title_out(const struct read_entry *e);
  * markers removed and whitespace runs squeezed; "…" appended when cut. malloc'd. */
 char *read_clip(const char *text, size_t max);
 
+/* The length of the longest prefix of s[0..n) that is valid UTF-8 (no NUL, no surrogates). */
+size_t read_utf8_valid_prefix(const unsigned char *s, size_t n);
+
+/* A JSON string of s[0..n) with every byte that does not begin valid UTF-8 replaced by '?'
+ * (articles and store text are not guaranteed UTF-8; JSON strings must be). */
+json_t *read_json_text(const char *s, size_t n);
+
 /* The compact JSON size of v in bytes. */
 size_t read_json_size(const json_t *v);
 

@@ -103,9 +103,10 @@ static json_t *read_captured(dream_reader *r, const char *name)
             sqlite3_bind_int64(st, 1, id);
             while (sqlite3_step(st) == SQLITE_ROW) {
                 if (chunks++ < 5)
-                    json_array_append_new(mentions, json_pack("{ss ss ss}", "cite", (const char *)sqlite3_column_text(st, 0),
-                                                              "title", (const char *)sqlite3_column_text(st, 1),
-                                                              "label", (const char *)sqlite3_column_text(st, 2)));
+                    json_array_append_new(mentions, json_pack("{ss so so}", "cite", (const char *)sqlite3_column_text(st, 0), "title",
+                                                              read_json_text((const char *)sqlite3_column_text(st, 1), (size_t)sqlite3_column_bytes(st, 1)),
+                                                              "label",
+                                                              read_json_text((const char *)sqlite3_column_text(st, 2), (size_t)sqlite3_column_bytes(st, 2))));
             }
         }
         sqlite3_finalize(st);
@@ -193,7 +194,7 @@ int dream_read_article(dream_reader *r, const char *name, bool whole, json_t **o
     const char *text = dream_article_text(e->a, &len);
     if (whole && len <= DREAM_READ_WHOLE_MAX) {
         char *title = read_title_out(e);
-        *out = json_pack("{ss ss sI ss%}", "stem", e->stem, "title", title ? title : e->stem, "bytes", (json_int_t)len, "text", text, len);
+        *out = json_pack("{ss ss sI so}", "stem", e->stem, "title", title ? title : e->stem, "bytes", (json_int_t)len, "text", read_json_text(text, len));
         free(title);
         return *out ? 0 : read_oom(out);
     }
@@ -253,7 +254,9 @@ int dream_read_section(dream_reader *r, const char *name, const char *anchor, js
         truncated = true;
     }
     while (to > from && (text[to - 1] == '\n' || text[to - 1] == ' ')) to--;
-    json_t *o = json_pack("{ss ss ss ss%}", "stem", e->stem, "anchor", sec->anchor, "title", sec->title, "text", text + from, to - from);
+    char *stitle = read_clip(sec->title, READ_TITLE_MAX);
+    json_t *o = json_pack("{ss ss ss so}", "stem", e->stem, "anchor", sec->anchor, "title", stitle ? stitle : "", "text", read_json_text(text + from, to - from));
+    free(stitle);
     if (!o) return read_oom(out);
     /* The definitions its markers cite, so a claim's provenance comes with it. */
     json_t *refs = json_array();
@@ -270,7 +273,7 @@ int dream_read_section(dream_reader *r, const char *name, const char *anchor, js
         for (size_t f = 0; f < dream_article_footnote_count(e->a); f++) {
             const struct dream_article_footnote *fn = dream_article_footnote(e->a, f);
             if (strcmp(fn->label, m->label) == 0) {
-                json_array_append_new(refs, json_pack("{ss ss}", "label", fn->label, "text", fn->text));
+                json_array_append_new(refs, json_pack("{so so}", "label", read_json_text(fn->label, strlen(fn->label)), "text", read_json_text(fn->text, strlen(fn->text))));
                 break;
             }
         }
@@ -320,7 +323,7 @@ static void read_add_unique(json_t *arr, const char *s, size_t *more)
         (*more)++;
         return;
     }
-    json_array_append_new(arr, json_string(s));
+    json_array_append_new(arr, read_json_text(s, strlen(s)));
 }
 
 int dream_read_links(dream_reader *r, const char *name, json_t **out)
@@ -395,7 +398,7 @@ int dream_read_infobox(dream_reader *r, const char *name, json_t **out)
     json_t *fields = json_array();
     for (size_t k = 0; k < dream_article_infobox_count(e->a); k++) {
         const struct dream_article_field *f = dream_article_infobox_field(e->a, k);
-        json_t *row = json_pack("{ss}", "key", f->key);
+        json_t *row = json_pack("{so}", "key", read_json_text(f->key, strlen(f->key)));
         read_set_clip(row, "value", f->value, 300);
         json_array_append_new(fields, row);
     }
@@ -568,7 +571,11 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
         whole = read_lower(query, strlen(query));
         if (whole) terms[nt++] = whole;
     }
-    for (size_t k = 0; k < nt; k++) json_array_append_new(jterms, json_string(terms[k]));
+    for (size_t k = 0; k < nt; k++) { /* shown clipped; matched whole */
+        char *t = read_clip(terms[k], 40);
+        json_array_append_new(jterms, json_string(t ? t : ""));
+        free(t);
+    }
     struct read_hit *hits = calloc(r->n ? r->n : 1, sizeof *hits);
     size_t nh = 0;
     for (size_t i = 0; hits && i < r->n; i++) {
@@ -622,7 +629,7 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
             off += n + 1;
         }
     }
-    char *shown_query = read_clip(query, READ_TITLE_MAX);
+    char *shown_query = read_clip(query, 100);
     json_t *o = json_pack("{ss so sI so so}", "query", shown_query ? shown_query : "", "terms", jterms, "total", (json_int_t)nh, "results", results, "lines", lines);
     /* Captured subjects whose name holds a term: the store's only way into what has no article. */
     if (o && r->store && nt) {
@@ -646,8 +653,10 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
     free(shown_query);
     if (!o) return read_oom(out);
     /* Stay within the budget: fewer sample lines first, then fewer results. */
-    while (json_array_size(lines) && read_json_size(o) > DREAM_READ_BUDGET) json_array_remove(lines, json_array_size(lines) - 1);
-    while (json_array_size(results) > 1 && read_json_size(o) > DREAM_READ_BUDGET) json_array_remove(results, json_array_size(results) - 1);
+    json_t *cap = json_object_get(o, "captured");
+    json_t *const order[] = {lines, cap, results, jterms};
+    for (size_t k = 0; k < 4; k++)
+        while (json_array_size(order[k]) && read_json_size(o) > DREAM_READ_BUDGET) json_array_remove(order[k], json_array_size(order[k]) - 1);
     *out = o;
     return 0;
 }
