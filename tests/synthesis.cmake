@@ -21,4 +21,10 @@ if(TARGET dream_memory AND TARGET dream)
   set_tests_properties(test_synthesis_noise PROPERTIES TIMEOUT 900 FIXTURES_REQUIRED tiny_models
     ENVIRONMENT "DREAM_TEST_DATA=${CMAKE_SOURCE_DIR}/tests/data;DREAM_TEST_BUILD=${CMAKE_BINARY_DIR};ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
   add_dependencies(test_synthesis dream)
+  # Kill and resume: 20 runs of the whole pipeline killed with SIGKILL and resumed; dream check
+  # after every kill, the same store and vault as an uninterrupted run at the end.
+  dream_add_test(NAME test_synthesis_resume SOURCES test_synthesis_resume.c dreaming_fixture.c dreaming_fake.c
+                 LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
+  target_include_directories(test_synthesis_resume PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
+  add_dependencies(test_synthesis_resume dream)
 endif()

@@ -2,6 +2,8 @@
  * citations, sanitizing drafts, the write journal and the git commit of exactly what was written. */
 #include "synth_internal.h"
 
+#include "stage_state.h"
+
 #include "../util/buf.h"
 #include "../util/file.h"
 #include "dream/error.h"
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 void dream_synth_default_params(struct dream_synth_params *p)
 {
@@ -386,7 +389,7 @@ static int synth_mark_written(dream_store *store, int64_t seq)
 
 int synth_write(dream_store *store, const char *wiki, const char *stage, const char *stem, const dream_article *before,
                 const dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
-                const char *article_for_rows, bool *accepted)
+                const char *article_for_rows, int64_t done_item, bool *accepted)
 {
     *accepted = false;
     struct dream_gate_verdict v;
@@ -423,6 +426,7 @@ int synth_write(dream_store *store, const char *wiki, const char *stage, const c
         seq = sqlite3_last_insert_rowid(store_db(store));
     }
     for (size_t i = 0; !rc && i < n_rows; i++) rc = synth_ledger_insert(store, &rows[i], article_for_rows, seq);
+    if (!rc && done_item) rc = stage_state_done(store, stage, done_item, 1, store_now_ms());
     if (!rc) rc = store_exec(store, "COMMIT", "journaling a write");
     if (rc) {
         store_exec(store, "ROLLBACK", "journaling a write");
@@ -548,6 +552,41 @@ done:
     return rc;
 }
 
+/* A commit killed half way leaves git's lock files behind (index.lock, the branch's ref lock), and
+ * every later commit would fail on them. A marker file in .git says a dream commit is under way:
+ * when it is found at the start of the next one, that commit was killed, and the locks are its. */
+static void synth_git_marker(const char *wiki, bool start)
+{
+    char marker[4200];
+    snprintf(marker, sizeof marker, "%s/.git/dream-commit-in-progress", wiki);
+    if (!start) {
+        unlink(marker);
+        return;
+    }
+    if (access(marker, F_OK) == 0) {
+        static const char *const locks[] = {"index.lock", "HEAD.lock", "packed-refs.lock"};
+        char path[4300];
+        for (size_t i = 0; i < sizeof locks / sizeof locks[0]; i++) {
+            snprintf(path, sizeof path, "%s/.git/%s", wiki, locks[i]);
+            if (unlink(path) == 0) dream_log(DREAM_LOG_WARN, "removed %s left by an interrupted commit", path);
+        }
+        /* the branch HEAD points to */
+        char head[4300], *text = NULL;
+        size_t len = 0;
+        snprintf(head, sizeof head, "%s/.git/HEAD", wiki);
+        if (file_read_all(head, 4096, &text, &len) == 0 && strncmp(text, "ref: ", 5) == 0) {
+            text[strcspn(text, "\r\n")] = '\0';
+            snprintf(path, sizeof path, "%s/.git/%s.lock", wiki, text + 5);
+            if (!strstr(text, "..") && unlink(path) == 0) dream_log(DREAM_LOG_WARN, "removed %s left by an interrupted commit", path);
+        }
+        free(text);
+        dream_error_clear();
+        return;
+    }
+    FILE *f = fopen(marker, "w");
+    if (f) fclose(f);
+}
+
 int synth_commit(dream_store *store, const char *wiki, const char *subject, size_t *n_files)
 {
     if (n_files) *n_files = 0;
@@ -585,7 +624,9 @@ int synth_commit(dream_store *store, const char *wiki, const char *subject, size
         char *msg = dbuf_take(&m);
         bool made = false;
         git_libgit2_init();
+        synth_git_marker(wiki, true);
         rc = msg ? synth_git_commit(wiki, d, n, msg, &made) : DREAM_ENOMEM;
+        if (!rc) synth_git_marker(wiki, false);
         git_libgit2_shutdown();
         free(msg);
         if (!rc) rc = store_exec(store, "BEGIN IMMEDIATE", "clearing committed writes");

@@ -407,8 +407,7 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
         if (!stub && anchors[e->assign[i]]) rows[n_rows++] = (struct synth_ledger){.chunk = e->src[i].chunk, .section = anchors[e->assign[i]]};
     }
     bool accepted = false;
-    if (!rc) rc = synth_write(store, p->wiki_dir, CREATE_STAGE, e->stem, NULL, a, NULL, rows, n_rows, e->stem, &accepted);
-    if (!rc && accepted) rc = stage_state_done(store, CREATE_STAGE, e->id, 1, store_now_ms());
+    if (!rc) rc = synth_write(store, p->wiki_dir, CREATE_STAGE, e->stem, NULL, a, NULL, rows, n_rows, e->stem, e->id, &accepted);
     if (!rc && accepted) {
         if (stub) res->stubs++;
         else res->created++;

@@ -462,7 +462,7 @@ static int fd_one(dream_store *store, const struct dream_synth_params *p, const 
     for (size_t t = 0; t < n_touched; t++) rows[n_rows++] = (struct synth_ledger){.chunk = s->chunk, .section = touched[t]};
     struct dream_gate_params gp = {.touched = (const char *const *)touched, .n_touched = n_touched, .may_vanish = may_vanish, .n_may_vanish = n_vanish};
     bool accepted = false;
-    if (!rc) rc = synth_write(store, p->wiki_dir, FOLD_STAGE, art->stem, before, after, &gp, rows, n_rows, art->stem, &accepted);
+    if (!rc) rc = synth_write(store, p->wiki_dir, FOLD_STAGE, art->stem, before, after, &gp, rows, n_rows, art->stem, 0, &accepted);
     if (!rc && accepted) {
         res->lead_patches += n_lead;
         res->new_sections += n_new;

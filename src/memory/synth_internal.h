@@ -59,10 +59,11 @@ struct synth_ledger {
  * ledger rows (and the routed rows of every chunk in routed[]), writes the file atomically
  * (dream_article_replace_file) and marks the write done. A gate rejection writes nothing;
  * *accepted tells which (the reasons go to the log). A file changed since `before` was read
- * (a hand edit in the meantime) is a rejection too, and the journaled rows are undone. */
+ * (a hand edit in the meantime) is a rejection too, and the journaled rows are undone.
+ * done_item (0: none) is recorded done for stage in the journal's transaction. */
 int synth_write(dream_store *store, const char *wiki, const char *stage, const char *stem, const dream_article *before,
                 const dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
-                const char *article_for_rows, bool *accepted);
+                const char *article_for_rows, int64_t done_item, bool *accepted);
 
 /* Records (chunk, stem) as routed with no write (the chunk went nowhere). */
 int synth_mark_routed(dream_store *store, int64_t chunk, const char *stem);

@@ -1,0 +1,280 @@
+/* test_synthesis_resume.c — kill and resume for the whole pipeline with the writing stages: 20
+ * runs of (ingest part of the fixture corpus → segment → extract → resolve → route → create →
+ * fold → ingest the rest → the same again) are killed with SIGKILL at random points and resumed
+ * until they finish. After every kill `dream check` passes on the vault as the kill left it; at
+ * the end the store (every pipeline and synthesis table, ids included, timestamps left out) and
+ * the vault (every article, and HEAD holding exactly those texts) equal an uninterrupted run's.
+ * Even rounds kill at a random event (a model call or a finished item); odd rounds after a random
+ * delay, which also lands between a journaled write and its file, and inside git commits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../src/util/buf.h"
+#include "../src/util/file.h"
+#include "dream/model.h"
+#include "dream/store.h"
+#include "dream/synthesis.h"
+#include "dream/vault.h"
+#include "dreaming_fake.h"
+#include "dreaming_fixture.h"
+#include "store_internal.h"
+
+#include <dirent.h>
+#include <git2.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define N_ROUNDS 20
+
+static char dir[4096], data[4096], seeds[4096];
+
+struct shared {
+    char stage[16];
+};
+static struct shared *shared;
+static long events, kill_event;
+
+static void on_event(const char *stage)
+{
+    const char *name = !strcmp(stage, "chunk") ? "segment" : !strcmp(stage, "entity") ? "extract" : stage;
+    if (!strcmp(stage, "synthesis")) name = "create";
+    else if (!strcmp(stage, "section") || !strcmp(stage, "editor")) name = "fold";
+    snprintf(shared->stage, sizeof shared->stage, "%s", name);
+    if (kill_event && ++events >= kill_event) raise(SIGKILL);
+}
+
+static void on_progress(void *ud, const char *stage, size_t done, size_t total)
+{
+    (void)ud;
+    (void)done;
+    (void)total;
+    on_event(stage);
+}
+
+static void fresh(const char *store_path, const char *wiki)
+{
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s-wal' '%s-shm'", wiki, store_path, store_path, store_path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(dream_vault_init(wiki, NULL, NULL, NULL), 0);
+}
+
+static int stage_pair(dream_store *s, const char *wiki)
+{
+    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = wiki;
+    p.batch = 2;
+    p.on_progress = on_progress;
+    int rc = dream_seam_set_backend(&fake);
+    if (!rc) rc = dream_synth_create(s, &p, NULL);
+    if (!rc) rc = dream_seam_set_backend(&fake);
+    if (!rc) rc = dream_synth_fold(s, &p, NULL);
+    dream_seam_set_backend(NULL);
+    return rc;
+}
+
+/* The whole run, resumable: every step takes only the work still to do. */
+static int run_once(const char *store_path, const char *wiki)
+{
+    dream_store *s;
+    if (dream_store_open(store_path, &s)) return 1;
+    dreaming_fake_on_call = on_event;
+    dreaming_fake_delay_us = 1000;
+    char part[4200];
+    int rc = 0;
+    const char *const parts[2][2] = {{"claude", "pi"}, {"openai", NULL}};
+    for (int k = 0; !rc && k < 2; k++) {
+        for (int j = 0; !rc && j < 2 && parts[k][j]; j++) {
+            snprintf(part, sizeof part, "%s/corpus/%s", data, parts[k][j]);
+            rc = fixture_ingest(s, part);
+        }
+        if (!rc) rc = fixture_run_pipeline(s, seeds, 0, on_progress, NULL);
+        if (!rc) rc = stage_pair(s, wiki);
+    }
+    dream_store_close(s);
+    return rc ? 1 : 0;
+}
+
+/* Every row of the pipeline's and the writing stages' tables. */
+static char *dump(const char *store_path)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    char *base = fixture_dump_tables(s);
+    assert_non_null(base);
+    struct dbuf b = {0};
+    dbuf_puts(&b, base);
+    free(base);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s),
+                                        "SELECT 'routed ' || chunk || ' ' || article || ' ' || coalesce(write_seq, '-') FROM chunk_routed UNION ALL "
+                                        "SELECT 'folded ' || chunk || ' ' || article || ' ' || section || ' ' || coalesce(write_seq, '-') FROM chunk_folded "
+                                        "UNION ALL SELECT 'journal ' || count(*) FROM synth_writes ORDER BY 1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) dbuf_printf(&b, "%s\n", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    dream_store_close(s);
+    return dbuf_take(&b);
+}
+
+/* The articles as "name\ntext" blocks, each marked with whether HEAD holds exactly that text. */
+static char *vault(const char *wiki)
+{
+    char adir[4200];
+    snprintf(adir, sizeof adir, "%s/articles", wiki);
+    static char names[64][256];
+    size_t n = 0;
+    DIR *d = opendir(adir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL && n < 64)
+        if (strlen(e->d_name) > 3 && !strcmp(e->d_name + strlen(e->d_name) - 3, ".md")) snprintf(names[n++], 256, "%s", e->d_name);
+    if (d) closedir(d);
+    qsort(names, n, 256, (int (*)(const void *, const void *))strcmp);
+    git_libgit2_init();
+    git_repository *repo;
+    assert_int_equal(git_repository_open(&repo, wiki), 0);
+    struct dbuf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        char path[4600], spec[600];
+        snprintf(path, sizeof path, "%s/%s", adir, names[i]);
+        char *t = NULL;
+        size_t len = 0;
+        assert_int_equal(file_read_all(path, 0, &t, &len), 0);
+        snprintf(spec, sizeof spec, "HEAD:articles/%s", names[i]);
+        git_object *obj = NULL;
+        bool committed = git_revparse_single(&obj, repo, spec) == 0 && (size_t)git_blob_rawsize((git_blob *)obj) == len &&
+                         memcmp(git_blob_rawcontent((git_blob *)obj), t, len) == 0;
+        git_object_free(obj);
+        dbuf_printf(&b, "=== %s (%s)\n%s", names[i], committed ? "committed" : "NOT COMMITTED", t);
+        free(t);
+    }
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return dbuf_take(&b);
+}
+
+static void check_vault(const char *wiki, int round)
+{
+    const char *b = getenv("DREAM_TEST_BUILD");
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "'%s/bin/dream' check --wiki '%s' --quiet", b, wiki);
+    int st = system(cmd);
+    if (st != 0) fprintf(stderr, "round %d: dream check failed after a kill in %s\n", round, shared->stage);
+    assert_int_equal(st, 0);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)
+{
+    (void)state;
+    char ref[4200], refwiki[4200], path[4200], wiki[4200];
+    snprintf(ref, sizeof ref, "%s/ref.sqlite", dir);
+    snprintf(refwiki, sizeof refwiki, "%s/ref-wiki", dir);
+    snprintf(path, sizeof path, "%s/killed.sqlite", dir);
+    snprintf(wiki, sizeof wiki, "%s/killed-wiki", dir);
+
+    fresh(ref, refwiki);
+    events = 0;
+    kill_event = 1L << 40;
+    double t0 = now_s();
+    assert_int_equal(run_once(ref, refwiki), 0);
+    double ref_s = now_s() - t0;
+    long total_events = events;
+    kill_event = 0;
+    char *want = dump(ref), *want_vault = vault(refwiki);
+    assert_non_null(strstr(want, "folded "));
+    assert_non_null(strstr(want_vault, "## Notes On Cello Practice"));
+    assert_null(strstr(want_vault, "NOT COMMITTED"));
+    assert_true(total_events > 40);
+
+    srand(5151);
+    int kills = 0;
+    bool in_create = false, in_fold = false;
+    for (int round = 0; round < N_ROUNDS; round++) {
+        fresh(path, wiki);
+        for (int tries = 0;; tries++) {
+            bool by_event = round % 2 == 0 && tries < 3;
+            long k = 1 + rand() % total_events;
+            useconds_t delay = (useconds_t)(rand() % (int)(ref_s * 1e6 + 1));
+            memset(shared->stage, 0, sizeof shared->stage);
+            pid_t pid = fork();
+            assert_true(pid >= 0);
+            if (pid == 0) {
+                events = 0;
+                kill_event = by_event ? k : 0;
+                _exit(run_once(path, wiki));
+            }
+            if (!by_event && tries < 3) {
+                usleep(delay);
+                kill(pid, SIGKILL);
+            }
+            int status;
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+            if (WIFSIGNALED(status)) {
+                assert_int_equal(WTERMSIG(status), SIGKILL);
+                kills++;
+                in_create |= !strcmp(shared->stage, "create");
+                in_fold |= !strcmp(shared->stage, "fold");
+                check_vault(wiki, round);
+                continue;
+            }
+            assert_true(WIFEXITED(status));
+            assert_int_equal(WEXITSTATUS(status), 0);
+            break;
+        }
+        char *got = dump(path), *got_vault = vault(wiki);
+        if (strcmp(got, want) != 0) fprintf(stderr, "round %d: store differs:\n--- want ---\n%s--- got ---\n%s", round, want, got);
+        assert_string_equal(got, want);
+        if (strcmp(got_vault, want_vault) != 0) fprintf(stderr, "round %d: vault differs:\n--- want ---\n%s--- got ---\n%s", round, want_vault, got_vault);
+        assert_string_equal(got_vault, want_vault);
+        free(got);
+        free(got_vault);
+    }
+    fprintf(stderr, "synthesis resume: %d rounds, %d kills (in create %s, in fold %s), every store and vault equal to the uninterrupted run\n",
+            N_ROUNDS, kills, in_create ? "yes" : "no", in_fold ? "yes" : "no");
+    assert_true(kills >= N_ROUNDS);
+    assert_true(in_create && in_fold);
+    free(want);
+    free(want_vault);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DIR (tests/data/dreaming)\n", argv[0]);
+        return 2;
+    }
+    snprintf(data, sizeof data, "%s", argv[1]);
+    snprintf(seeds, sizeof seeds, "%s/wiki", argv[1]);
+    shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) return 1;
+    const char *b = getenv("DREAM_TEST_BUILD");
+    snprintf(dir, sizeof dir, "%s/tmp-synthesis-resume-XXXXXX", b ? b : "/tmp");
+    if (!mkdtemp(dir)) return 1;
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_synthesis_killed_and_resumed_equals_uninterrupted)};
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) rc = 1;
+    return rc;
+}
