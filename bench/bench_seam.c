@@ -91,12 +91,14 @@ static double now_s(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix] [--n N] [--widths 2,4,8]\n"
+    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix] [--n N] [--widths 2,4,8,8n]\n"
                     "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n"
-                    "                  [--unified] [--step N] [--host-sampling]\n"
+                    "                  [--unified] [--step N] [--host-sampling] [--no-compact]\n"
                     "  --unified        one shared KV pool, decode and prefill packed in one decode (GPU layout; not exact)\n"
                     "  --step N         batched step budget / prefill chunk (default 512)\n"
-                    "  --host-sampling  take the argmax on the host even when the model runs on a GPU\n");
+                    "  --host-sampling  take the argmax on the host even when the model runs on a GPU\n"
+                    "  --no-compact     leave finished sequences' slots as holes (to measure what compaction saves);\n"
+                    "                   a width written '8n' runs width 8 so, in the same run as the others\n");
 }
 
 int main(int argc, char **argv)
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
     const char *model_path = NULL, *workload = "dreaming", *widths_s = "2,4,8,16";
     int n = 16, threads = 0, seed = 1, fa = 0, step = 512, device_sampling = -1;
     double scale = 1.0;
-    bool reuse = true, unified = false;
+    bool reuse = true, unified = false, compact = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--model") && v) model_path = argv[++i];
@@ -117,6 +119,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-reuse")) reuse = false;
         else if (!strcmp(a, "--flash-attn")) fa = 1;
         else if (!strcmp(a, "--unified")) unified = true;
+        else if (!strcmp(a, "--no-compact")) compact = false;
         else if (!strcmp(a, "--host-sampling")) device_sampling = 0;
         else if (!strcmp(a, "--step") && v) step = atoi(argv[++i]);
         else if (!strcmp(a, "--uniform-shape") && v) {
@@ -203,6 +206,7 @@ int main(int argc, char **argv)
         bp.flash_attn = fa;
         bp.prefix_reuse = reuse;
         bp.kv_unified = unified;
+        bp.compact = compact && !strchr(tok, 'n'); /* "8n": width 8 without compaction */
         bp.step_tokens = step;
         bp.device_sampling = device_sampling;
         dream_batcher *b = NULL;
@@ -228,9 +232,10 @@ int main(int argc, char **argv)
         struct dream_batch_stats st = dream_batcher_stats(b);
         double tps = out_tokens / bs;
         printf("batched width=%d%s: %.2f s, %.3f calls/s, %.2f output tok/s, prefill computed %ld of %ld, %ld steps "
-               "(%.1f ms each), %.0f ms in prefill-only decodes\n",
-               width, unified ? " unified" : "", bs, w.n / bs, tps, st.prefill_tokens, st.prompt_tokens, st.steps,
-               st.steps ? st.step_ms / (double)st.steps : 0.0, st.prefill_ms);
+               "(%.1f ms each, %.2f ubatches each, %ld moves), %.0f ms in prefill-only decodes\n",
+               width, unified ? " unified" : bp.compact ? "" : " no-compact", bs, w.n / bs, tps, st.prefill_tokens, st.prompt_tokens, st.steps,
+               st.steps ? st.step_ms / (double)st.steps : 0.0, st.steps ? (double)st.decode_runs / (double)st.steps : 0.0, st.moves,
+               st.prefill_ms);
         printf("SEAM-BENCH workload=%s width=%d speedup=%.2f agreement=%.1f saved_prefill=%ld\n", workload, width, tps / serial_tps,
                100.0 * agree / w.n, st.saved_tokens);
         fflush(stdout);

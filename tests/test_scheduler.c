@@ -50,7 +50,7 @@ static void make_prompts(dream_model *m, struct dream_tokens *p, int *max_tokens
 static void run_gpu_layout(dream_model *m, const char *path, const struct dream_tokens *prompts, const int *max_tokens,
                            const struct dream_gen_result *ref)
 {
-    static const int pick[] = {0, 2, 3, 4, 6, 8, 10, 11};
+    static const int pick[] = {0, 4, 6, 10, 11}; /* short ones: this adds seconds, not minutes */
     enum { N_PICK = (int)(sizeof pick / sizeof pick[0]) };
     const char *name = strrchr(path, '/') + 1;
     struct dream_tokens sub[N_PICK];

@@ -177,6 +177,9 @@ struct dream_batch_params {
                           in the serial decode, so answers may differ: off by default (per-sequence
                           streams, the exact configuration; docs/EXACTNESS.md) */
     int device_sampling; /* as dream_session_params (-1 auto: on when the model runs on a GPU) */
+    bool compact;      /* per-stream layout: move sequences down into free slots so decoding ids
+                          stay consecutive, one ubatch per step (default true; false only to
+                          measure what it saves) */
 };
 struct dream_batch_params dream_batch_default_params(void);
 
@@ -186,6 +189,9 @@ struct dream_batch_stats {
     long saved_tokens;    /* prompt tokens served from a shared prefix */
     long steps;           /* decode steps */
     long generated;       /* tokens generated */
+    long decode_runs;     /* runs of consecutive decoding sequence ids over all steps (per-stream
+                             layout: llama.cpp makes one ubatch, one pass over the weights, each) */
+    long moves;           /* sequences moved down to a free slot to keep those runs whole */
     double step_ms;       /* wall time in steps that decode (token choice included) */
     double prefill_ms;    /* wall time in prefill-only llama_decode calls */
 };

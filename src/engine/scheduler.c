@@ -70,6 +70,7 @@ struct dream_batch_params dream_batch_default_params(void)
         .prefix_slots = 2,
         .kv_unified = false,
         .device_sampling = -1,
+        .compact = true,
     };
     return p;
 }
@@ -379,6 +380,32 @@ static int unified_step(dream_batcher *b, struct llama_batch *bt, const struct d
     return rc;
 }
 
+/* Keeps the layout [decoding][prefilling][idle] by moving sequences down into free slots.
+ * llama.cpp puts only consecutive sequence ids of a per-stream cache into one ubatch, and every
+ * ubatch reads all the weights again: a decode step over slots {0, 5, 9} costs three weight
+ * passes, where {0, 1, 2} costs one. A move copies the whole stream buffer (cells keep their
+ * indices, so answers are unchanged) and happens only when a sequence finishes. */
+static void compact(dream_batcher *b)
+{
+    llama_memory_t mem = llama_get_memory(b->ctx);
+    for (;;) {
+        int hole = -1, from = -1;
+        for (int k = 0; k < b->p.width && hole < 0; k++)
+            if (b->slots[k].state == SLOT_IDLE) hole = k;
+        if (hole < 0) return;
+        for (int j = b->p.width - 1; j > hole && from < 0; j--) /* the highest decoding one above */
+            if (b->slots[j].state == SLOT_DECODE) from = j;
+        for (int j = b->p.width - 1; j > hole && from < 0; j--) /* else the highest prefilling one */
+            if (b->slots[j].state == SLOT_PREFILL) from = j;
+        if (from < 0) return;
+        llama_memory_seq_cp(mem, from, hole, -1, -1);
+        llama_memory_seq_rm(mem, from, -1, -1);
+        b->slots[hole] = b->slots[from];
+        b->slots[from] = (struct slot){.state = SLOT_IDLE, .logit_index = -1};
+        b->stats.moves++;
+    }
+}
+
 int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int n, const struct dream_gen_params *params,
                       const int *max_tokens, struct dream_gen_result *out, int *status)
 {
@@ -443,6 +470,7 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
     }
     int next_req = 0, running = 0;
     while (!rc && (waiting > 0 || running > 0)) {
+        if (!b->p.kv_unified && b->p.compact) compact(b);
         /* Admit into the lowest free sequences (consecutive ids decode in one ubatch). */
         for (int k = 0; k < b->p.width && waiting > 0 && !rc; k++) {
             struct slot *s = &b->slots[k];
@@ -484,6 +512,8 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
         }
         int n_decode = bt.n_tokens;
         if (n_decode > 0) {
+            for (int k = 0; k < b->p.width; k++) /* runs of consecutive decoding ids: one ubatch each */
+                b->stats.decode_runs += b->slots[k].logit_index >= 0 && (k == 0 || b->slots[k - 1].logit_index < 0);
             int d = llama_decode(b->ctx, bt);
             b->stats.steps++;
             if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed in a decode step of %d sequences (code %d)", n_decode, d);
