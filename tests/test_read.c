@@ -344,6 +344,10 @@ static void test_read_section_gives_subsections_and_their_citations(void **state
     assert_int_equal(dream_read_section(r, "sourdough", "#baking", &o), 0);
     assert_string_equal(str(o, "anchor"), "baking");
     json_decref(o);
+    /* every tool takes any name resolve knows */
+    assert_int_equal(dream_read_section(r, "natural leaven", "baking", &o), 0);
+    assert_string_equal(str(o, "stem"), "Sourdough");
+    json_decref(o);
     /* an unknown anchor lists the article's anchors */
     assert_int_equal(dream_read_section(r, "Sourdough", "nope", &o), DREAM_ENOTFOUND);
     assert_true(has(json_object_get(o, "anchors"), "feeding-schedule"));

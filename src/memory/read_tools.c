@@ -63,6 +63,13 @@ static void read_fit_arrays(json_t *o, json_t *const *arrays, const char *const 
     }
 }
 
+/* The article a tool is asked about: by stem (link rules), else by any name resolve knows. */
+static long read_named(const dream_reader *r, const char *name)
+{
+    const char *how;
+    return name && name[0] ? read_lookup(r, name, &how) : -1;
+}
+
 /* ---- resolve ---------------------------------------------------------------------------- */
 
 /* The captured subject (an entity without an article) named name, or NULL. */
@@ -187,7 +194,7 @@ static json_t *read_toc(const struct read_entry *e)
 int dream_read_article(dream_reader *r, const char *name, bool whole, json_t **out)
 {
     *out = NULL;
-    long i = read_find(r, name);
+    long i = read_named(r, name);
     if (i < 0) return read_missing(r, name ? name : "", out);
     const struct read_entry *e = &r->e[i];
     size_t len = 0;
@@ -224,7 +231,7 @@ static size_t read_line_offset(const char *text, size_t len, int line)
 int dream_read_section(dream_reader *r, const char *name, const char *anchor, json_t **out)
 {
     *out = NULL;
-    long i = read_find(r, name);
+    long i = read_named(r, name);
     if (i < 0) return read_missing(r, name ? name : "", out);
     const struct read_entry *e = &r->e[i];
     if (!anchor || !anchor[0]) {
@@ -329,7 +336,7 @@ static void read_add_unique(json_t *arr, const char *s, size_t *more)
 int dream_read_links(dream_reader *r, const char *name, json_t **out)
 {
     *out = NULL;
-    long i = read_find(r, name);
+    long i = read_named(r, name);
     if (i < 0) return read_missing(r, name ? name : "", out);
     const struct read_entry *e = &r->e[i];
     json_t *groups[READ_G_COUNT], *red = json_array(), *outbound = json_object(), *more = json_object();
@@ -392,7 +399,7 @@ int dream_read_links(dream_reader *r, const char *name, json_t **out)
 int dream_read_infobox(dream_reader *r, const char *name, json_t **out)
 {
     *out = NULL;
-    long i = read_find(r, name);
+    long i = read_named(r, name);
     if (i < 0) return read_missing(r, name ? name : "", out);
     const struct read_entry *e = &r->e[i];
     json_t *fields = json_array();
