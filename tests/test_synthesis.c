@@ -405,6 +405,111 @@ static void test_junk_answers_leave_no_file_or_a_valid_stub(void **state)
     assert_int_equal(r.eligible, 0);
 }
 
+static struct dream_synth_result reconcile(struct ctx *c)
+{
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    struct dream_synth_result r;
+    use_fake();
+    int rc = dream_synth_reconcile(c->store, &p, &r);
+    if (rc) fprintf(stderr, "reconcile: %s\n", dream_error_last());
+    assert_int_equal(rc, 0);
+    return r;
+}
+
+/* One two-message conversation about the cello, dated day (ms). */
+static void put_cello(struct ctx *c, const char *id, int64_t day_ms, const char *user, const char *assistant)
+{
+    char m0[64], m1[64];
+    snprintf(m0, sizeof m0, "%s-m0", id);
+    snprintf(m1, sizeof m1, "%s-m1", id);
+    struct dream_message m[2] = {{"user", m0, day_ms, user}, {"assistant", m1, day_ms + 60000, assistant}};
+    struct dream_conversation conv = {.source = "claude", .id = id, .title = id, .created_ms = day_ms, .updated_ms = day_ms + 60000,
+                                      .messages = m, .n_messages = 2};
+    assert_int_equal(dream_store_put(c->store, &conv, &(enum dream_store_outcome){0}), 0);
+}
+
+#define JAN_05 1704412800000LL
+#define FEB_10 1707523200000LL
+#define JUN_20 1718841600000LL
+
+/* Self-healing: morning practice (C1), a lesson (C2), then a note that the person switched to the
+ * evening (C3). With C3 the latest, the lead, the infobox and a History line move to the
+ * evening, citing both notes; with the dates of C1 and C3 swapped, the morning stays current. */
+static char *self_heal(struct ctx *c, bool swapped)
+{
+    put_cello(c, "cello-morning", swapped ? JUN_20 : JAN_05, "I keep my cello practice in the morning before work.",
+              "Mornings suit practice: the hands are fresh.");
+    put_cello(c, "cello-lesson", FEB_10, "My cello lesson went well; the teacher liked the scales of my cello practice.", "Good scales make everything easier.");
+    assert_int_equal(fixture_run_pipeline(c->store, seeds_wiki, 0, NULL, NULL), 0);
+    struct dream_synth_result r = create(c);
+    if (r.created != 1) fprintf(stderr, "create: %zu eligible, %zu failed, %zu refused\n", r.eligible, r.failed, r.rejected);
+    assert_int_equal(r.created, 1);
+    r = reconcile(c); /* a new article: its fields agree with its lead */
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(r.reconciled, 0);
+    put_cello(c, "cello-evening", swapped ? JAN_05 : JUN_20, "An update on cello practice: I switched, and now I practise in the evening after work.",
+              "Evenings work if you warm up first.");
+    assert_int_equal(fixture_run_pipeline(c->store, seeds_wiki, 0, NULL, NULL), 0);
+    r = fold(c);
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(r.lead_patches, 1);
+    r = reconcile(c);
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(reconcile(c).eligible, 0);
+    assert_vault_checks(c);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    return slurp(path);
+}
+
+/* The footnote number citing message msg in text, or 0. */
+static int cite_of(const char *text, const char *msg)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "#%s` (", msg);
+    const char *at = strstr(text, pat);
+    while (at && at > text && !(at[0] == '\n' && at[1] == '[')) at--;
+    return at ? atoi(at + 3) : 0;
+}
+
+static void test_self_healing_moves_the_claim_to_the_later_note(void **state)
+{
+    struct ctx *c = *state;
+    char *t = self_heal(c, false);
+    int old = cite_of(t, "cello-morning-m0"), neu = cite_of(t, "cello-evening-m0");
+    assert_true(old > 0 && neu > 0 && old != neu);
+    assert_non_null(strstr(t, "current_routine: evening"));
+    assert_null(strstr(t, "current_routine: morning"));
+    assert_non_null(strstr(t, "The person practises in the evening."));
+    char line[200];
+    snprintf(line, sizeof line, "## History\n\n- Previously morning[^%d]; as of 2024-06-20 evening[^%d].\n", old, neu);
+    if (!strstr(t, line)) fprintf(stderr, "want %s in:\n%s", line, t);
+    assert_non_null(strstr(t, line));
+    char *m = git_head_message(c);
+    assert_true(strncmp(m, "memory: reconcile 1 article(s) (1 history line(s))\n", 51) == 0);
+    free(m);
+    free(t);
+}
+
+static void test_self_healing_with_the_dates_swapped_keeps_the_later_morning(void **state)
+{
+    struct ctx *c = *state;
+    char *t = self_heal(c, true);
+    int old = cite_of(t, "cello-evening-m0"), neu = cite_of(t, "cello-morning-m0");
+    assert_true(old > 0 && neu > 0 && old != neu); /* both notes cited */
+    if (!strstr(t, "current_routine: morning")) fprintf(stderr, "%s", t);
+    assert_non_null(strstr(t, "current_routine: morning"));
+    assert_null(strstr(t, "current_routine: evening"));
+    assert_non_null(strstr(t, "The person practises in the morning."));
+    char past[120];
+    snprintf(past, sizeof past, "Earlier, the person practised in the evening.[^%d]", old);
+    assert_non_null(strstr(t, past));
+    assert_null(strstr(t, "## History"));
+    free(t);
+}
+
 /* `dream check` (the binary) over the wiki exits 0. */
 static void assert_dream_check(struct ctx *c)
 {
@@ -475,6 +580,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_create_writes_the_golden_articles_and_commits_them, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_junk_answers_leave_no_file_or_a_valid_stub, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_self_healing_moves_the_claim_to_the_later_note, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_self_healing_with_the_dates_swapped_keeps_the_later_morning, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

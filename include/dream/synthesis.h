@@ -66,6 +66,8 @@ struct dream_synth_result {
     size_t lead_patches; /* leads rewritten (fold) */
     size_t rejected;     /* model answers refused (leaky, lost a marker, or vetoed by the gate) */
     size_t unrouted;     /* chunks that went to no section */
+    size_t reconciled;   /* articles whose infobox and prose were brought to the lead (reconcile) */
+    size_t history;      /* History lines added (reconcile) */
     size_t committed;    /* files in this stage's git commit */
 };
 
@@ -74,6 +76,14 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
 
 /* Folds the chunks each article has not seen yet into it. */
 int dream_synth_fold(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
+
+/* Reconciles each article folded into since its last reconcile (spec §6.7): every stance field
+ * of the infobox (status, opinion, current..., never type/kind/aliases) is asked KEEP-or-value
+ * against the lead, which the lead patch moved to the latest-dated statement; a changed value is
+ * written, body passages still asserting the old value as current are rewritten (or left and
+ * logged as unresolved), and an evolution adds "- Previously OLD[^k]; as of DATE NEW[^n]." to
+ * `## History`, citing both statements; an error may drop the old citation. */
+int dream_synth_reconcile(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
 
 /* Finishes writes a killed run journaled, and commits what is written but not yet committed.
  * Both stages call it first; exposed for tests and `dream check`-style tools. */

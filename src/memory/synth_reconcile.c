@@ -1,0 +1,419 @@
+/* synth_reconcile.c — RECONCILE + History (spec §6.7): after a fold changed an article, its
+ * infobox and prose are brought to agree with the lead (the verdict, which the lead patch moved
+ * to the latest-dated statement); a position that evolved leaves a `## History` line citing
+ * both the old and the new statement. See dream/synthesis.h. */
+#include "../util/buf.h"
+#include "dream/error.h"
+#include "dream/log.h"
+#include "dream/model.h"
+#include "stage_state.h"
+#include "synth_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define RECONCILE_STAGE "reconcile"
+
+/* Infobox keys that hold the person's stance or relation (never type/kind/aliases/categories). */
+static bool rc_stance_key(const char *key)
+{
+    static const char *const parts[] = {"favourite", "favorite", "prefer", "pick", "choice", "chosen", "opinion", "verdict",
+                                        "status",    "stance",   "current", "rating", "sentiment", "take", "like", "using",
+                                        "used_for",  "own",      "acquired"};
+    if (!strcmp(key, "type") || !strcmp(key, "kind") || !strcmp(key, "aliases") || !strcmp(key, "categories")) return false;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (strstr(key, parts[i])) return true;
+    return false;
+}
+
+static bool rc_contains(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; n && *p; p++)
+        if (strncasecmp(p, word, n) == 0) return true;
+    return false;
+}
+
+/* The number of the marker nearest the first occurrence of value in text: the first at or after
+ * it, else the last before it; 0 when the value or a marker is missing. */
+static int rc_marker_near(const char *text, const char *value)
+{
+    size_t n = strlen(value);
+    const char *at = NULL;
+    for (const char *p = text; n && *p && !at; p++)
+        if (strncasecmp(p, value, n) == 0) at = p;
+    if (!at) return 0;
+    int before = 0;
+    for (const char *p = text; (p = strstr(p, "[^")) != NULL; p += 2) {
+        char *end;
+        long v = strtol(p + 2, &end, 10);
+        if (end == p + 2 || *end != ']' || v <= 0) continue;
+        if (p >= at) return (int)v;
+        before = (int)v;
+    }
+    return before;
+}
+
+/* Like rc_marker_near, but of the run of markers right after the value ([^2][^3]), the one
+ * whose footnote is the latest-dated: the statement that made the value current. */
+static int rc_marker_latest(const dream_article *a, const char *text, const char *value)
+{
+    int first = rc_marker_near(text, value);
+    size_t n = strlen(value);
+    const char *at = NULL;
+    for (const char *p = text; n && *p && !at; p++)
+        if (strncasecmp(p, value, n) == 0) at = p;
+    const char *p = at ? strstr(at, "[^") : NULL;
+    if (!p) return first;
+    int best = first;
+    const char *best_date = NULL;
+    for (size_t f = 0; f < dream_article_footnote_count(a); f++)
+        if (dream_article_footnote(a, f)->number == first) best_date = dream_article_footnote(a, f)->cite.date;
+    while (p && p[0] == '[' && p[1] == '^') {
+        char *end;
+        long v = strtol(p + 2, &end, 10);
+        if (end == p + 2 || *end != ']') break;
+        for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
+            const struct dream_article_footnote *fn = dream_article_footnote(a, f);
+            if (fn->number == (int)v && fn->cite.date && (!best_date || strcmp(fn->cite.date, best_date) > 0)) {
+                best = (int)v;
+                best_date = fn->cite.date;
+            }
+        }
+        p = end + 1;
+    }
+    return best;
+}
+
+/* Present-tense assertion of value in text (spec §6.7 detector): a clause (split on . ; ! ?)
+ * holding the value near a present cue and no past cue. */
+static bool rc_asserts_current(const char *text, const char *value)
+{
+    static const char *const present[] = {" is ", " are ", "favourite", "favorite", "prefer", "current", " now ", "pick", "go-to", " uses ", " use "};
+    static const char *const past[] = {"previous", "originally", "used to", "no longer", " was ", " were ", "switched", "earlier", "before", "had "};
+    const char *s = text;
+    while (*s) {
+        size_t len = strcspn(s, ".;!?\n");
+        char clause[1024];
+        snprintf(clause, sizeof clause, " %.*s ", (int)(len < 1000 ? len : 1000), s);
+        if (rc_contains(clause, value)) {
+            bool cur = false, old = false;
+            for (size_t i = 0; i < sizeof present / sizeof present[0]; i++) cur |= rc_contains(clause, present[i]);
+            for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) old |= rc_contains(clause, past[i]);
+            if (cur && !old) return true;
+        }
+        s += len;
+        if (*s) s++;
+    }
+    return false;
+}
+
+/* Whether text states value in a clause with no past cue (the lead names it as current). */
+static bool rc_states(const char *text, const char *value)
+{
+    static const char *const past[] = {"previous", "originally", "used to", "no longer", " was ", " were ", "switched from", "earlier", "before", "had "};
+    for (const char *s = text; *s;) {
+        size_t len = strcspn(s, ".;!?\n");
+        char clause[1024];
+        snprintf(clause, sizeof clause, " %.*s ", (int)(len < 1000 ? len : 1000), s);
+        if (rc_contains(clause, value)) {
+            bool old = false;
+            for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) old |= rc_contains(clause, past[i]);
+            if (!old) return true;
+        }
+        s += len;
+        if (*s) s++;
+    }
+    return false;
+}
+
+static char *rc_ask(const char *stage, const char *prompt, int max_tokens)
+{
+    struct dream_local_input in = {.user = prompt};
+    struct dream_call_opts opts = dream_call_default_opts();
+    opts.max_tokens = max_tokens;
+    char *out = NULL;
+    if (dream_call_local(stage, &in, &opts, &out)) {
+        dream_error_clear();
+        return NULL;
+    }
+    return out;
+}
+
+/* The corrected value of a field from the model's answer, or NULL for KEEP / unusable. */
+static char *rc_correction(const char *answer, const char *old)
+{
+    if (!answer) return NULL;
+    while (isspace((unsigned char)*answer) || *answer == '*' || *answer == '`' || *answer == '"') answer++;
+    size_t len = strcspn(answer, "\n");
+    while (len && (isspace((unsigned char)answer[len - 1]) || answer[len - 1] == '*' || answer[len - 1] == '`' || answer[len - 1] == '"' ||
+                   answer[len - 1] == '.'))
+        len--;
+    if (len == 0 || len > 80 || (len >= 4 && strncasecmp(answer, "KEEP", 4) == 0) || memchr(answer, '[', len) || memchr(answer, '`', len))
+        return NULL;
+    char *v = strndup(answer, len);
+    if (v && strcasecmp(v, old) == 0) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+struct rc_article {
+    int64_t entity;
+    int64_t folded;
+    char *title, *stem, *path;
+};
+
+/* Articles whose folded count grew since their last reconcile (a new article is reconciled once:
+ * its stance fields are checked against its lead). */
+static int rc_list(dream_store *store, const char *wiki, struct rc_article **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT e.id, e.article_title FROM pipeline_entities e WHERE e.route = 'article' AND e.article_title IS NOT NULL "
+                           "ORDER BY e.id",
+                           -1, &st, NULL))
+        return store_sql_error(store, "listing articles to reconcile");
+    size_t cap = 0;
+    int rc = DREAM_OK, step;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        char *title = strdup((const char *)sqlite3_column_text(st, 1));
+        char *stem = title ? dream_article_stem(title) : NULL;
+        char *path = stem ? synth_article_path(wiki, stem) : NULL;
+        bool keep = path && access(path, F_OK) == 0;
+        if (keep && *n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct rc_article *g = realloc(*out, cap * sizeof *g);
+            if (!g) keep = false, rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            else *out = g;
+        }
+        if (!keep) {
+            free(title);
+            free(stem);
+            free(path);
+            continue;
+        }
+        (*out)[(*n)++] = (struct rc_article){.entity = sqlite3_column_int64(st, 0), .title = title, .stem = stem, .path = path};
+    }
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing articles to reconcile");
+    sqlite3_finalize(st);
+    /* keep those with new folds */
+    size_t k = 0;
+    for (size_t i = 0; !rc && i < *n; i++) {
+        struct rc_article *a = &(*out)[i];
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(store_db(store),
+                               "SELECT (SELECT count(*) FROM chunk_folded WHERE article = ?1), (SELECT revision FROM stage_state WHERE stage = '"
+                               RECONCILE_STAGE "' AND item = ?2)",
+                               -1, &q, NULL)) {
+            rc = store_sql_error(store, "reading an article's folds");
+            break;
+        }
+        sqlite3_bind_text(q, 1, a->stem, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 2, a->entity);
+        bool due = false;
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            a->folded = sqlite3_column_int64(q, 0);
+            due = sqlite3_column_type(q, 1) == SQLITE_NULL ? a->folded > 0 : sqlite3_column_int64(q, 1) < a->folded;
+        }
+        sqlite3_finalize(q);
+        if (due) (*out)[k++] = *a;
+        else {
+            free(a->title);
+            free(a->stem);
+            free(a->path);
+        }
+    }
+    for (size_t i = k; rc && i < *n; i++) {
+        free((*out)[i].title);
+        free((*out)[i].stem);
+        free((*out)[i].path);
+    }
+    *n = k;
+    return rc;
+}
+
+/* The date (YYYY-MM-DD) of footnote number n of a, or NULL. */
+static const char *rc_note_date(const dream_article *a, int n)
+{
+    for (size_t f = 0; f < dream_article_footnote_count(a); f++)
+        if (dream_article_footnote(a, f)->number == n) return dream_article_footnote(a, f)->cite.date;
+    return NULL;
+}
+
+/* Reconciles one article: each stance field against the lead, History for an evolution. */
+static int rc_one(dream_store *store, const struct dream_synth_params *p, const struct rc_article *art, const struct synth_stems *stems,
+                  struct dream_synth_result *res)
+{
+    dream_article *before = NULL, *after = NULL;
+    int rc = dream_article_read_file(art->path, &before);
+    if (rc) return rc;
+    const char *lead = dream_article_lead(before);
+    bool changed = false;
+    const char *touched[64];
+    size_t n_touched = 0;
+    char *vanish[16];
+    size_t n_vanish = 0;
+    if (!lead || !*lead) goto record;
+    rc = dream_article_clone(before, &after);
+    for (size_t i = 0; !rc && i < dream_article_infobox_count(before); i++) {
+        const struct dream_article_field *f = dream_article_infobox_field(before, i);
+        if (!rc_stance_key(f->key) || !*f->value) continue;
+        struct dbuf b = {0};
+        if (dbuf_printf(&b,
+                        "Article: \"%s\"\nIts lead (the current position):\n%s\nInfobox field: %s: %s\n\nDoes the field still agree with the "
+                        "lead? Answer KEEP if it does; otherwise answer the corrected value only.\n",
+                        art->title, lead, f->key, f->value)) {
+            rc = DREAM_ENOMEM;
+            break;
+        }
+        char *prompt = dbuf_take(&b);
+        char *answer = rc_ask("editor", prompt, 24);
+        free(prompt);
+        char *value = rc_correction(answer, f->value);
+        free(answer);
+        /* only a value the lead itself states as current */
+        if (!value || !rc_states(lead, value)) {
+            free(value);
+            continue;
+        }
+        char *old = strdup(f->value), *key = strdup(f->key);
+        /* evolution or error: the old value was the person's view then, or simply wrong */
+        struct dbuf c = {0};
+        dbuf_printf(&c, "Earlier: %s: %s\nLater: %s: %s\n\nIs the later value an EVOLUTION (the person's view or situation changed over "
+                        "time) or an ERROR (the earlier value was simply wrong)? Answer one word: EVOLUTION or ERROR.\n",
+                    key, old, key, value);
+        char *cprompt = dbuf_take(&c);
+        char *verdict = cprompt ? rc_ask("editor", cprompt, 8) : NULL;
+        free(cprompt);
+        bool evolution = !(verdict && rc_contains(verdict, "error") && !rc_contains(verdict, "evolution"));
+        free(verdict);
+        rc = dream_article_infobox_set(after, key, value);
+        if (!rc) changed = true;
+        /* the markers of the old and the new statement */
+        int k_old = 0, k_new = rc_marker_latest(after, dream_article_lead(after), value);
+        for (size_t s = 0; !k_old && s < dream_article_section_count(after); s++)
+            if (dream_article_section(after, s)->kind == DREAM_SECTION_BODY) k_old = rc_marker_near(dream_article_section(after, s)->body, old);
+        /* body passages still asserting the old value as current: rewritten, or left and reported */
+        for (size_t s = 0; !rc && s < dream_article_section_count(after); s++) {
+            const struct dream_article_section *sec = dream_article_section(after, s);
+            if (sec->kind != DREAM_SECTION_BODY || !rc_asserts_current(sec->body, old)) continue;
+            struct dbuf r = {0};
+            dbuf_printf(&r,
+                        "Article: \"%s\"\nSection text:\n<<<\n%s>>>\n\nThe person's %s is now %s, no longer %s. %s Keep every footnote marker "
+                        "(such as [^1]); write no headings or definitions. Output only the section's new prose.\n",
+                        art->title, sec->body, key, value, old,
+                        evolution ? "Rewrite the section as a change over time: the old value in the past tense, the new one as current."
+                                  : "Rewrite the section to state only the current value.");
+            char *rprompt = dbuf_take(&r);
+            char *draft_raw = rprompt ? rc_ask("editor", rprompt, p->max_tokens) : NULL;
+            free(rprompt);
+            char *draft = draft_raw ? synth_sanitize(draft_raw, sec->title) : NULL;
+            free(draft_raw);
+            bool ok = draft && *draft && !synth_leaky(draft) && !rc_asserts_current(draft, old);
+            for (const char *m = sec->body; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
+                int num = atoi(m + 2);
+                ok = num <= 0 || synth_has_marker(draft, num);
+            }
+            if (ok) {
+                char *anchor = strdup(sec->anchor);
+                rc = dream_article_section_set_body(after, s, draft);
+                if (anchor && n_touched < 60) touched[n_touched++] = anchor;
+                else free(anchor);
+            } else {
+                dream_log(DREAM_LOG_INFO, "%s: section still states %s as current (unresolved)", art->stem, old);
+            }
+            free(draft);
+        }
+        if (!rc && evolution && k_old && k_new && k_old != k_new) {
+            const char *date = rc_note_date(after, k_new);
+            struct dbuf h = {0};
+            dbuf_printf(&h, "- Previously %s[^%d]; as of %s %s[^%d].\n", old, k_old, date ? date : "a later note", value, k_new);
+            char *line = dbuf_take(&h);
+            long hi = dream_article_section_find_kind(after, DREAM_SECTION_HISTORY);
+            if (line && hi < 0) {
+                size_t idx;
+                rc = dream_article_section_insert(after, 2, "History", line, &idx);
+            } else if (line) {
+                const char *body = dream_article_section(after, (size_t)hi)->body;
+                if (!strstr(body, line)) {
+                    struct dbuf nb = {0};
+                    size_t bl = strlen(body);
+                    while (bl && body[bl - 1] == '\n') bl--;
+                    dbuf_printf(&nb, "%.*s%s%s", (int)bl, body, bl ? "\n" : "", line);
+                    char *nbody = dbuf_take(&nb);
+                    rc = nbody ? dream_article_section_set_body(after, (size_t)hi, nbody) : DREAM_ENOMEM;
+                    free(nbody);
+                }
+            }
+            free(line);
+            if (!rc && n_touched < 60) touched[n_touched++] = strdup("history");
+            res->history++;
+        } else if (!rc && !evolution && n_vanish < 16 && k_old) {
+            for (size_t fidx = 0; fidx < dream_article_footnote_count(after); fidx++)
+                if (dream_article_footnote(after, fidx)->number == k_old && dream_article_footnote(after, fidx)->cite.conv)
+                    vanish[n_vanish++] = strdup(dream_article_footnote(after, fidx)->cite.conv);
+        }
+        free(old);
+        free(key);
+        free(value);
+    }
+    if (!rc && changed) {
+        struct dream_article_normalize_params np = {.stem = art->stem, .resolve = synth_resolve_stem, .resolve_ud = (void *)stems, .manage_stub = true};
+        rc = dream_article_normalize(after, &np, NULL, NULL);
+        struct dream_gate_params gp = {.touched = touched, .n_touched = n_touched, .may_vanish = (const char *const *)vanish, .n_may_vanish = n_vanish};
+        bool accepted = false;
+        if (!rc) rc = synth_write(store, p->wiki_dir, RECONCILE_STAGE, art->stem, before, after, &gp, NULL, 0, art->stem, 0, &accepted);
+        if (!rc && accepted) res->reconciled++;
+        else if (!rc) res->rejected++;
+    }
+record:
+    if (!rc) rc = stage_state_done(store, RECONCILE_STAGE, art->entity, art->folded, store_now_ms());
+    for (size_t i = 0; i < n_touched; i++) free((char *)touched[i]);
+    for (size_t i = 0; i < n_vanish; i++) free(vanish[i]);
+    dream_article_free(before);
+    dream_article_free(after);
+    return rc;
+}
+
+int dream_synth_reconcile(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
+{
+    struct dream_synth_params p;
+    if (params) p = *params;
+    else dream_synth_default_params(&p);
+    if (!p.wiki_dir) return dream_error_set(DREAM_EINVAL, "reconcile: no wiki directory given");
+    if (p.max_tokens < 1) p.max_tokens = 768;
+    struct dream_synth_result res = {0};
+    int rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
+    struct rc_article *arts = NULL;
+    size_t n = 0;
+    if (!rc) rc = rc_list(store, p.wiki_dir, &arts, &n);
+    res.eligible = n;
+    struct synth_stems stems = {0};
+    if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
+    for (size_t i = 0; !p.dry_run && !rc && i < n; i++) {
+        rc = rc_one(store, &p, &arts[i], &stems, &res);
+        if (!rc && p.on_progress) p.on_progress(p.progress_ud, RECONCILE_STAGE, i + 1, n);
+    }
+    if (!rc && !p.dry_run && res.reconciled) {
+        char subject[128];
+        snprintf(subject, sizeof subject, "reconcile %zu article(s) (%zu history line(s))", res.reconciled, res.history);
+        rc = synth_commit(store, p.wiki_dir, subject, &res.committed);
+    }
+    synth_free_strings(stems.stems, stems.n);
+    for (size_t i = 0; i < n; i++) {
+        free(arts[i].title);
+        free(arts[i].stem);
+        free(arts[i].path);
+    }
+    free(arts);
+    if (result) *result = res;
+    return rc;
+}
