@@ -510,6 +510,66 @@ static void test_self_healing_with_the_dates_swapped_keeps_the_later_morning(voi
     free(t);
 }
 
+static void put_article(struct ctx *c, const char *stem, const char *text)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/%s.md", c->wiki, stem);
+    assert_int_equal(file_write_atomic(path, text, strlen(text)), 0);
+}
+
+static struct dream_synth_result link_run(struct ctx *c)
+{
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    struct dream_synth_result r;
+    int rc = dream_synth_link(c->store, &p, &r);
+    if (rc) fprintf(stderr, "link: %s\n", dream_error_last());
+    assert_int_equal(rc, 0);
+    return r;
+}
+
+static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
+{
+    struct ctx *c = *state;
+    put_article(c, "Sourdough",
+                "# Sourdough\n\n**Sourdough** is bread the person bakes; its starter lives next to the Balcony Garden.[^1]\n\n"
+                "## Starter\n\nThe starter smells of nail polish when hungry, says the person, who also rides a bicycle.[^1] A second "
+                "mention of the balcony garden stays plain, and `bicycle` in code is never linked.\n\n## See also\n\n- [[Cello_Practice]]\n\n"
+                "## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
+    put_article(c, "Balcony_garden",
+                "# Balcony garden\n\n**Balcony garden** is where the person grows tomatoes.[^1]\n\n## References\n\n"
+                "[^1]: `conv:6280818b#dr-c3-m0` (2024-03-15, Planning a balcony garden)\n");
+    put_article(c, "Bicycle_Maintenance",
+                "# Bicycle Maintenance\n\n```info\nkind: thing\naliases: bicycle, bike repair\n```\n\n**Bicycle Maintenance** is the "
+                "person's chore before a long ride.[^1]\n\n## References\n\n[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n");
+    put_article(c, "Cello_Practice",
+                "# Cello Practice\n\n**Cello Practice** takes thirty minutes a day.[^1]\n\n## References\n\n"
+                "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n");
+    struct dream_synth_result r = link_run(c);
+    assert_int_equal(r.eligible, 4);
+    assert_int_equal(r.linked, 1);
+    assert_int_equal(r.committed, 1);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    const char *want =
+        "# Sourdough\n\n{{stub}}\n\n**Sourdough** is bread the person bakes; its starter lives next to the [[Balcony_garden|Balcony Garden]].[^1]\n\n"
+        "## Starter\n\nThe starter smells of nail polish when hungry, says the person, who also rides a [[Bicycle_Maintenance|bicycle]].[^1] A "
+        "second mention of the balcony garden stays plain, and `bicycle` in code is never linked.\n\n## See also\n\n- [[Balcony_garden]]\n"
+        "- [[Bicycle_Maintenance]]\n- [[Cello_Practice]]\n\n## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new "
+        "sourdough starter)\n";
+    if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
+    assert_string_equal(t, want);
+    free(t);
+    assert_vault_checks(c);
+    char *m = git_head_message(c);
+    assert_true(strncmp(m, "memory: link 1 article(s)\n", 26) == 0);
+    free(m);
+    r = link_run(c); /* idempotent */
+    assert_int_equal(r.linked, 0);
+}
+
 /* `dream check` (the binary) over the wiki exits 0. */
 static void assert_dream_check(struct ctx *c)
 {
@@ -582,6 +642,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_junk_answers_leave_no_file_or_a_valid_stub, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_moves_the_claim_to_the_later_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_with_the_dates_swapped_keeps_the_later_morning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_link_wraps_first_mentions_and_rebuilds_see_also, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,6 +68,7 @@ struct dream_synth_result {
     size_t unrouted;     /* chunks that went to no section */
     size_t reconciled;   /* articles whose infobox and prose were brought to the lead (reconcile) */
     size_t history;      /* History lines added (reconcile) */
+    size_t linked;       /* articles whose links or See also changed (link) */
     size_t committed;    /* files in this stage's git commit */
 };
 
@@ -84,6 +85,14 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
  * logged as unresolved), and an evolution adds "- Previously OLD[^k]; as of DATE NEW[^n]." to
  * `## History`, citing both statements; an error may drop the old citation. */
 int dream_synth_reconcile(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
+
+/* CROSS-LINK (spec §6.10), deterministic: in every article, the first mention of another
+ * article's title or infobox alias (3+ characters, not a generic word, claimed by one article
+ * only) in the lead, body or History prose becomes [[Stem|as written]] (never inside links, code,
+ * markers, headings or definitions; stems already linked are skipped), and `## See also` is
+ * rebuilt: mentioned stems, then articles sharing routed chunks, then those listed before,
+ * deduplicated, existing articles only, at most 12. Idempotent. */
+int dream_synth_link(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
 
 /* Finishes writes a killed run journaled, and commits what is written but not yet committed.
  * Both stages call it first; exposed for tests and `dream check`-style tools. */

@@ -1,0 +1,313 @@
+/* synth_link.c — CROSS-LINK (spec §6.10), deterministic, no model: the first mention of another
+ * article's title or alias in an article's prose becomes [[Stem|as written]], and `## See also`
+ * is rebuilt from the mentions, the articles that share chunks with it (the routing ledger), and
+ * what it listed before, deduplicated and capped at 12. Idempotent: a second run changes
+ * nothing. See dream/synthesis.h. */
+#include "../util/buf.h"
+#include "dream/error.h"
+#include "dream/log.h"
+#include "synth_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define LINK_STAGE "link"
+#define LINK_SEE_ALSO_CAP 12
+
+struct lk_surface {
+    char *text;  /* lowercase */
+    size_t stem; /* index into the stems */
+};
+
+static void lk_free_surfaces(struct lk_surface *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(s[i].text);
+    free(s);
+}
+
+/* Single words too generic to link on their own. */
+static bool lk_generic(const char *s)
+{
+    static const char *const words[] = {"the", "and", "notes", "note", "overview", "history", "people", "person", "thing", "things",
+                                        "work", "home", "time", "project", "projects", "idea", "ideas", "list", "general"};
+    if (strchr(s, ' ')) return false;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strcmp(s, words[i])) return true;
+    return false;
+}
+
+static int lk_add_surface(struct lk_surface **s, size_t *n, size_t *cap, const char *text, size_t stem)
+{
+    char buf[256];
+    size_t len = 0;
+    while (*text == ' ') text++;
+    for (; *text && len < sizeof buf - 1; text++) buf[len++] = (char)tolower((unsigned char)*text);
+    while (len && buf[len - 1] == ' ') len--;
+    buf[len] = '\0';
+    bool letter = false;
+    for (size_t i = 0; i < len; i++) letter |= isalpha((unsigned char)buf[i]) != 0;
+    if (len < 3 || !letter || lk_generic(buf)) return DREAM_OK;
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*s)[i].text, buf)) {
+            if ((*s)[i].stem != stem) (*s)[i].stem = (size_t)-1; /* two articles claim it: nobody gets it */
+            return DREAM_OK;
+        }
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        struct lk_surface *g = realloc(*s, *cap * sizeof *g);
+        if (!g) return dream_error_set(DREAM_ENOMEM, "out of memory");
+        *s = g;
+    }
+    (*s)[*n].text = strdup(buf);
+    (*s)[*n].stem = stem;
+    return (*s)[(*n)++].text ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+static int lk_cmp_len(const void *a, const void *b)
+{
+    const struct lk_surface *x = a, *y = b;
+    size_t lx = strlen(x->text), ly = strlen(y->text);
+    return lx != ly ? (lx < ly ? 1 : -1) : strcmp(x->text, y->text);
+}
+
+/* Marks bytes of a line that may not be linked: existing [[links]], `code`, [^markers]. */
+static void lk_protect(const char *line, size_t len, char *prot)
+{
+    memset(prot, 0, len);
+    for (size_t i = 0; i < len; i++) {
+        const char *close = NULL;
+        size_t skip = 0;
+        if (line[i] == '[' && i + 1 < len && line[i + 1] == '[') close = strstr(line + i, "]]"), skip = 2;
+        else if (line[i] == '[' && i + 1 < len && line[i + 1] == '^') close = memchr(line + i, ']', len - i), skip = 1;
+        else if (line[i] == '`') close = memchr(line + i + 1, '`', len - i - 1), skip = 1;
+        else if (line[i] == '*' && i + 1 < len && line[i + 1] == '*') close = strstr(line + i + 2, "**"), skip = 2; /* the bold subject */
+        if (!close || close >= line + len) continue;
+        size_t end = (size_t)(close - line) + skip;
+        memset(prot + i, 1, end - i);
+        i = end - 1;
+    }
+}
+
+/* Links, in text, the first unprotected whole-word mention of each surface whose stem is not yet
+ * in linked[] (and is not self). Returns the new text (malloc'd) or NULL when nothing changed. */
+static char *lk_link_text(const char *text, const struct lk_surface *surf, size_t n_surf, char **stems, bool *linked, size_t self)
+{
+    struct dbuf out = {0};
+    bool changed = false, fence = false;
+    for (const char *line = text; *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *next = line + len + (line[len] == '\n');
+        const char *t = line;
+        while (t < line + len && (*t == ' ' || *t == '\t')) t++;
+        bool skip = fence || *t == '#' || (t[0] == '[' && t[1] == '^') || !strncmp(t, "categories:", 11) || !strncmp(t, "{{", 2);
+        if (!strncmp(t, "```", 3) || !strncmp(t, "~~~", 3)) fence = !fence, skip = true;
+        char *cur = strndup(line, len);
+        if (!cur) {
+            dbuf_free(&out);
+            return NULL;
+        }
+        for (size_t k = 0; !skip && k < n_surf; k++) {
+            size_t st = surf[k].stem;
+            if (st == (size_t)-1 || st == self || linked[st]) continue;
+            size_t cl = strlen(cur), sl = strlen(surf[k].text);
+            char *prot = malloc(cl + 1);
+            if (!prot) break;
+            lk_protect(cur, cl, prot);
+            for (size_t i = 0; i + sl <= cl; i++) {
+                if (prot[i] || prot[i + sl - 1] || strncasecmp(cur + i, surf[k].text, sl) != 0) continue;
+                if ((i > 0 && (isalnum((unsigned char)cur[i - 1]) || cur[i - 1] == '_')) || isalnum((unsigned char)cur[i + sl])) continue;
+                struct dbuf b = {0};
+                dbuf_printf(&b, "%.*s[[%s|%.*s]]%s", (int)i, cur, stems[st], (int)sl, cur + i, cur + i + sl);
+                char *nl = dbuf_take(&b);
+                if (nl) {
+                    free(cur);
+                    cur = nl;
+                    linked[st] = true;
+                    changed = true;
+                }
+                break;
+            }
+            free(prot);
+        }
+        dbuf_puts(&out, cur);
+        if (line[len] == '\n') dbuf_putc(&out, '\n');
+        free(cur);
+        line = next;
+    }
+    if (!changed) {
+        dbuf_free(&out);
+        return NULL;
+    }
+    dbuf_putc(&out, '\0');
+    return dbuf_take(&out);
+}
+
+/* Stems sharing routed chunks with stem, most shared first (ties by name). */
+static int lk_cooccur(dream_store *store, const char *stem, char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT b.article, count(*) AS k FROM chunk_routed a JOIN chunk_routed b ON b.chunk = a.chunk AND b.article <> a.article "
+                           "WHERE a.article = ? GROUP BY b.article ORDER BY k DESC, b.article LIMIT 24",
+                           -1, &st, NULL))
+        return store_sql_error(store, "reading shared chunks");
+    sqlite3_bind_text(st, 1, stem, -1, SQLITE_STATIC);
+    int rc = DREAM_OK;
+    *out = calloc(24, sizeof **out);
+    if (!*out) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    while (!rc && sqlite3_step(st) == SQLITE_ROW && *n < 24) (*out)[(*n)++] = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static bool lk_in(char **list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i] && !strcmp(list[i], s)) return true;
+    return false;
+}
+
+int dream_synth_link(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
+{
+    struct dream_synth_params p;
+    if (params) p = *params;
+    else dream_synth_default_params(&p);
+    if (!p.wiki_dir) return dream_error_set(DREAM_EINVAL, "link: no wiki directory given");
+    struct dream_synth_result res = {0};
+    int rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
+    struct synth_stems stems = {0};
+    if (!rc) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
+    res.eligible = stems.n;
+    if (rc || p.dry_run || stems.n == 0) goto out;
+    /* the alias index: titles and infobox aliases */
+    struct lk_surface *surf = NULL;
+    size_t n_surf = 0, cap = 0;
+    for (size_t i = 0; !rc && i < stems.n; i++) {
+        char *title = strdup(stems.stems[i]);
+        for (char *q = title; q && *q; q++)
+            if (*q == '_') *q = ' ';
+        rc = title ? lk_add_surface(&surf, &n_surf, &cap, title, i) : DREAM_ENOMEM;
+        free(title);
+        char *path = synth_article_path(p.wiki_dir, stems.stems[i]);
+        dream_article *a = NULL;
+        if (!rc && path && dream_article_read_file(path, &a) == 0) {
+            const char *aliases = dream_article_infobox_get(a, "aliases");
+            char *copy = aliases ? strdup(aliases) : NULL;
+            for (char *tok = copy ? strtok(copy, ",") : NULL; !rc && tok; tok = strtok(NULL, ",")) rc = lk_add_surface(&surf, &n_surf, &cap, tok, i);
+            free(copy);
+        }
+        dream_error_clear();
+        dream_article_free(a);
+        free(path);
+    }
+    if (n_surf) qsort(surf, n_surf, sizeof *surf, lk_cmp_len);
+    bool *linked = calloc(stems.n, sizeof *linked);
+    if (!linked && !rc) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < stems.n; i++) {
+        char *path = synth_article_path(p.wiki_dir, stems.stems[i]);
+        dream_article *before = NULL, *after = NULL;
+        if (!path || dream_article_read_file(path, &before) || dream_article_is_redirect(before)) {
+            dream_error_clear();
+            free(path);
+            dream_article_free(before);
+            continue;
+        }
+        rc = dream_article_clone(before, &after);
+        memset(linked, 0, stems.n * sizeof *linked);
+        /* stems already linked from the body count as linked */
+        char **mentioned = calloc(stems.n + 1, sizeof *mentioned);
+        size_t n_mentioned = 0;
+        if (!mentioned) rc = DREAM_ENOMEM;
+        for (size_t l = 0; !rc && l < dream_article_link_count(before); l++) {
+            const struct dream_article_link *lk = dream_article_link(before, l);
+            if (lk->in_see_also || dream_article_link_is_meta(lk->target)) continue;
+            long s = dream_article_resolve_link((const char *const *)stems.stems, stems.n, lk->target);
+            if (s >= 0 && !linked[s]) {
+                linked[s] = true;
+                if ((size_t)s != i) mentioned[n_mentioned++] = stems.stems[s];
+            }
+        }
+        /* the lead, then each body section */
+        bool *before_linked = calloc(stems.n, sizeof *before_linked);
+        if (!before_linked && !rc) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        for (size_t s = 0; before_linked && s < stems.n; s++) before_linked[s] = linked[s];
+        const char *lead = dream_article_lead(after);
+        char *nl = !rc && lead && *lead ? lk_link_text(lead, surf, n_surf, stems.stems, linked, i) : NULL;
+        if (nl) rc = dream_article_set_lead(after, nl);
+        free(nl);
+        for (size_t s = 0; !rc && s < dream_article_section_count(after); s++) {
+            const struct dream_article_section *sec = dream_article_section(after, s);
+            if (sec->kind != DREAM_SECTION_BODY && sec->kind != DREAM_SECTION_HISTORY) continue;
+            char *nb = lk_link_text(sec->body, surf, n_surf, stems.stems, linked, i);
+            if (nb) rc = dream_article_section_set_body(after, s, nb);
+            free(nb);
+        }
+        for (size_t s = 0; before_linked && mentioned && s < stems.n; s++)
+            if (linked[s] && !before_linked[s] && s != i) mentioned[n_mentioned++] = stems.stems[s];
+        free(before_linked);
+        /* See also: mentions (in document order is approximated by discovery), co-occurring, old */
+        char **co = NULL;
+        size_t n_co = 0;
+        if (!rc) rc = lk_cooccur(store, stems.stems[i], &co, &n_co);
+        char *see[LINK_SEE_ALSO_CAP];
+        size_t n_see = 0;
+        for (size_t m = 0; m < n_mentioned && n_see < LINK_SEE_ALSO_CAP; m++)
+            if (!lk_in(see, n_see, mentioned[m])) see[n_see++] = mentioned[m];
+        for (size_t m = 0; m < n_co && n_see < LINK_SEE_ALSO_CAP; m++)
+            if (co[m] && lk_in(stems.stems, stems.n, co[m]) && !lk_in(see, n_see, co[m]) && strcmp(co[m], stems.stems[i])) see[n_see++] = co[m];
+        for (size_t l = 0; !rc && l < dream_article_link_count(before) && n_see < LINK_SEE_ALSO_CAP; l++) {
+            const struct dream_article_link *lk = dream_article_link(before, l);
+            if (!lk->in_see_also) continue;
+            long s = dream_article_resolve_link((const char *const *)stems.stems, stems.n, lk->target);
+            if (s >= 0 && (size_t)s != i && !lk_in(see, n_see, stems.stems[s])) see[n_see++] = stems.stems[s];
+        }
+        if (!rc && n_see) {
+            struct dbuf b = {0};
+            for (size_t m = 0; m < n_see; m++) dbuf_printf(&b, "- [[%s]]\n", see[m]);
+            char *body = dbuf_take(&b);
+            long si;
+            while (!rc && (si = dream_article_section_find_kind(after, DREAM_SECTION_SEE_ALSO)) >= 0) rc = dream_article_section_remove(after, (size_t)si);
+            if (!rc) rc = body ? dream_article_section_insert(after, 2, "See also", body, NULL) : DREAM_ENOMEM;
+            free(body);
+        }
+        for (size_t m = 0; m < n_co; m++) free(co[m]);
+        free(co);
+        free(mentioned);
+        /* only an article whose links or See also changed is normalized and written */
+        size_t bl, al;
+        const char *bt = dream_article_text(before, &bl), *at = rc ? NULL : dream_article_text(after, &al);
+        bool changed = !rc && (bl != al || memcmp(bt, at, bl) != 0);
+        if (changed) {
+            struct dream_article_normalize_params np = {.stem = stems.stems[i], .resolve = synth_resolve_stem, .resolve_ud = &stems, .manage_stub = true};
+            rc = dream_article_normalize(after, &np, NULL, NULL);
+            at = rc ? NULL : dream_article_text(after, &al);
+            changed = !rc && (bl != al || memcmp(bt, at, bl) != 0);
+        }
+        if (changed) {
+            bool accepted = false;
+            rc = synth_write(store, p.wiki_dir, LINK_STAGE, stems.stems[i], before, after, NULL, NULL, 0, stems.stems[i], 0, &accepted);
+            if (!rc && accepted) res.linked++;
+            else if (!rc) res.rejected++;
+        }
+        dream_article_free(before);
+        dream_article_free(after);
+        free(path);
+        if (!rc && p.on_progress) p.on_progress(p.progress_ud, LINK_STAGE, i + 1, stems.n);
+    }
+    free(linked);
+    lk_free_surfaces(surf, n_surf);
+    if (!rc && res.linked) {
+        char subject[128];
+        snprintf(subject, sizeof subject, "link %zu article(s)", res.linked);
+        rc = synth_commit(store, p.wiki_dir, subject, &res.committed);
+    }
+out:
+    synth_free_strings(stems.stems, stems.n);
+    if (result) *result = res;
+    return rc;
+}
