@@ -259,6 +259,22 @@ static bool fake_note(const char *prompt, const char **s, const char **e)
 static char *fake_fold(const char *stage, const char *prompt)
 {
     const char *ns, *ne;
+    if (strstr(prompt, "Tighten this section")) {
+        /* wikify: "the person wrote:" becomes "they wrote:", the rest as it was */
+        const char *cur = strstr(prompt, "Current text:\n<<<\n"), *end = cur ? strstr(cur, ">>>\n") : NULL;
+        if (!cur || !end) return strdup("");
+        cur += strlen("Current text:\n<<<\n");
+        struct dbuf b = {0};
+        while (cur < end) {
+            if (!strncmp(cur, "the person wrote:", 17)) {
+                dbuf_puts(&b, "they wrote:");
+                cur += 17;
+            } else {
+                dbuf_putc(&b, *cur++);
+            }
+        }
+        return dbuf_take(&b);
+    }
     if (strstr(prompt, "EVOLUTION or ERROR")) return strdup("EVOLUTION");
     if (strstr(prompt, "Does the field still agree with the lead?")) {
         /* reconcile: naive on purpose: any mention of the other slot in the lead (even one told as

@@ -11,7 +11,7 @@ if(TARGET dream)
   set(_s ${CMAKE_BINARY_DIR}/tests/synthesis-cli)
   add_test(NAME cli_run_synthesis_dry
            COMMAND sh -c "rm -rf '${_s}' && DREAM_HOME='${_s}' '$<TARGET_FILE:dream>' init --quiet && DREAM_HOME='${_s}' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus' >/dev/null && DREAM_HOME='${_s}' '$<TARGET_FILE:dream>' run --dry-run")
-  set_tests_properties(cli_run_synthesis_dry PROPERTIES PASS_REGULAR_EXPRESSION "route: 0 entit.*\ncreate: 0 article\\(s\\) would be written \\(dry run: nothing called or written\\)\nfold: 0 new chunk\\(s\\) would be routed.*\nreconcile: 0 article\\(s\\) would be reconciled.*\nlink: 0 article\\(s\\) would be scanned")
+  set_tests_properties(cli_run_synthesis_dry PROPERTIES PASS_REGULAR_EXPRESSION "route: 0 entit.*\ncreate: 0 article\\(s\\) would be written \\(dry run: nothing called or written\\)\nfold: 0 new chunk\\(s\\) would be routed.*\nreconcile: 0 article\\(s\\) would be reconciled.*\nlink: 0 article\\(s\\) would be scanned.*\nwikify: 0 changed article\\(s\\) would be tightened")
 endif()
 
 # The same program in its noise mode: create and fold on the tiny random-weight model, with the

@@ -334,6 +334,29 @@ static void test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit(voi
     r = fold(c);
     assert_int_equal(r.eligible, 0);
     assert_int_equal(dreaming_fake_calls, calls);
+
+    /* wikify tightens the five articles of routed entities (the fake drops "the person"), then
+     * has nothing to do until one changes */
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    use_fake();
+    assert_int_equal(dream_synth_wikify(c->store, &p, &r), 0);
+    assert_int_equal(r.eligible, 5);
+    assert_int_equal(r.wikified, 5);
+    assert_int_equal(r.rejected, 0);
+    assert_golden(c, "wikify");
+    assert_vault_checks(c);
+    t = slurp(path);
+    assert_non_null(strstr(t, "I play in the evening, after work.")); /* the hand edit is still there */
+    free(t);
+    calls = dreaming_fake_calls;
+    use_fake();
+    assert_int_equal(dream_synth_wikify(c->store, &p, &r), 0);
+    assert_int_equal(r.eligible, 0);
+    assert_int_equal(dreaming_fake_calls, calls);
+    /* the high-water marks hold what the sections had before tightening */
+    assert_true(test_store_scalar(c->store, "SELECT count(*) FROM section_high_water WHERE article = 'Cello_Practice'") >= 3);
 }
 
 /* A model that answers the writing stages with junk of every kind drafts can hold. */

@@ -1,6 +1,6 @@
 /* test_synthesis_resume.c — kill and resume for the whole pipeline with the writing stages: 20
  * runs of (ingest part of the fixture corpus → segment → extract → resolve → route → create →
- * fold → reconcile → link → ingest the rest → the same again) are killed with SIGKILL at random points and resumed
+ * fold → reconcile → link → wikify → ingest the rest → the same again) are killed with SIGKILL at random points and resumed
  * until they finish. After every kill `dream check` passes on the vault as the kill left it; at
  * the end the store (every pipeline and synthesis table, ids included, timestamps left out) and
  * the vault (every article, and HEAD holding exactly those texts) equal an uninterrupted run's.
@@ -85,6 +85,8 @@ static int stage_pair(dream_store *s, const char *wiki)
     if (!rc) rc = dream_seam_set_backend(&fake);
     if (!rc) rc = dream_synth_reconcile(s, &p, NULL);
     if (!rc) rc = dream_synth_link(s, &p, NULL);
+    if (!rc) rc = dream_seam_set_backend(&fake);
+    if (!rc) rc = dream_synth_wikify(s, &p, NULL);
     dream_seam_set_backend(NULL);
     return rc;
 }

@@ -69,6 +69,7 @@ struct dream_synth_result {
     size_t reconciled;   /* articles whose infobox and prose were brought to the lead (reconcile) */
     size_t history;      /* History lines added (reconcile) */
     size_t linked;       /* articles whose links or See also changed (link) */
+    size_t wikified;     /* articles tightened (wikify) */
     size_t committed;    /* files in this stage's git commit */
 };
 
@@ -93,6 +94,12 @@ int dream_synth_reconcile(dream_store *store, const struct dream_synth_params *p
  * rebuilt: mentioned stems, then articles sharing routed chunks, then those listed before,
  * deduplicated, existing articles only, at most 12. Idempotent. */
 int dream_synth_link(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
+
+/* WIKIFY (spec §6.11, §12.23 fixed): for each article of a routed entity whose text changed
+ * since its last wikify (never the person's own articles), each body section is tightened by
+ * the editor stage (every marker kept, nothing added); the gate's word floor is measured
+ * against the section's high-water mark (table section_high_water), never last night's text. */
+int dream_synth_wikify(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
 
 /* Finishes writes a killed run journaled, and commits what is written but not yet committed.
  * Both stages call it first; exposed for tests and `dream check`-style tools. */

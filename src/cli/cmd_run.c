@@ -23,7 +23,7 @@ const char cmd_run_summary[] = "dream: run the pipeline's stages over the stored
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: dream run [--stage segment|extract|resolve|route|create|fold|reconcile|link] [--limit N] [--conversation CITE] [--dry-run]\n"
+            "usage: dream run [--stage segment|extract|resolve|route|create|fold|reconcile|link|wikify] [--limit N] [--conversation CITE] [--dry-run]\n"
             "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N]\n"
             "\n"
             "Runs the Dreaming's stages over the conversations in the store, oldest first. Each\n"
@@ -36,7 +36,8 @@ static void run_usage(FILE *f)
             "article's new chunks patched into the sections they belong to, or a new section),\n"
             "reconcile (an article's infobox and prose brought to its latest-dated statement; a\n"
             "changed position leaves a ## History line citing both), link (mentions of other\n"
-            "articles become [[links]] and ## See also is rebuilt; no model).\n"
+            "articles become [[links]] and ## See also is rebuilt; no model), wikify (each\n"
+            "changed article's sections tightened, every citation kept).\n"
             "The writing stages need a wiki set up with `dream init`; each run commits exactly\n"
             "the articles it wrote, with a `memory: ` subject.\n"
             "\n"
@@ -111,8 +112,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     }
     if (o->stage && strcmp(o->stage, "segment") != 0 && strcmp(o->stage, "extract") != 0 && strcmp(o->stage, "resolve") != 0 &&
         strcmp(o->stage, "route") != 0 && strcmp(o->stage, "create") != 0 && strcmp(o->stage, "fold") != 0 && strcmp(o->stage, "reconcile") != 0 &&
-        strcmp(o->stage, "link") != 0) {
-        fprintf(stderr, "dream run: unknown or not yet built stage '%s' (built: segment, extract, resolve, route, create, fold, reconcile, link)\n",
+        strcmp(o->stage, "link") != 0 && strcmp(o->stage, "wikify") != 0) {
+        fprintf(stderr, "dream run: unknown or not yet built stage '%s' (built: segment, extract, resolve, route, create, fold, reconcile, link, wikify)\n",
                 o->stage);
         return 2;
     }
@@ -277,15 +278,22 @@ static int run_synth(dream_store *store, const struct run_opts *o, const char *s
     struct dream_synth_result r;
     double t0 = run_now_s();
     run_progress_start(pr);
-    bool create = strcmp(stage, "create") == 0, reconcile = strcmp(stage, "reconcile") == 0, link = strcmp(stage, "link") == 0;
+    bool create = strcmp(stage, "create") == 0, reconcile = strcmp(stage, "reconcile") == 0, link = strcmp(stage, "link") == 0,
+         wikify = strcmp(stage, "wikify") == 0;
     int rc = create ? dream_synth_create(store, &p, &r)
              : reconcile ? dream_synth_reconcile(store, &p, &r)
              : link ? dream_synth_link(store, &p, &r)
+             : wikify ? dream_synth_wikify(store, &p, &r)
                     : dream_synth_fold(store, &p, &r);
     run_progress_end(pr);
     if (rc) return rc;
     double dt = run_now_s() - t0;
-    if (link && o->dry_run) {
+    if (wikify && o->dry_run) {
+        printf("wikify: %zu changed article(s) would be tightened (dry run: nothing called or written)\n", r.eligible);
+    } else if (wikify) {
+        printf("wikify: %zu changed article(s): %zu tightened, %zu answer(s) refused; %zu file(s) committed; %.1f s\n", r.eligible,
+               r.wikified, r.rejected, r.committed, dt);
+    } else if (link && o->dry_run) {
         printf("link: %zu article(s) would be scanned for mentions (dry run: nothing written)\n", r.eligible);
     } else if (link) {
         printf("link: %zu article(s): %zu changed (links, See also); %zu file(s) committed; %.1f s\n", r.eligible, r.linked, r.committed, dt);
@@ -364,6 +372,7 @@ int cmd_run(int argc, char **argv)
     if (!rc && run_wants(&o, "fold")) rc = run_synth(store, &o, "fold", &pr);
     if (!rc && run_wants(&o, "reconcile")) rc = run_synth(store, &o, "reconcile", &pr);
     if (!rc && run_wants(&o, "link")) rc = run_synth(store, &o, "link", &pr);
+    if (!rc && run_wants(&o, "wikify")) rc = run_synth(store, &o, "wikify", &pr);
     if (rc) goto fail;
     dream_store_close(store);
     free(store_dflt);

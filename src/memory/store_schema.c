@@ -110,6 +110,14 @@ const char *const store_migrations[] = {
     "  PRIMARY KEY (chunk, article, section)"
     ") WITHOUT ROWID;"
     "CREATE INDEX chunk_routed_article ON chunk_routed(article);",
+    /* 5 → 6: wikify's word high-water mark per section, so the gate's floor is measured against
+     * the most a section ever held, never last night's tightened text (spec §12.23). */
+    "CREATE TABLE section_high_water ("
+    "  article TEXT NOT NULL,"
+    "  section TEXT NOT NULL,"         /* the anchor */
+    "  words INTEGER NOT NULL,"
+    "  PRIMARY KEY (article, section)"
+    ") WITHOUT ROWID;",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

@@ -1,0 +1,220 @@
+/* synth_wikify.c — WIKIFY (spec §6.11, with §12.23 fixed): an editorial pass that tightens each
+ * body section of an article, only for articles that changed since their last wikify (a hash
+ * of the text, kept in stage_state), with the gate's word floor measured against each section's
+ * high-water mark, so nightly tightening cannot compound. See dream/synthesis.h. */
+#include "../util/buf.h"
+#include "dream/error.h"
+#include "dream/log.h"
+#include "dream/model.h"
+#include "stage_state.h"
+#include "synth_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WIKIFY_STAGE "wikify"
+#define WIKIFY_MAX_SECTIONS 24
+
+static const char tighten_task[] =
+    "Tighten this section of the article: merge what is said twice and improve the flow. Keep every\n"
+    "footnote marker (such as [^1]) next to the claim it supports and every specific detail; add\n"
+    "nothing. Write no headings or definitions. Output only the section's prose.\n";
+
+/* FNV-1a over the text, as a positive 63-bit revision. */
+static int64_t wk_hash(const char *t, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)t[i]) * 1099511628211ULL;
+    return (int64_t)(h >> 1);
+}
+
+struct wk_ctx {
+    dream_store *store;
+    const char *stem;
+};
+
+static size_t wk_baseline(void *ud, const char *anchor)
+{
+    struct wk_ctx *c = ud;
+    sqlite3_stmt *st;
+    size_t w = 0;
+    if (sqlite3_prepare_v2(store_db(c->store), "SELECT words FROM section_high_water WHERE article = ? AND section = ?", -1, &st, NULL))
+        return 0;
+    sqlite3_bind_text(st, 1, c->stem, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, anchor, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) w = (size_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return w;
+}
+
+/* Raises the high-water marks of every body section of a to its current words. */
+static int wk_high_water(dream_store *store, const char *stem, const dream_article *a)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "INSERT INTO section_high_water (article, section, words) VALUES (?, ?, ?) ON CONFLICT (article, section) "
+                           "DO UPDATE SET words = max(words, excluded.words)",
+                           -1, &st, NULL))
+        return store_sql_error(store, "recording section sizes");
+    int rc = DREAM_OK;
+    for (size_t i = 0; !rc && i < dream_article_section_count(a); i++) {
+        const struct dream_article_section *s = dream_article_section(a, i);
+        if (s->kind != DREAM_SECTION_BODY) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, stem, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, s->anchor, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, (int64_t)dream_article_words(s->body, strlen(s->body)));
+        if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "recording section sizes");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+struct wk_article {
+    int64_t entity;
+    char *stem, *path;
+};
+
+int dream_synth_wikify(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
+{
+    struct dream_synth_params p;
+    if (params) p = *params;
+    else dream_synth_default_params(&p);
+    if (!p.wiki_dir) return dream_error_set(DREAM_EINVAL, "wikify: no wiki directory given");
+    if (p.max_tokens < 1) p.max_tokens = 768;
+    struct dream_synth_result res = {0};
+    int rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
+    if (rc) return rc;
+    /* the articles of routed entities (the person's own articles are never tightened) */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT e.id, e.article_title, s.revision FROM pipeline_entities e LEFT JOIN stage_state s ON s.stage = '" WIKIFY_STAGE
+                           "' AND s.item = e.id WHERE e.route = 'article' AND e.article_title IS NOT NULL ORDER BY e.id",
+                           -1, &st, NULL))
+        return store_sql_error(store, "listing articles to wikify");
+    struct wk_article *arts = NULL;
+    size_t n = 0, cap = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        char *stem = dream_article_stem((const char *)sqlite3_column_text(st, 1));
+        char *path = stem ? synth_article_path(p.wiki_dir, stem) : NULL;
+        char *text = NULL;
+        size_t len = 0;
+        bool due = false;
+        dream_article *a = NULL;
+        if (path && dream_article_read_file(path, &a) == 0) {
+            const char *t = dream_article_text(a, &len);
+            due = sqlite3_column_type(st, 2) == SQLITE_NULL || sqlite3_column_int64(st, 2) != wk_hash(t, len);
+            for (size_t j = 0; due && j < n; j++) due = strcmp(arts[j].stem, stem) != 0;
+        }
+        dream_error_clear();
+        dream_article_free(a);
+        free(text);
+        if (due && n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct wk_article *g = realloc(arts, cap * sizeof *g);
+            if (!g) due = false, rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            else arts = g;
+        }
+        if (!due) {
+            free(stem);
+            free(path);
+            continue;
+        }
+        arts[n++] = (struct wk_article){.entity = sqlite3_column_int64(st, 0), .stem = stem, .path = path};
+    }
+    sqlite3_finalize(st);
+    res.eligible = n;
+    struct synth_stems stems = {0};
+    if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
+    for (size_t i = 0; !p.dry_run && !rc && i < n; i++) {
+        dream_article *before = NULL, *after = NULL;
+        rc = dream_article_read_file(arts[i].path, &before);
+        if (!rc) rc = wk_high_water(store, arts[i].stem, before);
+        if (!rc) rc = dream_article_clone(before, &after);
+        char *prompts[WIKIFY_MAX_SECTIONS] = {0}, *answers[WIKIFY_MAX_SECTIONS] = {0};
+        size_t which[WIKIFY_MAX_SECTIONS], k = 0;
+        for (size_t s = 0; !rc && s < dream_article_section_count(before) && k < WIKIFY_MAX_SECTIONS; s++) {
+            const struct dream_article_section *sec = dream_article_section(before, s);
+            if (sec->kind != DREAM_SECTION_BODY || dream_article_words(sec->body, strlen(sec->body)) < 8) continue;
+            struct dbuf b = {0};
+            if (synth_policy(&b, p.wiki_dir, "Article_Conventions") ||
+                dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nCurrent text:\n<<<\n%s>>>\n\n%s", arts[i].stem, sec->title, sec->body, tighten_task))
+                rc = DREAM_ENOMEM;
+            prompts[k] = dbuf_take(&b);
+            which[k++] = s;
+        }
+        if (!rc && k) {
+            struct dream_local_input in[WIKIFY_MAX_SECTIONS];
+            for (size_t j = 0; j < k; j++) in[j] = (struct dream_local_input){.user = prompts[j]};
+            struct dream_call_opts opts = dream_call_default_opts();
+            opts.max_tokens = p.max_tokens;
+            int call = dream_call_local_batch("editor", in, k, &opts, answers);
+            size_t got = 0;
+            for (size_t j = 0; j < k; j++) got += answers[j] != NULL;
+            if (call && !got && call != DREAM_ETOOBIG) rc = dream_error_wrap(call, "wikify: the editor stage gave no answer");
+            dream_error_clear();
+        }
+        const char *touched[WIKIFY_MAX_SECTIONS];
+        size_t n_touched = 0;
+        for (size_t j = 0; !rc && j < k; j++) {
+            const struct dream_article_section *sec = dream_article_section(before, which[j]);
+            char *draft = answers[j] ? synth_sanitize(answers[j], sec->title) : NULL;
+            bool ok = draft && *draft && !synth_leaky(draft) && strcmp(draft, sec->body) != 0;
+            for (const char *m = sec->body; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
+                int num = atoi(m + 2);
+                ok = num <= 0 || synth_has_marker(draft, num);
+            }
+            long si = ok ? dream_article_section_find(after, sec->anchor) : -1;
+            if (si >= 0) {
+                /* keep the one-paragraph body shape: compare without the trailing newline */
+                size_t bl = strlen(sec->body);
+                while (bl && sec->body[bl - 1] == '\n') bl--;
+                if (strlen(draft) != bl || strncmp(draft, sec->body, bl) != 0) {
+                    rc = dream_article_section_set_body(after, (size_t)si, draft);
+                    touched[n_touched++] = sec->anchor;
+                }
+            } else if (answers[j]) {
+                res.rejected++;
+            }
+            free(draft);
+        }
+        for (size_t j = 0; j < k; j++) {
+            free(prompts[j]);
+            free(answers[j]);
+        }
+        bool accepted = false;
+        if (!rc && n_touched) {
+            struct dream_article_normalize_params np = {.stem = arts[i].stem, .resolve = synth_resolve_stem, .resolve_ud = &stems, .manage_stub = true};
+            rc = dream_article_normalize(after, &np, NULL, NULL);
+            struct wk_ctx wc = {store, arts[i].stem};
+            struct dream_gate_params gp = {.touched = touched, .n_touched = n_touched, .baseline = wk_baseline, .baseline_ud = &wc};
+            if (!rc) rc = synth_write(store, p.wiki_dir, WIKIFY_STAGE, arts[i].stem, before, after, &gp, NULL, 0, arts[i].stem, 0, &accepted);
+            if (!rc && accepted) res.wikified++;
+            else if (!rc) res.rejected++;
+        }
+        /* done at the text as it now is (ours when written, else the one read) */
+        if (!rc) {
+            size_t len;
+            const char *t = dream_article_text(accepted ? after : before, &len);
+            rc = stage_state_done(store, WIKIFY_STAGE, arts[i].entity, wk_hash(t, len), store_now_ms());
+        }
+        dream_article_free(before);
+        dream_article_free(after);
+        if (!rc && p.on_progress) p.on_progress(p.progress_ud, WIKIFY_STAGE, i + 1, n);
+    }
+    if (!rc && !p.dry_run && res.wikified) {
+        char subject[128];
+        snprintf(subject, sizeof subject, "wikify %zu article(s)", res.wikified);
+        rc = synth_commit(store, p.wiki_dir, subject, &res.committed);
+    }
+    synth_free_strings(stems.stems, stems.n);
+    for (size_t i = 0; i < n; i++) {
+        free(arts[i].stem);
+        free(arts[i].path);
+    }
+    free(arts);
+    if (result) *result = res;
+    return rc;
+}
