@@ -32,9 +32,10 @@ echo "== dream init: the wiki (a git repository with Meta policy pages); a secon
 "$BIN/dream" init
 "$BIN/dream" init
 echo
-echo "== dream run --dry-run: the plan of the Dreaming stages built so far (segment → extract →"
-echo "   resolve → route) over the store"
+echo "== dream run --dry-run: the plan of the Dreaming's stages (segment → extract → resolve → route →"
+echo "   create → fold → reconcile → link → wikify) over the store"
 "$BIN/dream" run --dry-run
 echo
-echo "Writing the articles (create, patch, reconcile, link) is not built yet; see the open issues."
+echo "\`dream run\` (without --dry-run) writes the articles; with the real Gemma 4 model they are real"
+echo "articles (see the README), with the tiny model here every answer is noise and the gate keeps it out."
 echo "The wiki is at $DREAM_HOME/wiki."

@@ -642,6 +642,14 @@ static void test_noise_never_corrupts_the_vault(void **state)
     }
     assert_int_equal(dream_synth_fold(c->store, &p, &r), 0);
     assert_int_equal(r.eligible, 0);
+    /* and the rest of the writing stages on the same noise */
+    assert_int_equal(dream_synth_reconcile(c->store, &p, &r), 0);
+    fprintf(stderr, "noise reconcile: %zu eligible, %zu changed, %zu refused\n", r.eligible, r.reconciled, r.rejected);
+    assert_int_equal(dream_synth_link(c->store, &p, &r), 0);
+    assert_int_equal(dream_synth_wikify(c->store, &p, &r), 0);
+    fprintf(stderr, "noise wikify: %zu eligible, %zu tightened, %zu refused\n", r.eligible, r.wikified, r.rejected);
+    assert_vault_checks(c);
+    assert_dream_check(c);
     assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM synth_writes"), 0);
     dream_seam_shutdown();
 }
