@@ -111,6 +111,13 @@ struct dream_gen_params {
     int max_tokens;   /* stop after this many generated tokens (default 256) */
     bool ignore_eog;  /* benchmark mode: keep going past end-of-generation tokens */
     bool digest;      /* compute logits_digest (reads every logit of every step; off by default) */
+    /* Optional hooks of dream_batcher_run (NULL: none; the serial decode ignores them). req is
+     * the request's index in the run. choose picks the next token from that step's logits
+     * instead of the argmax (sampling); on_token sees each generated token (not EOG) and ends
+     * that request there by returning false (stop strings, a client that went away). */
+    dream_token (*choose)(void *ud, int req, const float *logits, int n_vocab);
+    bool (*on_token)(void *ud, int req, dream_token token);
+    void *hook_ud;
 };
 struct dream_gen_params dream_gen_default_params(void);
 
@@ -132,6 +139,11 @@ void dream_gen_result_free(struct dream_gen_result *result);
  * the context, is a clear error. */
 int dream_generate(dream_session *session, const dream_token *prompt, int n_prompt,
                    const struct dream_gen_params *params, struct dream_gen_result *out);
+
+/* Samples a token from logits at temperature (> 0) within the smallest set of most likely
+ * tokens whose probability reaches top_p (0 < top_p <= 1); *rng is the caller's generator
+ * state (any seed; advanced on each call), so a seed gives the same tokens again. */
+dream_token dream_sample_token(const float *logits, int n_vocab, float temperature, float top_p, uint64_t *rng);
 
 /*
  * LoRA adapters. An adapter is checked against the model when loaded (its GGUF must say

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "dream/engine.h"
+#include "dream/template.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,6 +95,40 @@ struct dream_batch_stats dream_seam_batch_stats(void);
 int dream_prompt_tokens(dream_model *model, const char *system, const char *user, struct dream_tokens *out);
 
 /*
+ * Chat for the server: whole conversations through the runtime's model and scheduler (never a
+ * stage adapter), rendered by the same prompt path, all requests of one call batched together
+ * under the operation lock. Roles must be names the program chose ("system", "user",
+ * "assistant"); contents are caller data and can never produce a control token.
+ */
+struct dream_chat_request {
+    const struct dream_chat_message *messages;
+    size_t n_messages;
+    int max_tokens;    /* at most this many tokens (also bounded by the context) */
+    float temperature; /* 0: greedy (exact); > 0: sampled with top_p and seed */
+    float top_p;
+    uint64_t seed;
+    /* Called on the calling thread with the text of each generated token (control tokens
+     * render as nothing); returning false ends this request there. May be NULL. */
+    bool (*on_text)(void *ud, const char *text, size_t len);
+    void *ud;
+    /* Results. status is 0 or this request's own error (its message in error_message). */
+    int status;
+    char error_message[256];
+    int n_prompt;
+    int n_completion;
+    bool stopped_at_eog; /* false: max_tokens, the context, or on_text ended it */
+};
+
+/* Runs n chat requests to completion (order-free; each has its own results). Returns 0 unless the
+ * whole run failed (no model, a decode error). */
+int dream_seam_chat(struct dream_chat_request *reqs, size_t n);
+
+/* Loads the model now (the server does this before it listens, so a missing model fails at
+ * start); *name gets the model file's name without directory or extension (static storage),
+ * *seq_ctx the context cells of one batched sequence. */
+int dream_seam_load(const char **name, int *seq_ctx);
+
+/*
  * Backends. The embedded engine is the default; a backend installed here receives every call
  * instead (the remote OpenAI-compatible endpoint; a scripted fake in tests). call answers n
  * inputs of one stage into out[0..n).
@@ -107,6 +142,26 @@ struct dream_backend {
 };
 /* Installs backend (copied), or restores the embedded engine with NULL. */
 int dream_seam_set_backend(const struct dream_backend *backend);
+
+/*
+ * The remote backend: stage calls go to an OpenAI-compatible endpoint (`dream serve`,
+ * llama-server, vLLM) as chat completions at temperature 0, [system?, user] as the stages send
+ * them. url is the server's base ("http://host:8080" or ".../v1"). Batches keep their order;
+ * at most max_parallel requests are in flight; transient failures (no connection, timeouts,
+ * 429, 5xx) are retried with exponential backoff up to max_retries times.
+ */
+struct dream_remote_params {
+    const char *url;
+    const char *api_key;   /* sent as a bearer token when non-NULL (default: $DREAM_BACKEND_KEY) */
+    const char *model;     /* the "model" field (default: $DREAM_BACKEND_MODEL, else "dream") */
+    int max_parallel;      /* default 8 */
+    int max_retries;       /* default 5 */
+    int backoff_ms;        /* first retry delay, doubled each retry (default 200) */
+    long timeout_s;        /* per request (default 600) */
+};
+void dream_remote_default_params(struct dream_remote_params *params);
+/* Installs the remote backend (strings copied); a URL that is not http(s) is a clear error. */
+int dream_seam_use_remote(const struct dream_remote_params *params);
 
 #ifdef __cplusplus
 }

@@ -315,23 +315,26 @@ static int finish(dream_batcher *b, struct slot *s, struct dream_gen_result *res
 static int take_token(dream_batcher *b, struct slot *s, int i, const struct dream_gen_params *gp, struct dream_gen_result *out,
                       int *n_gen, int *running)
 {
-    dream_token best = b->samplers ? llama_get_sampled_token_ith(b->ctx, i) : LLAMA_TOKEN_NULL;
+    dream_token best = b->samplers && !gp->choose ? llama_get_sampled_token_ith(b->ctx, i) : LLAMA_TOKEN_NULL;
     if (best == LLAMA_TOKEN_NULL) {
         const float *logits = llama_get_logits_ith(b->ctx, i);
         if (!logits) return dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits for a batched sequence");
         int n_vocab = llama_vocab_n_tokens(b->model->vocab);
         best = 0;
-        for (int v = 1; v < n_vocab; v++)
-            if (logits[v] > logits[best]) best = v;
+        if (gp->choose) best = gp->choose(gp->hook_ud, s->req, logits, n_vocab);
+        else
+            for (int v = 1; v < n_vocab; v++)
+                if (logits[v] > logits[best]) best = v;
     }
     struct dream_gen_result *res = &out[s->req];
-    bool eog = !gp->ignore_eog && llama_vocab_is_eog(b->model->vocab, best);
+    bool eog = !gp->ignore_eog && llama_vocab_is_eog(b->model->vocab, best), stop = false;
     if (eog) res->stopped_at_eog = true;
     else {
         res->tokens[n_gen[s->req]++] = best;
         b->stats.generated++;
+        if (gp->on_token) stop = !gp->on_token(gp->hook_ud, s->req, best);
     }
-    if (eog || n_gen[s->req] >= s->max_new) {
+    if (eog || stop || n_gen[s->req] >= s->max_new) {
         (*running)--;
         return finish(b, s, res, n_gen[s->req]);
     }

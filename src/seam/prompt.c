@@ -20,11 +20,17 @@ int seam_parse_template(dream_model *m, dream_template **out)
 
 int seam_prompt_tokens(dream_model *m, const dream_template *t, const char *system, const char *user, struct dream_tokens *out)
 {
-    int rc;
     struct dream_chat_message msgs[2];
     size_t n = 0;
     if (system) msgs[n++] = (struct dream_chat_message){.role = "system", .content = system};
     msgs[n++] = (struct dream_chat_message){.role = "user", .content = user ? user : ""};
+    return seam_chat_tokens(m, t, msgs, n, out);
+}
+
+int seam_chat_tokens(dream_model *m, const dream_template *t, const struct dream_chat_message *msgs, size_t n,
+                     struct dream_tokens *out)
+{
+    int rc;
     struct dream_chat_input in = {.messages = msgs, .n_messages = n};
     dream_template_default_params(&in.params);
     in.params.add_generation_prompt = true;

@@ -306,3 +306,125 @@ int dream_seam_set_backend(const struct dream_backend *b)
     pthread_mutex_unlock(&op_lock);
     return 0;
 }
+
+/* What the batcher's hooks need to reach each chat request. */
+struct chat_hooks {
+    struct dream_chat_request *reqs;
+    const int *index; /* batch position → reqs index */
+    uint64_t *rng;    /* per batch position */
+};
+
+static dream_token chat_choose(void *ud, int req, const float *logits, int n_vocab)
+{
+    struct chat_hooks *h = ud;
+    const struct dream_chat_request *r = &h->reqs[h->index[req]];
+    return dream_sample_token(logits, n_vocab, r->temperature, r->top_p, &h->rng[req]);
+}
+
+static bool chat_on_token(void *ud, int req, dream_token token)
+{
+    struct chat_hooks *h = ud;
+    struct dream_chat_request *r = &h->reqs[h->index[req]];
+    if (!r->on_text) return true;
+    char small[256];
+    char *piece = small;
+    int k = dream_token_to_piece(rt.model, token, false, small, sizeof small);
+    if (k < 0) {
+        piece = malloc((size_t)-k);
+        if (!piece) return false;
+        k = dream_token_to_piece(rt.model, token, false, piece, -k);
+    }
+    bool go = r->on_text(r->ud, piece, k > 0 ? (size_t)k : 0);
+    if (piece != small) free(piece);
+    return go;
+}
+
+static void chat_fail(struct dream_chat_request *r, int rc)
+{
+    r->status = rc;
+    snprintf(r->error_message, sizeof r->error_message, "%s", dream_error_last());
+}
+
+int dream_seam_chat(struct dream_chat_request *reqs, size_t n)
+{
+    if (!n) return 0;
+    pthread_mutex_lock(&op_lock);
+    int rc = runtime_load();
+    if (!rc) rc = runtime_batcher();
+    struct dream_tokens *prompts = calloc(n, sizeof *prompts);
+    int *index = calloc(n, sizeof *index), *max_tokens = calloc(n, sizeof *max_tokens), *status = calloc(n, sizeof *status);
+    uint64_t *rng = calloc(n, sizeof *rng);
+    struct dream_gen_result *res = calloc(n, sizeof *res);
+    if (!rc && (!prompts || !index || !max_tokens || !status || !rng || !res)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    int m = 0; /* requests that go to the batcher */
+    int seq_ctx = rt.cfg.n_ctx;
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct dream_chat_request *r = &reqs[i];
+        r->status = 0;
+        r->error_message[0] = 0;
+        r->n_prompt = r->n_completion = 0;
+        r->stopped_at_eog = false;
+        int e = r->max_tokens < 0 ? dream_error_set(DREAM_EINVAL, "max_tokens is %d; give 0 or more", r->max_tokens) : 0;
+        if (!e && !r->n_messages) e = dream_error_set(DREAM_EINVAL, "the conversation has no messages");
+        if (!e) e = seam_chat_tokens(rt.model, rt.tmpl, r->messages, r->n_messages, &prompts[m]);
+        if (!e && prompts[m].n >= seq_ctx)
+            e = dream_error_set(DREAM_ETOOBIG, "the conversation has %d tokens but the context holds %d; shorten it", prompts[m].n, seq_ctx);
+        if (e) {
+            chat_fail(r, e);
+            dream_tokens_free(&prompts[m]);
+            continue;
+        }
+        r->n_prompt = prompts[m].n;
+        index[m] = (int)i;
+        max_tokens[m] = r->max_tokens;
+        rng[m] = r->seed;
+        m++;
+    }
+    if (!rc && m > 0) {
+        struct chat_hooks hooks = {.reqs = reqs, .index = index, .rng = rng};
+        struct dream_gen_params gp = dream_gen_default_params();
+        gp.choose = chat_choose;
+        gp.on_token = chat_on_token;
+        gp.hook_ud = &hooks;
+        rc = dream_batcher_set_adapter(rt.batcher, NULL, 0.0f);
+        if (!rc) rc = dream_batcher_run(rt.batcher, prompts, m, &gp, max_tokens, res, status);
+        for (int k = 0; k < m && !rc; k++) {
+            struct dream_chat_request *r = &reqs[index[k]];
+            if (status[k]) {
+                r->status = status[k];
+                snprintf(r->error_message, sizeof r->error_message, "the request failed in the batch (%s)", dream_status_str(status[k]));
+            } else {
+                r->n_completion = res[k].n_tokens;
+                r->stopped_at_eog = res[k].stopped_at_eog;
+            }
+            dream_gen_result_free(&res[k]);
+        }
+    }
+    for (size_t i = 0; prompts && i < n; i++) dream_tokens_free(&prompts[i]);
+    free(prompts);
+    free(index);
+    free(max_tokens);
+    free(status);
+    free(rng);
+    free(res);
+    pthread_mutex_unlock(&op_lock);
+    return rc;
+}
+
+int dream_seam_load(const char **name, int *seq_ctx)
+{
+    static char base[256];
+    pthread_mutex_lock(&op_lock);
+    int rc = runtime_load();
+    if (!rc) rc = runtime_batcher();
+    if (!rc) {
+        const char *p = dream_model_path(rt.model), *slash = strrchr(p, '/');
+        snprintf(base, sizeof base, "%s", slash ? slash + 1 : p);
+        char *dot = strrchr(base, '.');
+        if (dot && !strcmp(dot, ".gguf")) *dot = 0;
+        if (name) *name = base;
+        if (seq_ctx) *seq_ctx = rt.cfg.n_ctx;
+    }
+    pthread_mutex_unlock(&op_lock);
+    return rc;
+}

@@ -11,4 +11,9 @@ int seam_parse_template(dream_model *m, dream_template **out);
 /* Renders [system?, user] with t and tokenizes it injection-safely; appends to out. */
 int seam_prompt_tokens(dream_model *m, const dream_template *t, const char *system, const char *user, struct dream_tokens *out);
 
+/* Renders any conversation (roles chosen by the program, contents caller data) with the
+ * generation prompt and tokenizes it injection-safely; appends to out. */
+int seam_chat_tokens(dream_model *m, const dream_template *t, const struct dream_chat_message *msgs, size_t n,
+                     struct dream_tokens *out);
+
 #endif

@@ -1,0 +1,44 @@
+/*
+ * serve.h — `dream serve`: the model (and, later, the memory) over HTTP.
+ *
+ * An OpenAI-compatible server on libmicrohttpd: POST /v1/chat/completions (streaming by
+ * server-sent events or not) and GET /v1/models. Every request shares the seam's one model; a
+ * single worker thread owns the scheduler and batches the requests waiting at each round
+ * together. Errors use OpenAI's shape {"error":{"message","type","param","code"}}.
+ */
+#ifndef DREAM_SERVE_H
+#define DREAM_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dream_serve_params {
+    const char *host;      /* IPv4 address or "localhost" (default 127.0.0.1) */
+    int port;              /* default 8080; 0 picks a free port (dream_server_port says which) */
+    const char *api_key;   /* bearer token every request must carry; NULL = none. A bind that
+                              is not loopback needs one (default: $DREAM_API_KEY) */
+    size_t max_body;       /* request body limit in bytes (default 1 MiB); more is a 413 */
+    int max_tokens;        /* the largest max_tokens a request may ask for (default 4096);
+                              also the default when a request gives none */
+    int max_connections;   /* concurrent connections (default 64); more are refused */
+    int max_batch;         /* requests decoded together in one round (default 32) */
+};
+void dream_serve_default_params(struct dream_serve_params *params);
+
+typedef struct dream_server dream_server;
+
+/* Checks the parameters (a non-loopback host without an API key is refused), loads the model
+ * and starts listening. */
+int dream_server_start(const struct dream_serve_params *params, dream_server **out);
+int dream_server_port(const dream_server *server);
+/* Stops listening, ends the streams in flight, and frees the server. */
+void dream_server_stop(dream_server *server);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,109 @@
+/* cmd_serve.c — `dream serve`: the OpenAI-compatible HTTP server on the one local model. */
+#include "cli.h"
+
+#include "dream/error.h"
+#include "dream/model.h"
+#include "dream/serve.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_serve_summary[] = "serve the model over an OpenAI-compatible HTTP API";
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dream serve [--model PATH] [--host ADDR] [--port N] [--parallel N] [--ctx N]\n"
+               "                   [--max-tokens N] [--max-body BYTES] [--max-connections N]\n\n"
+               "Serves POST /v1/chat/completions (streaming or not) and GET /v1/models. Requests\n"
+               "share the one model and are decoded together by the batching scheduler.\n"
+               "Stops on SIGINT or SIGTERM.\n\n"
+               "  --model PATH          the GGUF model (default: DREAM_MODEL, then the Hugging Face cache)\n"
+               "  --host ADDR           IPv4 address to listen on (default 127.0.0.1); any address that is\n"
+               "                        not loopback needs DREAM_API_KEY, which clients send as a bearer token\n"
+               "  --port N              TCP port (default 8080; 0 picks a free one and prints it)\n"
+               "  --parallel N          sequences decoded together (default 16)\n"
+               "  --ctx N               context cells per sequence (default DREAM_CTX, else 8192)\n"
+               "  --max-tokens N        the most a request may ask for, and the default (default 4096)\n"
+               "  --max-body BYTES      the largest request body (default 1048576)\n"
+               "  --max-connections N   concurrent connections (default 64)\n"
+               "  --threads N           CPU threads (default DREAM_THREADS, else all cores)\n");
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct dream_serve_params p;
+    dream_serve_default_params(&p);
+    struct dream_seam_config cfg;
+    dream_seam_default_config(&cfg);
+    long port = p.port, parallel = 16, ctx = 0, max_tokens = p.max_tokens, max_body = (long)p.max_body, max_conn = p.max_connections,
+         threads = 0;
+    struct {
+        const char *name;
+        long min, max, *val;
+    } nums[] = {{"--port", 0, 65535, &port},
+                {"--parallel", 1, 128, &parallel},
+                {"--ctx", 256, 1 << 20, &ctx},
+                {"--max-tokens", 1, DREAM_MAX_OUTPUT_TOKENS, &max_tokens},
+                {"--max-body", 64, 1L << 30, &max_body},
+                {"--max-connections", 1, 100000, &max_conn},
+                {"--threads", 1, 1024, &threads}};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_wants_help(a)) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--model") && v) {
+            cfg.model_path = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--host") && v) {
+            p.host = argv[++i];
+            continue;
+        }
+        size_t k = 0;
+        while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k].name)) k++;
+        if (k == sizeof nums / sizeof nums[0]) {
+            fprintf(stderr, "dream serve: unknown option or missing value '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (!cli_parse_int("serve", a, v, nums[k].min, nums[k].max, nums[k].val)) return 2;
+        i++;
+    }
+    cfg.width = (int)parallel;
+    if (ctx) cfg.n_ctx = (int)ctx;
+    if (threads) cfg.n_threads = (int)threads;
+    p.port = (int)port;
+    p.max_tokens = (int)max_tokens;
+    p.max_body = (size_t)max_body;
+    p.max_connections = (int)max_conn;
+    p.max_batch = 2 * (int)parallel; /* a round queues at most this many; the rest wait for the next */
+
+    /* Signals are taken by sigwait here, so every thread the server starts blocks them. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int rc = dream_seam_configure(&cfg);
+    dream_server *srv = NULL;
+    if (!rc) rc = dream_server_start(&p, &srv);
+    if (rc) {
+        dream_seam_shutdown();
+        return cli_fail("serve", rc);
+    }
+    fprintf(stderr, "dream serve: listening on http://%s:%d (model %s, %ld parallel%s)\n", p.host, dream_server_port(srv),
+            cfg.model_path ? cfg.model_path : "from DREAM_MODEL or the cache", parallel, p.api_key ? ", API key required" : "");
+    int sig = 0;
+    sigwait(&set, &sig);
+    fprintf(stderr, "dream serve: %s, stopping\n", sig == SIGINT ? "interrupted" : "terminated");
+    dream_server_stop(srv);
+    dream_seam_shutdown();
+    return 0;
+}
