@@ -2,6 +2,8 @@
  * route, in that order). */
 #include "cli.h"
 
+#include "dream/model.h"
+
 #include "dream/entity.h"
 #include "dream/error.h"
 #include "dream/extract.h"
@@ -58,6 +60,9 @@ static void run_usage(FILE *f)
             "  --engagement N      route: an entity in one chunk still gets an article when its\n"
             "                      chunks hold N or more of your own messages; 0 = off (default;\n"
             "                      also DREAM_ROUTE_ENGAGEMENT)\n"
+            "  --backend URL       send model calls to an OpenAI-compatible server (dream serve,\n"
+            "                      llama-server, vLLM) instead of the embedded model (default:\n"
+            "                      $DREAM_BACKEND; $DREAM_BACKEND_KEY, $DREAM_BACKEND_MODEL)\n"
             "  -h, --help          this text\n"
             "\n"
             "On a terminal, each stage shows its progress (items done, items per second) on\n"
@@ -68,7 +73,7 @@ static void run_usage(FILE *f)
 }
 
 struct run_opts {
-    const char *stage, *store_path, *wiki, *conversation;
+    const char *stage, *store_path, *wiki, *conversation, *backend;
     long limit, batch, engagement;
     bool dry_run, tie_break, engagement_set;
 };
@@ -94,7 +99,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             if (!cli_parse_int("run", a, val, !strcmp(a, "--batch") ? 1 : 0, 1000000000L, !strcmp(a, "--limit") ? &o->limit : &o->batch))
                 return 2;
             i++;
-        } else if (!strcmp(a, "--stage") || !strcmp(a, "--store") || !strcmp(a, "--wiki") || !strcmp(a, "--conversation")) {
+        } else if (!strcmp(a, "--stage") || !strcmp(a, "--store") || !strcmp(a, "--wiki") || !strcmp(a, "--conversation") ||
+                   !strcmp(a, "--backend")) {
             if (!val) {
                 fprintf(stderr, "dream run: %s needs a value\n", a);
                 return 2;
@@ -102,6 +108,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             if (!strcmp(a, "--stage")) o->stage = val;
             else if (!strcmp(a, "--store")) o->store_path = val;
             else if (!strcmp(a, "--wiki")) o->wiki = val;
+            else if (!strcmp(a, "--backend")) o->backend = val;
             else o->conversation = val;
             i++;
         } else {
@@ -363,6 +370,12 @@ int cmd_run(int argc, char **argv)
     }
 
     rc = DREAM_OK;
+    if (!o.dry_run && (o.backend || (getenv("DREAM_BACKEND") && *getenv("DREAM_BACKEND")))) {
+        struct dream_remote_params rp;
+        dream_remote_default_params(&rp);
+        if (o.backend) rp.url = o.backend;
+        if ((rc = dream_seam_use_remote(&rp))) goto fail;
+    }
     struct run_progress pr = {.tty = isatty(STDERR_FILENO) == 1};
     if (run_wants(&o, "segment")) rc = run_segment(store, &p, o.dry_run, &pr);
     if (!rc && run_wants(&o, "extract")) rc = run_extract(store, &o, p.conversation, &pr);

@@ -1,0 +1,227 @@
+/* test_remote.c — the seam's remote backend.
+ *
+ * Against a scripted flaky server in this process (libmicrohttpd): transient failures (503,
+ * 429, a dropped connection) are retried with backoff, a 400 fails that call alone, answers
+ * keep their order although they finish out of order, and no more than max_parallel requests
+ * are ever in flight. Against a real `dream serve` (its URL in argv[1], started by
+ * test_remote.sh on the same model file, argv[2]): remote batch answers equal the embedded
+ * engine's answers for the same inputs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "dream/error.h"
+#include "dream/model.h"
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *serve_url, *model_path;
+
+/* ---- the scripted server ---- */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int n_requests, in_flight, max_in_flight;
+static char last_system[256];
+static double last_temperature = -1;
+
+struct upload {
+    char *data;
+    size_t len;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *body)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result ok = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result scripted(void *cls, struct MHD_Connection *c, const char *url, const char *method, const char *version,
+                                const char *data, size_t *size, void **con_cls)
+{
+    struct upload *u = *con_cls;
+    if (!u) {
+        *con_cls = calloc(1, sizeof *u);
+        return MHD_YES;
+    }
+    if (*size) {
+        u->data = realloc(u->data, u->len + *size + 1);
+        memcpy(u->data + u->len, data, *size);
+        u->len += *size;
+        u->data[u->len] = 0;
+        *size = 0;
+        return MHD_YES;
+    }
+    pthread_mutex_lock(&mu);
+    int nth = ++n_requests;
+    if (++in_flight > max_in_flight) max_in_flight = in_flight;
+    pthread_mutex_unlock(&mu);
+    json_t *req = json_loadb(u->data ? u->data : "", u->len, 0, NULL);
+    json_t *msgs = json_object_get(req, "messages");
+    const char *user = json_string_value(json_object_get(json_array_get(msgs, json_array_size(msgs) - 1), "content"));
+    const char *sys = json_array_size(msgs) == 2 ? json_string_value(json_object_get(json_array_get(msgs, 0), "content")) : "";
+    pthread_mutex_lock(&mu);
+    snprintf(last_system, sizeof last_system, "%s", sys ? sys : "");
+    last_temperature = json_number_value(json_object_get(req, "temperature"));
+    pthread_mutex_unlock(&mu);
+    enum MHD_Result ok;
+    /* later inputs answer sooner, so completion order is the reverse of input order */
+    int idx = user && !strncmp(user, "input ", 6) ? atoi(user + 6) : 0;
+    usleep((useconds_t)(20000 * (8 - idx % 8)));
+    if (nth == 1) ok = reply(c, 503, "{\"error\":{\"message\":\"warming up\"}}");
+    else if (nth == 2) ok = reply(c, 429, "{\"error\":{\"message\":\"slow down\"}}");
+    else if (nth == 3) ok = MHD_NO; /* drops the connection */
+    else if (user && !strcmp(user, "refuse me")) ok = reply(c, 400, "{\"error\":{\"message\":\"no such thing\"}}");
+    else {
+        json_t *ans = json_pack("{s:[{s:{s:s, s:s+}}]}", "choices", "message", "role", "assistant", "content", "echo: ", user ? user : "");
+        char *s = json_dumps(ans, 0);
+        ok = reply(c, 200, s);
+        free(s);
+        json_decref(ans);
+    }
+    json_decref(req);
+    pthread_mutex_lock(&mu);
+    in_flight--;
+    pthread_mutex_unlock(&mu);
+    return ok;
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
+{
+    struct upload *u = *con_cls;
+    if (u) free(u->data);
+    free(u);
+    *con_cls = NULL;
+}
+
+static void test_remote_retries_transient_errors_keeps_order_and_bounds_concurrency(void **state)
+{
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, scripted, NULL,
+                                            MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
+    assert_non_null(d);
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port);
+    struct dream_remote_params p;
+    dream_remote_default_params(&p);
+    p.url = url;
+    p.max_parallel = 3;
+    p.backoff_ms = 10;
+    assert_int_equal(dream_seam_use_remote(&p), 0);
+
+    enum { N = 10 };
+    struct dream_local_input in[N];
+    char users[N][32];
+    for (int i = 0; i < N; i++) {
+        snprintf(users[i], sizeof users[i], "input %d", i);
+        in[i] = (struct dream_local_input){.user = users[i]};
+    }
+    char *out[N];
+    assert_int_equal(dream_call_local_batch("entity", in, N, NULL, out), 0);
+    for (int i = 0; i < N; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "echo: input %d", i);
+        assert_string_equal(out[i], want);
+        free(out[i]);
+    }
+    assert_int_equal(n_requests, N + 3); /* three transient failures, each retried once */
+    assert_true(max_in_flight <= 3);
+    assert_true(max_in_flight >= 2); /* and it did run requests side by side */
+    assert_string_equal(last_system, dream_stage_default_system("entity"));
+    assert_true(last_temperature == 0.0);
+
+    /* a 400 is not retried and fails only its own call */
+    struct dream_local_input mixed[3] = {{.user = "input 1"}, {.user = "refuse me"}, {.user = "input 2"}};
+    char *o3[3];
+    int before = n_requests;
+    int rc = dream_call_local_batch("route", mixed, 3, NULL, o3);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(dream_error_last(), "no such thing"));
+    assert_int_equal(n_requests - before, 3);
+    assert_string_equal(o3[0], "echo: input 1");
+    assert_null(o3[1]);
+    assert_string_equal(o3[2], "echo: input 2");
+    free(o3[0]);
+    free(o3[2]);
+
+    /* nothing listening: retried, then a clear error naming the endpoint */
+    MHD_stop_daemon(d);
+    p.max_retries = 2;
+    assert_int_equal(dream_seam_use_remote(&p), 0);
+    char *o1 = NULL;
+    rc = dream_call_local("entity", &in[0], NULL, &o1);
+    assert_int_not_equal(rc, 0);
+    assert_null(o1);
+    assert_non_null(strstr(dream_error_last(), "after 3 attempts"));
+    assert_non_null(strstr(dream_error_last(), "/v1/chat/completions"));
+    dream_seam_set_backend(NULL);
+}
+
+static void test_remote_rejects_a_url_that_is_not_http(void **state)
+{
+    struct dream_remote_params p;
+    dream_remote_default_params(&p);
+    p.url = "ftp://example.org";
+    assert_int_equal(dream_seam_use_remote(&p), DREAM_EINVAL);
+    assert_non_null(strstr(dream_error_last(), "http://"));
+}
+
+/* ---- against dream serve ---- */
+static void test_remote_batch_equals_local_answers(void **state)
+{
+    if (!serve_url) {
+        fail_msg("no dream serve URL given (run through test_remote.sh)");
+        return;
+    }
+    struct dream_seam_config c;
+    dream_seam_default_config(&c);
+    c.model_path = model_path;
+    c.width = 4;
+    assert_int_equal(dream_seam_configure(&c), 0);
+    const char *users[] = {"Alice met Bob in Paris to talk about the Rust compiler.",
+                           "My sourdough starter died again; I think the kitchen is too cold.",
+                           "We moved the dream project from Python to C last spring.",
+                           "Notes on the Kubernetes upgrade and the flaky ingress controller.",
+                           "Call Grandma on Sunday about the trip to Lisbon.",
+                           "Why does my bike chain skip in the highest gear?"};
+    enum { N = sizeof users / sizeof users[0] };
+    struct dream_local_input in[N];
+    for (int i = 0; i < N; i++) in[i] = (struct dream_local_input){.user = users[i], .system = i == 2 ? "Answer in one word." : NULL};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 20;
+    char *local[N], *remote[N];
+    assert_int_equal(dream_call_local_batch("entity", in, N, &o, local), 0);
+    struct dream_remote_params p;
+    dream_remote_default_params(&p);
+    p.url = serve_url;
+    p.max_parallel = 4;
+    assert_int_equal(dream_seam_use_remote(&p), 0);
+    assert_int_equal(dream_call_local_batch("entity", in, N, &o, remote), 0);
+    for (int i = 0; i < N; i++) {
+        assert_non_null(local[i]);
+        assert_true(strlen(local[i]) > 0);
+        assert_string_equal(remote[i], local[i]);
+        free(local[i]);
+        free(remote[i]);
+    }
+    dream_seam_set_backend(NULL);
+    dream_seam_shutdown();
+}
+
+int main(int argc, char **argv)
+{
+    serve_url = argc > 1 ? argv[1] : NULL;
+    model_path = argc > 2 ? argv[2] : NULL;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_remote_rejects_a_url_that_is_not_http),
+        cmocka_unit_test(test_remote_retries_transient_errors_keeps_order_and_bounds_concurrency),
+        cmocka_unit_test(test_remote_batch_equals_local_answers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
