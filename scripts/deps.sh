@@ -10,7 +10,7 @@
 #
 # Prints one line for the Makefile on stdout's last line: LLAMA_SRC=... LLAMA_BUILD=...
 # Environment: DREAM_CUDA=1 adds the CUDA backend (sm_90); DREAM_DEPS_TOOLS=1 also builds
-# llama.cpp's benchmark tools (llama-bench, llama-batched-bench) for `make bench`.
+# llama.cpp's benchmark tools (llama-bench, llama-batched-bench, llama-server) for `make bench`.
 set -euo pipefail
 
 LLAMA_COMMIT=de3ff815ea7d559ee917f063901b8986f038abc6
@@ -135,7 +135,7 @@ key=$(printf '%s\n' "${opts[@]}" | sha256sum | cut -c1-8)
 BUILD=$CACHE/build/llama-$LLAMA_SHORT-$flavor-$key-$cpu_sig-$cc_sig
 
 targets=(llama llama-simple)
-[ -n "${DREAM_DEPS_TOOLS:-}" ] && targets+=(llama-bench llama-batched-bench)
+[ -n "${DREAM_DEPS_TOOLS:-}" ] && targets+=(llama-bench llama-batched-bench llama-server)
 
 need=0
 for t in "${targets[@]}"; do [ -f "$BUILD/.built-$t" ] || need=1; done
@@ -148,6 +148,13 @@ if ((need)); then
   fi
   for t in "${targets[@]}"; do
     [ -f "$BUILD/.built-$t" ] && continue
+    # llama-server (the serve benchmark's baseline) needs its directory switched on in the same
+    # tree; the option adds the server's targets and changes no library's flags, so nothing
+    # already built is rebuilt and the cache key stays the same.
+    if [ "$t" = llama-server ]; then
+      cmake -S "$SRC" -B "$BUILD" -DLLAMA_BUILD_SERVER=ON >>"$BUILD/configure.log" 2>&1 \
+        || die "configuring llama.cpp's server failed; see $BUILD/configure.log"
+    fi
     cmake --build "$BUILD" --target "$t" -j "$JOBS" >"$BUILD/build-$t.log" 2>&1 \
       || die "building llama.cpp target $t failed; see $BUILD/build-$t.log"
     touch "$BUILD/.built-$t"

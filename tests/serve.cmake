@@ -18,3 +18,11 @@ if(TARGET dream_serve)
   set_tests_properties(test_remote PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+
+# The sanitized server under a short concurrent load: no failed request, no leak, clean exit.
+if(TARGET dream_serve AND TARGET serve_load)
+  add_test(NAME test_serve_load COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_serve_load.sh $<TARGET_FILE:dream>
+           $<TARGET_FILE:serve_load> ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/serve-load.log)
+  set_tests_properties(test_serve_load PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 600
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
