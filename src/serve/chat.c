@@ -216,7 +216,7 @@ static const char *role_name(const char *role)
 }
 
 /* Fills j from the request body; on a bad request writes the message into err and returns -1. */
-static int parse_request(struct dream_server *s, struct chat_job *j, char *err, size_t errlen, const char **param)
+static int parse_request(const struct dream_serve_params *sp, struct chat_job *j, char *err, size_t errlen, const char **param)
 {
     json_t *root = j->json;
     if (!json_is_object(root)) return snprintf(err, errlen, "the request body must be a JSON object"), -1;
@@ -255,12 +255,12 @@ static int parse_request(struct dream_server *s, struct chat_job *j, char *err, 
     }
     json_t *v;
     *param = "max_tokens";
-    j->max_tokens = s->p.max_tokens;
+    j->max_tokens = sp->max_tokens;
     if (!(v = json_object_get(root, "max_tokens")) || json_is_null(v)) v = json_object_get(root, "max_completion_tokens");
     if (v && !json_is_null(v)) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > s->p.max_tokens)
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > sp->max_tokens)
             return snprintf(err, errlen, "max_tokens must be an integer from 1 to %d (this server's limit, dream serve --max-tokens)",
-                            s->p.max_tokens), -1;
+                            sp->max_tokens), -1;
         j->max_tokens = (int)json_integer_value(v);
     }
     *param = "temperature";
@@ -311,6 +311,20 @@ static int parse_request(struct dream_server *s, struct chat_job *j, char *err, 
     j->include_usage = json_is_true(json_object_get(so, "include_usage"));
     *param = NULL;
     return 0;
+}
+
+int serve_chat_check(const struct dream_serve_params *p, const char *body, size_t len, char *err, size_t errlen)
+{
+    json_error_t jerr;
+    struct chat_job j = {0};
+    const char *param = NULL;
+    int rc = -1;
+    if (!(j.json = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr))) snprintf(err, errlen, "not valid JSON: %s", jerr.text);
+    else rc = parse_request(p, &j, err, errlen, &param);
+    json_decref(j.json);
+    free(j.messages);
+    for (int i = 0; i < j.n_stops; i++) free(j.stops[i]);
+    return rc;
 }
 
 /* ---- replies ---- */
@@ -446,7 +460,7 @@ enum MHD_Result serve_chat_completions(struct serve_request *rq)
     pthread_cond_init(&j->cv, NULL);
     char err[512];
     const char *param = NULL;
-    if (parse_request(s, j, err, sizeof err, &param)) {
+    if (parse_request(&s->p, j, err, sizeof err, &param)) {
         job_unref(c, j);
         return serve_reply_error(rq, 400, "invalid_request_error", param ? "invalid_value" : NULL, "%s", err);
     }

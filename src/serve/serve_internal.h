@@ -66,6 +66,10 @@ void serve_chat_free(struct dream_server *s);
 enum MHD_Result serve_chat_completions(struct serve_request *rq);
 enum MHD_Result serve_models(struct serve_request *rq);
 
+/* Parses and checks a chat completion request body as the endpoint does (the fuzzer's entry):
+ * 0, or -1 with the 400's message in err. */
+int serve_chat_check(const struct dream_serve_params *p, const char *body, size_t len, char *err, size_t errlen);
+
 /* Makes text valid UTF-8 for JSON: invalid bytes become U+FFFD. Appends to out (jansson needs
  * valid UTF-8). */
 int serve_utf8_clean(const char *text, size_t len, struct dbuf *out);
