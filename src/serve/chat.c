@@ -81,7 +81,7 @@ static bool job_on_text(void *ud, const char *piece, size_t len)
     struct hook_ctx *h = ud;
     struct chat_job *j = h->j;
     pthread_mutex_lock(&h->c->mu);
-    bool go = !j->cancelled;
+    bool go = !j->cancelled && !h->c->stopping; /* a stopping server cuts running answers short */
     size_t old = j->text.len;
     if (go && dbuf_append(&j->text, piece, len)) go = false;
     for (int i = 0; go && i < j->n_stops; i++) {
