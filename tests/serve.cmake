@@ -3,7 +3,7 @@
 if(TARGET dream_serve)
   add_test(NAME test_serve COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_serve.sh $<TARGET_FILE:dream>
            ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/serve-test)
-  set_tests_properties(test_serve PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 600
+  set_tests_properties(test_serve PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 900
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
 
