@@ -19,3 +19,11 @@ if(TARGET dream)
            COMMAND sh ${CMAKE_SOURCE_DIR}/tests/schedule_cli.sh $<TARGET_FILE:dream> ${CMAKE_BINARY_DIR}/tests/schedule-cli)
   set_tests_properties(cli_schedule PROPERTIES PASS_REGULAR_EXPRESSION "PASS: dream schedule" FAIL_REGULAR_EXPRESSION "FAIL:")
 endif()
+
+# GET /v1/memory/<tool> on `dream serve` with curl, on the hand-written vault.
+if(TARGET dream_serve)
+  add_test(NAME test_serve_memory COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_serve_memory.sh $<TARGET_FILE:dream>
+           ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_SOURCE_DIR}/tests/data/vault ${CMAKE_BINARY_DIR}/serve-memory-test)
+  set_tests_properties(test_serve_memory PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS: GET /v1/memory"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()

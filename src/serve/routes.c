@@ -6,5 +6,6 @@
 const struct serve_route serve_routes[] = {
     {"POST", "/v1/chat/completions", serve_chat_completions},
     {"GET", "/v1/models", serve_models},
+    {"GET", "/v1/memory/", serve_memory},
     {NULL, NULL, NULL},
 };

@@ -66,6 +66,9 @@ void serve_chat_free(struct dream_server *s);
 enum MHD_Result serve_chat_completions(struct serve_request *rq);
 enum MHD_Result serve_models(struct serve_request *rq);
 
+/* memory.c: GET /v1/memory/<tool>, the read tools (dream/read.h) */
+enum MHD_Result serve_memory(struct serve_request *rq);
+
 /* Parses and checks a chat completion request body as the endpoint does (the fuzzer's entry):
  * 0, or -1 with the 400's message in err. */
 int serve_chat_check(const struct dream_serve_params *p, const char *body, size_t len, char *err, size_t errlen);

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# GET /v1/memory/<tool> on `dream serve`, with curl: every read tool on the hand-written vault
+# (tests/data/vault), the same JSON as the CLI's --json, 404 with near candidates for an unknown
+# article, 400 for a bad argument or tool, and no way to read outside the wiki.
+# Usage: test_serve_memory.sh DREAM MODEL VAULT WORKDIR
+set -euo pipefail
+DREAM=$1 MODEL=$2 VAULT=$3 WORK=$4
+rm -rf "$WORK" && mkdir -p "$WORK"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+SERVER_PID=
+cleanup() { [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null || true; }
+trap cleanup EXIT
+export DREAM_WIKI=$VAULT DREAM_HOME=$WORK/home
+"$DREAM" serve --model "$MODEL" --port 0 --parallel 2 >"$WORK/serve.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 240); do
+  PORT=$(sed -n 's/.*listening on http:\/\/[0-9.]*:\([0-9]*\).*/\1/p' "$WORK/serve.log")
+  [ -n "$PORT" ] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/serve.log" >&2; fail "dream serve exited before listening"; }
+  sleep 0.25
+done
+[ -n "$PORT" ] || fail "dream serve did not listen"
+URL=http://127.0.0.1:$PORT/v1/memory
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+get() { # get NAME PATH_AND_QUERY WANT_STATUS
+  local code
+  code=$(curl -s -o "$WORK/$1.json" -w '%{http_code}' "$URL/$2")
+  [ "$code" = "$3" ] || fail "GET $2: HTTP $code (want $3): $(cat "$WORK/$1.json")"
+}
+same_as_cli() { # same_as_cli NAME CLI_ARGS...: the HTTP body equals the CLI's --json
+  local name=$1; shift
+  "$DREAM" "$@" --json > "$WORK/$name.cli.json" || true
+  python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(a!=b)" "$WORK/$name.json" "$WORK/$name.cli.json" \
+    || fail "$name: HTTP and CLI differ: $(cat "$WORK/$name.json") vs $(cat "$WORK/$name.cli.json")"
+}
+
+get resolve 'resolve?name=natural%20leaven' 200
+[ "$(json "$WORK/resolve.json" "d['stem']")" = Sourdough ] || fail "resolve: $(cat "$WORK/resolve.json")"
+same_as_cli resolve resolve natural leaven
+get read 'read?name=Sourdough' 200
+[ "$(json "$WORK/read.json" "len(d['sections'])")" = 6 ] || fail "read: $(cat "$WORK/read.json")"
+[ "$(wc -c < "$WORK/read.json")" -le 2048 ] || fail "default read over 2 KB"
+same_as_cli read read Sourdough
+get whole 'read?name=Sourdough&whole=1' 200
+cmp -s <(json "$WORK/whole.json" "d['text']") <(cat "$VAULT/articles/Sourdough.md"; echo) || fail "whole read is not the file"
+get section 'section?name=Sourdough&anchor=feeding-schedule' 200
+[ "$(json "$WORK/section.json" "d['references'][0]['label']")" = 2 ] || fail "section: $(cat "$WORK/section.json")"
+get links 'links?name=Sourdough' 200
+[ "$(json "$WORK/links.json" "d['inbound'][0]['via']")" = main ] || fail "links: $(cat "$WORK/links.json")"
+same_as_cli links links Sourdough
+get infobox 'infobox?name=Home_Solar_Panels' 200
+[ "$(json "$WORK/infobox.json" "d['fields'][2]['value']")" = installed ] || fail "infobox: $(cat "$WORK/infobox.json")"
+get list 'list?limit=2&offset=1' 200
+[ "$(json "$WORK/list.json" "d['articles']")" = "['Bicycle_Maintenance', 'Cello_Practice']" ] || fail "list: $(cat "$WORK/list.json")"
+get category 'category?category=Home%20projects' 200
+[ "$(json "$WORK/category.json" "d['total']")" = 2 ] || fail "category: $(cat "$WORK/category.json")"
+get search 'search?query=derailleur%20limit' 200
+[ "$(json "$WORK/search.json" "d['results'][0]['stem']")" = Bicycle_Maintenance ] || fail "search: $(cat "$WORK/search.json")"
+get status 'status' 200
+[ "$(json "$WORK/status.json" "d['articles']")" = 6 ] || fail "status: $(cat "$WORK/status.json")"
+
+# errors: unknown article (404, OpenAI's shape, near candidates), bad arguments and tools (400)
+get missing 'read?name=sourdogh' 404
+[ "$(json "$WORK/missing.json" "d['error']['code']")" = not_found ] || fail "404 shape: $(cat "$WORK/missing.json")"
+[ "$(json "$WORK/missing.json" "d['candidates'][0]['stem']")" = Sourdough ] || fail "404 candidates: $(cat "$WORK/missing.json")"
+get noname 'read' 400
+get badlimit 'list?limit=ten' 400
+get badtool 'frobnicate?name=x' 400
+[ "$(json "$WORK/badtool.json" "d['error']['type']")" = invalid_request_error ] || fail "400 shape: $(cat "$WORK/badtool.json")"
+# no way out of the wiki
+for n in '..%2F..%2Fetc%2Fpasswd' '%2Fetc%2Fpasswd' '..%2Fwiki%2Farticles%2FSourdough' 'articles%2FSourdough.md'; do
+  get trav "read?name=$n&whole=1" 404
+  grep -q 'root:' "$WORK/trav.json" && fail "read outside the wiki with $n"
+done
+get post 'status' 200
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/status")
+[ "$code" = 405 ] || fail "POST /v1/memory/status: HTTP $code (want 405)"
+
+kill -TERM "$SERVER_PID"; rc=0; wait "$SERVER_PID" || rc=$?; SERVER_PID=
+[ "$rc" = 0 ] || { cat "$WORK/serve.log" >&2; fail "dream serve exited with $rc"; }
+if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WORK/serve.log"; then cat "$WORK/serve.log" >&2; fail "sanitizer report"; fi
+echo "PASS: GET /v1/memory: every read tool, 404 with candidates, 400s, no path out"
