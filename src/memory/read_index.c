@@ -301,7 +301,7 @@ static int read_store_keys(dream_reader *r, struct read_keys *nk, struct read_ke
             rc = dream_error_set(DREAM_ENOMEM, "out of memory");
             break;
         }
-        long i = dream_article_resolve_link(r->stems, r->n, stem);
+        long i = read_target(r, stem);
         free(stem);
         if (i < 0) continue;
         for (int c = 1; c <= 2 && !rc; c++) {
@@ -414,10 +414,42 @@ void dream_reader_close(dream_reader *r)
     free(r);
 }
 
+/* Binary search of the sorted stems. */
+static long read_stem_index(const dream_reader *r, const char *stem)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->stems[mid], stem);
+        if (c == 0) return (long)mid;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
+long read_target(const dream_reader *r, const char *target)
+{
+    /* The two exact layers of dream_article_resolve_link by binary search (links are resolved
+     * for every article by `links` and `category --series`); the case-insensitive layer, and
+     * anything unusual, through it. */
+    long i = read_stem_index(r, target);
+    if (i >= 0) return i;
+    char *u = strdup(target);
+    if (u) {
+        for (char *p = u; *p; p++)
+            if (*p == ' ') *p = '_';
+        i = read_stem_index(r, u);
+        free(u);
+        if (i >= 0) return i;
+    }
+    return dream_article_resolve_link(r->stems, r->n, target);
+}
+
 long read_find(const dream_reader *r, const char *name)
 {
     if (!name || !name[0]) return -1;
-    return dream_article_resolve_link(r->stems, r->n, name);
+    return read_target(r, name);
 }
 
 static long read_key_find(const struct read_key *v, size_t n, const char *key, const char **how)

@@ -43,6 +43,9 @@ struct dream_reader {
  * the file system. */
 long read_find(const dream_reader *r, const char *name);
 
+/* A link target's entry by the wiki-link rules (dream_article_resolve_link, faster), or -1. */
+long read_target(const dream_reader *r, const char *target);
+
 /* Resolves name as dream_read_resolve's layers 1-4 do: *how says which matched. -1 when none. */
 long read_lookup(const dream_reader *r, const char *name, const char **how);
 

@@ -345,7 +345,7 @@ int dream_read_links(dream_reader *r, const char *name, json_t **out)
     for (size_t k = 0; k < dream_article_link_count(e->a); k++) {
         const struct dream_article_link *l = dream_article_link(e->a, k);
         if (!l->target[0] || dream_article_link_is_meta(l->target)) continue;
-        long t = dream_article_resolve_link(r->stems, r->n, l->target);
+        long t = read_target(r, l->target);
         if (t < 0) {
             read_add_unique(red, l->target, &over[READ_G_COUNT]);
             continue;
@@ -357,7 +357,7 @@ int dream_read_links(dream_reader *r, const char *name, json_t **out)
     for (size_t k = 0; k < dream_article_template_count(e->a); k++) { /* {{Main|X}} */
         const struct dream_article_template *tp = dream_article_template(e->a, k);
         if (strcasecmp(tp->name, "Main") || !tp->args) continue;
-        long t = dream_article_resolve_link(r->stems, r->n, tp->args);
+        long t = read_target(r, tp->args);
         if (t >= 0 && t != i) read_add_unique(groups[READ_G_MAIN], r->e[t].stem, &over[READ_G_MAIN]);
     }
     for (int g = 0; g < READ_G_COUNT; g++) {
@@ -372,7 +372,7 @@ int dream_read_links(dream_reader *r, const char *name, json_t **out)
         for (size_t k = 0; k < dream_article_link_count(a); k++) {
             const struct dream_article_link *l = dream_article_link(a, k);
             if (!l->target[0] || dream_article_link_is_meta(l->target)) continue;
-            if (dream_article_resolve_link(r->stems, r->n, l->target) != i) continue;
+            if (read_target(r, l->target) != i) continue;
             if (json_array_size(inbound) >= READ_GROUP_MAX) over[READ_G_COUNT + 1]++;
             else json_array_append_new(inbound, json_pack("{ss ss}", "stem", r->e[j].stem, "via", read_group_names[read_link_group(a, l)]));
             break;
@@ -465,7 +465,7 @@ static bool read_is_member(const dream_reader *r, const struct read_entry *e, co
     for (size_t k = 0; k < dream_article_link_count(e->a); k++) {
         const struct dream_article_link *l = dream_article_link(e->a, k);
         if (read_link_group(e->a, l) != READ_G_SERIES) continue;
-        long t = dream_article_resolve_link(r->stems, r->n, l->target);
+        long t = read_target(r, l->target);
         if (series >= 0 ? t == series : read_label_eq(l->target, value)) return true;
     }
     return false;
