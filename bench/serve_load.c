@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 {
     const char *url = NULL, *key = NULL, *label = "server";
     int n = 200, conc = 16, max_tokens = 32;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             fprintf(stderr, "serve_load: %s needs a value\n", a);
@@ -71,7 +71,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "serve_load: unknown option %s\n", a);
             return 2;
         }
-        i++;
     }
     if (!url || n < 1 || conc < 1) {
         fprintf(stderr, "usage: serve_load --url URL [--n 200] [--concurrency 16] [--max-tokens 32] [--api-key KEY] [--label NAME]\n");
