@@ -248,6 +248,26 @@ char *synth_sanitize(const char *raw, const char *heading)
      * heading line (it would start a section of its own), header lines */
     char *draft = NULL;
     if (dream_article_sanitize_draft(raw ? raw : "", heading, &draft, NULL, NULL)) return NULL;
+    /* first CRs and non-numeric markers [^x] go (each could hide a heading or a definition
+     * line from the checks below), then the lines are filtered */
+    struct dbuf c = {0};
+    for (size_t i = 0; draft[i]; i++) {
+        if (draft[i] == '\r') continue;
+        if (draft[i] == '[' && draft[i + 1] == '^') {
+            size_t j = i + 2;
+            while (isdigit((unsigned char)draft[j])) j++;
+            size_t close = i + 2;
+            while (draft[close] && draft[close] != ']' && draft[close] != '\n') close++;
+            if (!(draft[j] == ']' && j > i + 2) && draft[close] == ']') {
+                i = close;
+                continue;
+            }
+        }
+        dbuf_putc(&c, draft[i]);
+    }
+    dbuf_putc(&c, '\0');
+    free(draft);
+    draft = dbuf_take(&c);
     struct dbuf b = {0};
     bool in_info = false, blank = true;
     for (const char *line = draft ? draft : ""; *line;) {
@@ -273,30 +293,13 @@ char *synth_sanitize(const char *raw, const char *heading)
             line = next;
             continue;
         }
-        if (tl == 0 || (tl == 1 && *t == '\r')) {
+        if (tl == 0) {
             if (!blank) dbuf_putc(&b, '\n');
             blank = true;
             line = next;
             continue;
         }
-        /* the line, without non-numeric markers [^x] */
-        for (size_t i = 0; i < len; i++) {
-            if (line[i] == '[' && i + 1 < len && line[i + 1] == '^') {
-                size_t j = i + 2;
-                while (j < len && isdigit((unsigned char)line[j])) j++;
-                if (j < len && line[j] == ']' && j > i + 2) {
-                    dbuf_append(&b, line + i, j - i + 1);
-                    i = j;
-                    continue;
-                }
-                const char *close = memchr(line + i, ']', len - i);
-                if (close) {
-                    i = (size_t)(close - line);
-                    continue;
-                }
-            }
-            if (line[i] != '\r') dbuf_putc(&b, line[i]);
-        }
+        dbuf_append(&b, line, len);
         dbuf_putc(&b, '\n');
         blank = false;
         line = next;

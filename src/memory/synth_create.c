@@ -222,6 +222,19 @@ static void cr_parse_outline(struct cr_entity *e, const char *answer)
     if (e->n_head == 0) e->headings[e->n_head++] = strdup("Overview");
 }
 
+size_t synth_parse_outline(const char *answer, char **out, size_t max)
+{
+    struct cr_entity e;
+    memset(&e, 0, sizeof e);
+    cr_parse_outline(&e, answer);
+    size_t n = 0;
+    for (size_t i = 0; i < e.n_head; i++) {
+        if (n < max) out[n++] = e.headings[i];
+        else free(e.headings[i]);
+    }
+    return n;
+}
+
 /* Lowercase alphanumeric tokens of at least 3 bytes. */
 static size_t cr_overlap(const char *heading, const char *text)
 {
@@ -275,7 +288,7 @@ static int cr_assign(struct cr_entity *e)
 
 /* The infobox answer's fields into `key: value` lines for the block (kind thing), and its
  * category into cats. */
-static int cr_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_t *n_cats)
+int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_t *n_cats)
 {
     int rc = DREAM_OK;
     char seen[32][48];
@@ -324,7 +337,7 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
     char *cats[4] = {0};
     size_t n_cats = 0;
     int rc = dbuf_printf(&b, "# %s\n\n", e->title);
-    if (!rc && !stub) rc = cr_parse_infobox(e->infobox, &box, cats, &n_cats);
+    if (!rc && !stub) rc = synth_parse_infobox(e->infobox, &box, cats, &n_cats);
     if (!rc) rc = dbuf_printf(&b, "```info\n%skind: thing\n```\n\n", box.data && box.len ? box.data : "");
     if (!rc && lead && *lead) {
         rc = dbuf_printf(&b, "%s\n\n", lead);

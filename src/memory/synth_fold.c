@@ -268,6 +268,11 @@ static char *fd_new_heading(const char *answer, const struct fd_cand *c, size_t 
     return taken ? NULL : strdup(s);
 }
 
+char *synth_parse_heading(const char *answer)
+{
+    return fd_new_heading(answer, NULL, 0);
+}
+
 /* Whether the patch keeps every marker the old text had and adds the new one. */
 static bool fd_patch_ok(const char *old, const char *draft, int marker, bool may_drop)
 {

@@ -89,6 +89,19 @@ struct dbuf;
  * delimiters; nothing when the page is empty. */
 int synth_policy(struct dbuf *b, const char *wiki, const char *page);
 
+/* The model-answer parsers of the stages (fuzzed by fuzz_synth_answers):
+ * outline: up to max headings (markup stripped, deduplicated by anchor, never a tail name;
+ *   "Overview" when none), malloc'd into out; returns their count;
+ * infobox: `key: value` lines (snake_case keys, first wins, kind and aliases dropped) appended
+ *   to box, category/categories values into cats (at most 4, malloc'd);
+ * heading: a new section's name (2-5 words of letters and digits, not a tail name), or NULL;
+ * correction: reconcile's answer about a field whose value is old: the new value, or NULL for
+ *   KEEP / the same value / an unusable answer. */
+size_t synth_parse_outline(const char *answer, char **out, size_t max);
+int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_t *n_cats);
+char *synth_parse_heading(const char *answer);
+char *synth_parse_correction(const char *answer, const char *old);
+
 /* Logs a gate verdict's reasons at warn level, naming the article. */
 void synth_log_verdict(const char *stem, const char *what, const struct dream_gate_verdict *v);
 

@@ -145,7 +145,7 @@ static char *rc_ask(const char *stage, const char *prompt, int max_tokens)
 }
 
 /* The corrected value of a field from the model's answer, or NULL for KEEP / unusable. */
-static char *rc_correction(const char *answer, const char *old)
+char *synth_parse_correction(const char *answer, const char *old)
 {
     if (!answer) return NULL;
     while (isspace((unsigned char)*answer) || *answer == '*' || *answer == '`' || *answer == '"') answer++;
@@ -277,7 +277,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         char *prompt = dbuf_take(&b);
         char *answer = rc_ask("editor", prompt, 24);
         free(prompt);
-        char *value = rc_correction(answer, f->value);
+        char *value = synth_parse_correction(answer, f->value);
         free(answer);
         /* only a value the lead itself states as current */
         if (!value || !rc_states(lead, value)) {
