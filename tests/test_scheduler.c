@@ -112,6 +112,70 @@ static void run_gpu_layout(dream_model *m, const char *path, const struct dream_
     }
 }
 
+/* Requests that join a running batch (as HTTP clients arriving mid-run) get the serial
+ * decode's answers too, and overlap the ones already running. */
+struct joiner {
+    struct dream_tokens *prompts;
+    int *max_tokens;
+    const struct dream_tokens *src;
+    const int *src_max;
+    const int *pick;
+    int n_pick, calls, joined;
+};
+
+static int join_more(void *ud, int n)
+{
+    struct joiner *j = ud;
+    j->calls++;
+    if (n >= j->n_pick) return n;
+    j->prompts[n] = j->src[j->pick[n]]; /* one arrives per call: a trickle, not a wave */
+    j->max_tokens[n] = j->src_max[j->pick[n]];
+    j->joined++;
+    return n + 1;
+}
+
+static void run_joining(dream_model *m, const char *path, const struct dream_tokens *prompts, const int *max_tokens,
+                        const struct dream_gen_result *ref)
+{
+    static const int pick[] = {2, 0, 4, 6, 10, 11, 8};
+    enum { N_PICK = (int)(sizeof pick / sizeof pick[0]) };
+    struct dream_tokens arr[N_PICK];
+    int mt[N_PICK], status[N_PICK];
+    struct dream_gen_result out[N_PICK];
+    struct joiner j = {.prompts = arr, .max_tokens = mt, .src = prompts, .src_max = max_tokens, .pick = pick, .n_pick = N_PICK};
+    arr[0] = prompts[pick[0]], mt[0] = max_tokens[pick[0]]; /* the run starts with one request, 300 tokens out */
+    struct dream_batch_params bp = dream_batch_default_params();
+    bp.width = 3;
+    bp.seq_ctx = 4096;
+    bp.n_threads = 1;
+    dream_batcher *b = NULL;
+    if (dream_batcher_new(m, &bp, &b)) {
+        CHECK(0, "joining batcher: %s", dream_error_last());
+        return;
+    }
+    struct dream_gen_params gp = dream_gen_default_params();
+    gp.ignore_eog = true;
+    gp.more = join_more;
+    gp.capacity = N_PICK;
+    gp.hook_ud = &j;
+    CHECK(dream_batcher_run(b, arr, 1, &gp, mt, out, status) == 0, "joining run: %s", dream_error_last());
+    long outs = 0;
+    for (int i = 0; i < N_PICK; i++) {
+        const struct dream_gen_result *want = &ref[pick[i]];
+        CHECK(i < 1 + j.joined && status[i] == 0 && out[i].n_tokens == want->n_tokens &&
+                  !memcmp(out[i].tokens, want->tokens, (size_t)want->n_tokens * sizeof *want->tokens),
+              "%s: request %d that joined a running batch differs from the serial decode", strrchr(path, '/') + 1, pick[i]);
+        outs += want->n_tokens;
+        if (i < 1 + j.joined) dream_gen_result_free(&out[i]);
+    }
+    struct dream_batch_stats st = dream_batcher_stats(b);
+    CHECK(j.joined == N_PICK - 1, "only %d of %d requests joined", j.joined, N_PICK - 1);
+    CHECK(st.steps < outs - N_PICK, "joined requests did not overlap: %ld steps for %ld tokens", st.steps, outs);
+    printf("%s: %d requests joined a running batch one at a time, %ld decode steps for %ld tokens, all equal to the serial decode\n",
+           strrchr(path, '/') + 1, j.joined, st.steps, outs);
+    dream_batcher_free(b);
+}
+
 static void run_model(const char *path)
 {
     dream_model *m = NULL;
@@ -207,6 +271,7 @@ static void run_model(const char *path)
         dream_batcher_free(b);
     }
     run_gpu_layout(m, path, prompts, max_tokens, ref);
+    run_joining(m, path, prompts, max_tokens, ref);
     for (int r = 0; r < N_REQ; r++) {
         dream_gen_result_free(&ref[r]);
         dream_tokens_free(&prompts[r]);

@@ -120,6 +120,25 @@ for i in 1 2 3 4 5 6; do
 done
 echo "ok: 6 concurrent requests each equal dream generate --chat"
 
+# continuous batching across clients: a short request that arrives while a long one streams joins
+# the running batch and is answered at once, not after the long one ends
+lbody=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["max_tokens"]=200; d["stream"]=True; print(json.dumps(d))' "$body")
+curl -sN "$URL/v1/chat/completions" -d "$lbody" >"$WORK/long.txt" & lpid=$!
+chunks() { grep -c '^data: {' "$WORK/long.txt" 2>/dev/null || true; }
+for _ in $(seq 1 3000); do [ "$(chunks)" -ge 3 ] && break; sleep 0.1; done
+[ "$(chunks)" -ge 3 ] || fail "the long stream did not start"
+shbody=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["max_tokens"]=2; print(json.dumps(d))' "$body")
+curl -s "$URL/v1/chat/completions" -d "$shbody" -o "$WORK/short.json"
+at_short=$(chunks)
+done_at_short=$(grep -c '^data: \[DONE\]' "$WORK/long.txt" || true)
+wait "$lpid"
+total=$(chunks)
+[ "$total" -ge 150 ] || fail "this check needs a long answer, but the 200-token request streamed only $total chunks"
+[ "$done_at_short" = 0 ] || fail "the short request was answered only after the long stream ended: it did not join the running batch"
+short=$(json "$WORK/short.json" "d['choices'][0]['message']['content']")
+case "$EXPECT" in "$short"*) ;; *) fail "the joined request's answer '$short' is not the start of '$EXPECT'";; esac
+echo "ok: a 2-token request joined a running 200-token stream and was answered after $at_short of its $total chunks"
+
 # the official openai npm client, installed now
 NPM_DIR=$WORK/npm
 if [ ! -f "$NPM_DIR/node_modules/openai/package.json" ]; then

@@ -117,6 +117,17 @@ struct dream_gen_params {
      * that request there by returning false (stop strings, a client that went away). */
     dream_token (*choose)(void *ud, int req, const float *logits, int n_vocab);
     bool (*on_token)(void *ud, int req, dream_token token);
+    /* Requests that join a running dream_batcher_run: called between steps while a sequence is
+     * free and no request waits, with the run's current count n; it may write more requests at
+     * prompts[n..] and max_tokens[n..] (the arrays, and out and status, have room for
+     * `capacity`) and returns the new count (n when none arrived; never blocks). With nothing
+     * running and nothing returned, the run ends. */
+    int (*more)(void *ud, int n);
+    int capacity;
+    /* Called once per request of dream_batcher_run as soon as out[req] and status[req] are
+     * final (a request refused at the start included), so a caller can answer it while the
+     * run goes on. Not called for requests a failing run abandons. */
+    void (*on_done)(void *ud, int req);
     void *hook_ud;
 };
 struct dream_gen_params dream_gen_default_params(void);

@@ -110,6 +110,9 @@ struct dream_chat_request {
     /* Called on the calling thread with the text of each generated token (control tokens
      * render as nothing); returning false ends this request there. May be NULL. */
     bool (*on_text)(void *ud, const char *text, size_t len);
+    /* Called on the calling thread once this request's results below are final, possibly
+     * while others still run (the server answers it then). May be NULL. */
+    void (*on_done)(void *ud);
     void *ud;
     /* Results. status is 0 or this request's own error (its message in error_message). */
     int status;
@@ -122,6 +125,14 @@ struct dream_chat_request {
 /* Runs n chat requests to completion (order-free; each has its own results). Returns 0 unless the
  * whole run failed (no model, a decode error). */
 int dream_seam_chat(struct dream_chat_request *reqs, size_t n);
+
+/* As dream_seam_chat, and while the run goes on more requests join it at any step (continuous
+ * batching across clients): whenever a sequence is free, more(ud) is called and returns the
+ * next waiting request, or NULL when none waits now (it must not block). A returned request
+ * must stay valid until this call returns; its results are filled as the others'. At most
+ * DREAM_CHAT_JOIN_MAX join one call; after that they wait for the next. */
+#define DREAM_CHAT_JOIN_MAX 1024
+int dream_seam_chat_join(struct dream_chat_request *reqs, size_t n, struct dream_chat_request *(*more)(void *ud), void *ud);
 
 /* Loads the model now (the server does this before it listens, so a missing model fails at
  * start); *name gets the model file's name without directory or extension (static storage),

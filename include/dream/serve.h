@@ -25,7 +25,6 @@ struct dream_serve_params {
     int max_tokens;        /* the largest max_tokens a request may ask for (default 4096);
                               also the default when a request gives none */
     int max_connections;   /* concurrent connections (default 64); more are refused */
-    int max_batch;         /* requests decoded together in one round (default 32) */
 };
 void dream_serve_default_params(struct dream_serve_params *params);
 

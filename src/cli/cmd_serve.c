@@ -81,7 +81,6 @@ int cmd_serve(int argc, char **argv)
     p.max_tokens = (int)max_tokens;
     p.max_body = (size_t)max_body;
     p.max_connections = (int)max_conn;
-    p.max_batch = 2 * (int)parallel; /* a round queues at most this many; the rest wait for the next */
 
     /* Signals are taken by sigwait here, so every thread the server starts blocks them. */
     sigset_t set;

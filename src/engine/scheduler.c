@@ -54,6 +54,7 @@ struct dream_batcher {
     const dream_adapter *adapter; /* the current adapter set */
     float scale;
     struct llama_sampler_seq_config *samplers; /* device greedy sampling for seqs 0..width-1, or NULL */
+    bool samplers_detached;                    /* for a run that picks its own tokens */
 };
 
 struct dream_batch_params dream_batch_default_params(void)
@@ -303,12 +304,14 @@ static int plan_prefixes(dream_batcher *b, struct llama_batch *bt, const struct 
     return rc;
 }
 
-static int finish(dream_batcher *b, struct slot *s, struct dream_gen_result *res, int n_gen)
+static int finish(dream_batcher *b, struct slot *s, const struct dream_gen_params *gp, struct dream_gen_result *res, int n_gen)
 {
     llama_memory_seq_rm(llama_get_memory(b->ctx), (int)(s - b->slots), -1, -1);
     res->n_tokens = n_gen;
     s->state = SLOT_IDLE;
-    return dream_detokenize(b->model, res->tokens, n_gen, &res->text);
+    int rc = dream_detokenize(b->model, res->tokens, n_gen, &res->text);
+    if (!rc && gp->on_done) gp->on_done(gp->hook_ud, s->req);
+    return rc;
 }
 
 /* Takes the argmax at batch index i for slot s; finishes the request or moves it to decode. */
@@ -336,7 +339,7 @@ static int take_token(dream_batcher *b, struct slot *s, int i, const struct drea
     }
     if (eog || stop || n_gen[s->req] >= s->max_new) {
         (*running)--;
-        return finish(b, s, res, n_gen[s->req]);
+        return finish(b, s, gp, res, n_gen[s->req]);
     }
     s->state = SLOT_DECODE;
     s->next = best;
@@ -409,24 +412,16 @@ static void compact(dream_batcher *b)
     }
 }
 
-int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int n, const struct dream_gen_params *params,
-                      const int *max_tokens, struct dream_gen_result *out, int *status)
+/* Checks requests [from, to) alone (a bad one fails alone, its status set and its message
+ * logged) and readies their outputs; returns how many can run. */
+static int check_requests(dream_batcher *b, const struct dream_tokens *prompts, const int *max_tokens, const struct dream_gen_params *params,
+                          struct dream_gen_result *out, int *status, int from, int to)
 {
-    struct dream_gen_params gp = params ? *params : dream_gen_default_params();
-    if (n < 0) return dream_error_set(DREAM_EINVAL, "bad batch: %d requests", n);
+    struct dream_gen_params gp = *params;
     int n_vocab = llama_vocab_n_tokens(b->model->vocab);
-    llama_memory_t mem = llama_get_memory(b->ctx);
-    struct llama_batch bt = llama_batch_init(b->p.step_tokens, 0, 1);
-    int *n_gen = calloc((size_t)n + 1, sizeof *n_gen);
-    if (!n_gen) {
-        llama_batch_free(bt);
-        return dream_error_set(DREAM_ENOMEM, "out of memory");
-    }
-    memset(out, 0, (size_t)n * sizeof *out);
-
-    /* Check each request alone; a bad one fails alone. */
     int waiting = 0;
-    for (int i = 0; i < n; i++) {
+    memset(out + from, 0, (size_t)(to - from) * sizeof *out);
+    for (int i = from; i < to; i++) {
         const struct dream_tokens *pr = &prompts[i];
         int want = max_tokens ? max_tokens[i] : gp.max_tokens;
         status[i] = 0;
@@ -444,19 +439,48 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             out[i].tokens = malloc(((size_t)(want < room ? want : room) + 1) * sizeof *out[i].tokens);
             if (!out[i].tokens) status[i] = dream_error_set(DREAM_ENOMEM, "out of memory");
         }
-        if (status[i]) dream_log(DREAM_LOG_WARN, "%s", dream_error_last());
-        else {
+        if (status[i]) {
+            dream_log(DREAM_LOG_WARN, "%s", dream_error_last());
+            if (gp.on_done) gp.on_done(gp.hook_ud, i);
+        } else {
             out[i].n_prompt = pr->n;
             waiting++;
             b->stats.prompt_tokens += pr->n;
         }
     }
+    return waiting;
+}
+
+/* Attaches (on) or detaches the device samplers: a run whose caller picks tokens from the
+ * logits (a choose hook) needs the raw logits, which llama.cpp skips for a sampled sequence. */
+static void device_sampling_attach(dream_batcher *b, bool on)
+{
+    if (!b->samplers || b->samplers_detached == !on) return;
+    for (int k = 0; k < b->p.width; k++) llama_set_sampler(b->ctx, k, on ? b->samplers[k].sampler : NULL);
+    b->samplers_detached = !on;
+}
+
+int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int n, const struct dream_gen_params *params,
+                      const int *max_tokens, struct dream_gen_result *out, int *status)
+{
+    struct dream_gen_params gp = params ? *params : dream_gen_default_params();
+    if (n < 0) return dream_error_set(DREAM_EINVAL, "bad batch: %d requests", n);
+    int cap = gp.more && gp.capacity > n ? gp.capacity : n;
+    llama_memory_t mem = llama_get_memory(b->ctx);
+    struct llama_batch bt = llama_batch_init(b->p.step_tokens, 0, 1);
+    int *n_gen = calloc((size_t)cap + 1, sizeof *n_gen);
+    if (!n_gen) {
+        llama_batch_free(bt);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    device_sampling_attach(b, !gp.choose);
+    int waiting = check_requests(b, prompts, max_tokens, &gp, out, status, 0, n);
 
     int rc = b->p.prefix_slots > 0 && waiting >= 2 ? plan_prefixes(b, &bt, prompts, status, n) : 0;
     /* Admission order: the most work first (longest-processing-time first), so that long
      * generations overlap with the rest instead of running alone at the end. A generated token
      * costs about as much as 16 prompt tokens. Ties keep the callers' order. */
-    int *order = malloc(((size_t)n + 1) * sizeof *order);
+    int *order = malloc(((size_t)cap + 1) * sizeof *order);
     if (!order) rc = rc ? rc : dream_error_set(DREAM_ENOMEM, "out of memory");
     for (int i = 0; order && i < n; i++) order[i] = i;
     for (int i = 1; order && i < n; i++) { /* insertion sort: stable, n is small */
@@ -471,14 +495,23 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
         }
         order[j] = r;
     }
-    int next_req = 0, running = 0;
-    while (!rc && (waiting > 0 || running > 0)) {
+    int next_req = 0, running = 0, n_order = n;
+    while (!rc) {
+        if (gp.more && waiting == 0 && n < cap && running < b->p.width) { /* room: let requests join */
+            int n2 = gp.more(gp.hook_ud, n);
+            if (n2 > cap) n2 = cap;
+            if (n2 > n) {
+                waiting += check_requests(b, prompts, max_tokens, &gp, out, status, n, n2);
+                while (n < n2) order[n_order++] = n++;
+            }
+        }
+        if (waiting == 0 && running == 0) break;
         if (!b->p.kv_unified && b->p.compact) compact(b);
         /* Admit into the lowest free sequences (consecutive ids decode in one ubatch). */
         for (int k = 0; k < b->p.width && waiting > 0 && !rc; k++) {
             struct slot *s = &b->slots[k];
             if (s->state != SLOT_IDLE) continue;
-            while (next_req < n && status[order[next_req]]) next_req++;
+            while (next_req < n_order && status[order[next_req]]) next_req++;
             int req = order[next_req];
             const struct dream_tokens *pr = &prompts[req];
             int want = max_tokens ? max_tokens[req] : gp.max_tokens;
@@ -495,7 +528,7 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             next_req++;
             waiting--;
             running++;
-            if (s->max_new == 0) rc = finish(b, s, &out[s->req], 0), running--;
+            if (s->max_new == 0) rc = finish(b, s, &gp, &out[s->req], 0), running--;
         }
 
         if (b->p.kv_unified) {

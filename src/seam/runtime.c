@@ -307,24 +307,49 @@ int dream_seam_set_backend(const struct dream_backend *b)
     return 0;
 }
 
-/* What the batcher's hooks need to reach each chat request. */
+/* What the batcher's hooks need to reach each chat request, by batch position. */
 struct chat_hooks {
-    struct dream_chat_request *reqs;
-    const int *index; /* batch position → reqs index */
-    uint64_t *rng;    /* per batch position */
+    struct dream_chat_request **req; /* batch position → request */
+    uint64_t *rng;
+    struct dream_tokens *prompts;
+    int *max_tokens;
+    int seq_ctx;
+    struct dream_chat_request *(*more)(void *ud);
+    void *more_ud;
+    struct dream_gen_result *res;
+    int *status;
+    bool *done; /* results filled and on_done called */
 };
+
+/* Fills request req's results from the batcher's; once. */
+static void chat_results(struct chat_hooks *h, int req)
+{
+    struct dream_chat_request *r = h->req[req];
+    if (h->done[req]) return;
+    h->done[req] = true;
+    if (h->status[req]) {
+        r->status = h->status[req];
+        snprintf(r->error_message, sizeof r->error_message, "the request failed in the batch (%s)", dream_status_str(h->status[req]));
+    } else {
+        r->n_completion = h->res[req].n_tokens;
+        r->stopped_at_eog = h->res[req].stopped_at_eog;
+    }
+    if (r->on_done) r->on_done(r->ud);
+}
+
+static void chat_on_done(void *ud, int req) { chat_results(ud, req); }
 
 static dream_token chat_choose(void *ud, int req, const float *logits, int n_vocab)
 {
     struct chat_hooks *h = ud;
-    const struct dream_chat_request *r = &h->reqs[h->index[req]];
+    const struct dream_chat_request *r = h->req[req];
     return dream_sample_token(logits, n_vocab, r->temperature, r->top_p, &h->rng[req]);
 }
 
 static bool chat_on_token(void *ud, int req, dream_token token)
 {
     struct chat_hooks *h = ud;
-    struct dream_chat_request *r = &h->reqs[h->index[req]];
+    struct dream_chat_request *r = h->req[req];
     if (!r->on_text) return true;
     char small[256];
     char *piece = small;
@@ -345,70 +370,99 @@ static void chat_fail(struct dream_chat_request *r, int rc)
     snprintf(r->error_message, sizeof r->error_message, "%s", dream_error_last());
 }
 
-int dream_seam_chat(struct dream_chat_request *reqs, size_t n)
+/* Renders and tokenizes r into batch position m; 0, or r has failed alone (its status set). */
+static int chat_admit(struct chat_hooks *h, struct dream_chat_request *r, int m)
 {
-    if (!n) return 0;
+    r->status = 0;
+    r->error_message[0] = 0;
+    r->n_prompt = r->n_completion = 0;
+    r->stopped_at_eog = false;
+    memset(&h->prompts[m], 0, sizeof h->prompts[m]);
+    int e = r->max_tokens < 0 ? dream_error_set(DREAM_EINVAL, "max_tokens is %d; give 0 or more", r->max_tokens) : 0;
+    if (!e && !r->n_messages) e = dream_error_set(DREAM_EINVAL, "the conversation has no messages");
+    if (!e) e = seam_chat_tokens(rt.model, rt.tmpl, r->messages, r->n_messages, &h->prompts[m]);
+    if (!e && h->prompts[m].n >= h->seq_ctx)
+        e = dream_error_set(DREAM_ETOOBIG, "the conversation has %d tokens but the context holds %d; shorten it", h->prompts[m].n, h->seq_ctx);
+    if (e) {
+        chat_fail(r, e);
+        dream_tokens_free(&h->prompts[m]);
+        if (r->on_done) r->on_done(r->ud);
+        return e;
+    }
+    r->n_prompt = h->prompts[m].n;
+    h->req[m] = r;
+    h->max_tokens[m] = r->max_tokens;
+    h->rng[m] = r->seed;
+    return 0;
+}
+
+/* The batcher's join hook: the next waiting request that renders, at position n. */
+static int chat_more(void *ud, int n)
+{
+    struct chat_hooks *h = ud;
+    for (struct dream_chat_request *r; (r = h->more(h->more_ud));)
+        if (!chat_admit(h, r, n)) return n + 1;
+    return n;
+}
+
+static int chat_run(struct dream_chat_request *reqs, size_t n, struct dream_chat_request *(*more)(void *ud), void *ud)
+{
+    if (!n && !more) return 0;
     pthread_mutex_lock(&op_lock);
     int rc = runtime_load();
     if (!rc) rc = runtime_batcher();
-    struct dream_tokens *prompts = calloc(n, sizeof *prompts);
-    int *index = calloc(n, sizeof *index), *max_tokens = calloc(n, sizeof *max_tokens), *status = calloc(n, sizeof *status);
-    uint64_t *rng = calloc(n, sizeof *rng);
-    struct dream_gen_result *res = calloc(n, sizeof *res);
-    if (!rc && (!prompts || !index || !max_tokens || !status || !rng || !res)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    size_t cap = n + (more ? DREAM_CHAT_JOIN_MAX : 0) + 1;
+    struct chat_hooks h = {.req = calloc(cap, sizeof *h.req), .rng = calloc(cap, sizeof *h.rng), .prompts = calloc(cap, sizeof *h.prompts),
+                           .max_tokens = calloc(cap, sizeof *h.max_tokens), .seq_ctx = rt.cfg.n_ctx, .more = more, .more_ud = ud};
+    int *status = h.status = calloc(cap, sizeof *status);
+    struct dream_gen_result *res = h.res = calloc(cap, sizeof *res);
+    h.done = calloc(cap, sizeof *h.done);
+    if (!rc && (!h.req || !h.rng || !h.prompts || !h.max_tokens || !status || !res || !h.done)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     int m = 0; /* requests that go to the batcher */
-    int seq_ctx = rt.cfg.n_ctx;
-    for (size_t i = 0; i < n && !rc; i++) {
-        struct dream_chat_request *r = &reqs[i];
-        r->status = 0;
-        r->error_message[0] = 0;
-        r->n_prompt = r->n_completion = 0;
-        r->stopped_at_eog = false;
-        int e = r->max_tokens < 0 ? dream_error_set(DREAM_EINVAL, "max_tokens is %d; give 0 or more", r->max_tokens) : 0;
-        if (!e && !r->n_messages) e = dream_error_set(DREAM_EINVAL, "the conversation has no messages");
-        if (!e) e = seam_chat_tokens(rt.model, rt.tmpl, r->messages, r->n_messages, &prompts[m]);
-        if (!e && prompts[m].n >= seq_ctx)
-            e = dream_error_set(DREAM_ETOOBIG, "the conversation has %d tokens but the context holds %d; shorten it", prompts[m].n, seq_ctx);
-        if (e) {
-            chat_fail(r, e);
-            dream_tokens_free(&prompts[m]);
-            continue;
-        }
-        r->n_prompt = prompts[m].n;
-        index[m] = (int)i;
-        max_tokens[m] = r->max_tokens;
-        rng[m] = r->seed;
-        m++;
-    }
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!chat_admit(&h, &reqs[i], m)) m++;
+    if (!rc && m == 0 && more) m = chat_more(&h, 0);
     if (!rc && m > 0) {
-        struct chat_hooks hooks = {.reqs = reqs, .index = index, .rng = rng};
         struct dream_gen_params gp = dream_gen_default_params();
         gp.choose = chat_choose;
         gp.on_token = chat_on_token;
-        gp.hook_ud = &hooks;
+        gp.more = more ? chat_more : NULL;
+        gp.on_done = chat_on_done;
+        gp.capacity = (int)cap - 1;
+        gp.hook_ud = &h;
         rc = dream_batcher_set_adapter(rt.batcher, NULL, 0.0f);
-        if (!rc) rc = dream_batcher_run(rt.batcher, prompts, m, &gp, max_tokens, res, status);
-        for (int k = 0; k < m && !rc; k++) {
-            struct dream_chat_request *r = &reqs[index[k]];
-            if (status[k]) {
-                r->status = status[k];
-                snprintf(r->error_message, sizeof r->error_message, "the request failed in the batch (%s)", dream_status_str(status[k]));
-            } else {
-                r->n_completion = res[k].n_tokens;
-                r->stopped_at_eog = res[k].stopped_at_eog;
+        /* the batcher writes joined requests' prompts and budgets into h's arrays, so it is
+         * given those arrays, and m grows as they join */
+        if (!rc) rc = dream_batcher_run(rt.batcher, h.prompts, m, &gp, h.max_tokens, res, status);
+        int failed = rc;
+        for (int k = 0; k < (int)cap - 1 && h.req[k]; k++) {
+            if (failed && !h.done[k]) { /* abandoned by a failing run: its out[] is already freed */
+                chat_fail(h.req[k], failed);
+                h.done[k] = true;
+                if (h.req[k]->on_done) h.req[k]->on_done(h.req[k]->ud);
+                continue;
             }
-            dream_gen_result_free(&res[k]);
+            chat_results(&h, k);
+            if (!failed) dream_gen_result_free(&res[k]);
         }
     }
-    for (size_t i = 0; prompts && i < n; i++) dream_tokens_free(&prompts[i]);
-    free(prompts);
-    free(index);
-    free(max_tokens);
+    for (size_t i = 0; h.prompts && i < cap; i++) dream_tokens_free(&h.prompts[i]);
+    free(h.req);
+    free(h.rng);
+    free(h.prompts);
+    free(h.max_tokens);
     free(status);
-    free(rng);
     free(res);
+    free(h.done);
     pthread_mutex_unlock(&op_lock);
     return rc;
+}
+
+int dream_seam_chat(struct dream_chat_request *reqs, size_t n) { return chat_run(reqs, n, NULL, NULL); }
+
+int dream_seam_chat_join(struct dream_chat_request *reqs, size_t n, struct dream_chat_request *(*more)(void *ud), void *ud)
+{
+    return chat_run(reqs, n, more, ud);
 }
 
 int dream_seam_load(const char **name, int *seq_ctx)

@@ -1,9 +1,11 @@
 /* chat.c — POST /v1/chat/completions and GET /v1/models.
  *
- * Connection threads parse a request into a job and queue it; one worker thread takes every
- * job waiting (up to max_batch) and runs them together through the seam's scheduler, so HTTP
- * clients share one model and are batched. The worker feeds each job's text as it is generated;
- * a streaming connection sends it on as server-sent events, a plain one waits for the end. */
+ * Connection threads parse a request into a job and queue it; one worker thread runs the seam's
+ * scheduler, and whenever a sequence is free the scheduler pulls the next waiting job, so a
+ * request joins the running batch at the next step instead of waiting for the others to finish
+ * (continuous batching across clients). The worker feeds each job's text as it is generated and
+ * answers each job as soon as it ends; a streaming connection sends the text on as server-sent
+ * events, a plain one waits for its own end. */
 #include "serve_internal.h"
 
 #include "dream/error.h"
@@ -43,6 +45,13 @@ struct chat_job {
     char error[256];
     int n_prompt, n_completion;
     bool stopped_at_eog;
+    /* owned by the worker while the job runs */
+    struct dream_chat_request req;
+    struct hook_ctx {
+        struct serve_chat *c;
+        struct chat_job *j;
+    } hook;
+    struct chat_job *run_next; /* the worker's list of the jobs it took in this run */
 };
 
 struct serve_chat {
@@ -52,7 +61,6 @@ struct serve_chat {
     bool stopping;
     pthread_t worker;
     bool started;
-    int max_batch;
     unsigned long counter;
 };
 
@@ -71,11 +79,6 @@ static void job_unref(struct serve_chat *c, struct chat_job *j)
 }
 
 /* The worker's text hook (under c->mu): appends, then cuts at the first stop string. */
-struct hook_ctx {
-    struct serve_chat *c;
-    struct chat_job *j;
-};
-
 static bool job_on_text(void *ud, const char *piece, size_t len)
 {
     struct hook_ctx *h = ud;
@@ -100,62 +103,88 @@ static bool job_on_text(void *ud, const char *piece, size_t len)
     return go;
 }
 
-static void *worker_main(void *arg)
+/* A job's results are final: publish them, wake its connection, drop the queue's reference. */
+static void job_finish(struct serve_chat *c, struct chat_job *j, int rc, const char *why)
 {
-    struct serve_chat *c = arg;
-    struct chat_job **batch = calloc((size_t)c->max_batch, sizeof *batch);
-    struct dream_chat_request *reqs = calloc((size_t)c->max_batch, sizeof *reqs);
-    struct hook_ctx *hooks = calloc((size_t)c->max_batch, sizeof *hooks);
+    pthread_mutex_lock(&c->mu);
+    if (j->done) {
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    j->status = rc ? rc : j->req.status;
+    snprintf(j->error, sizeof j->error, "%s", rc ? why : j->req.error_message);
+    j->n_prompt = j->req.n_prompt;
+    j->n_completion = j->req.n_completion;
+    j->stopped_at_eog = j->req.stopped_at_eog;
+    j->done = true;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&c->mu);
+    job_unref(c, j);
+}
+
+static void job_on_done(void *ud)
+{
+    struct hook_ctx *h = ud;
+    job_finish(h->c, h->j, 0, "");
+}
+
+struct worker_run {
+    struct serve_chat *c;
+    struct chat_job *taken; /* every job handed to the seam in this run */
+};
+
+/* The seam's join hook: the next waiting job that is still wanted, or NULL (never blocks). */
+static struct dream_chat_request *worker_more(void *ud)
+{
+    struct worker_run *w = ud;
+    struct serve_chat *c = w->c;
     for (;;) {
         pthread_mutex_lock(&c->mu);
-        while (!c->head && !c->stopping) pthread_cond_wait(&c->cv, &c->mu);
-        if (c->stopping || !batch || !reqs || !hooks) {
-            pthread_mutex_unlock(&c->mu);
-            break;
-        }
-        int n = 0;
-        while (c->head && n < c->max_batch) {
-            struct chat_job *j = c->head;
+        struct chat_job *j = c->stopping ? NULL : c->head;
+        if (j) {
             c->head = j->next;
             if (!c->head) c->tail = NULL;
             j->next = NULL;
-            if (j->cancelled) { /* its client went away while it waited */
-                j->done = true;
-                pthread_mutex_unlock(&c->mu);
-                job_unref(c, j);
-                pthread_mutex_lock(&c->mu);
-                continue;
-            }
-            batch[n++] = j;
         }
+        bool cancelled = j && j->cancelled;
+        if (cancelled) j->done = true; /* its client went away while it waited */
+        else if (j) j->refs++;         /* the worker's own, until the run is over */
         pthread_mutex_unlock(&c->mu);
-        for (int i = 0; i < n; i++) {
-            struct chat_job *j = batch[i];
-            hooks[i] = (struct hook_ctx){c, j};
-            reqs[i] = (struct dream_chat_request){.messages = j->messages, .n_messages = j->n_messages, .max_tokens = j->max_tokens,
-                                                  .temperature = j->temperature, .top_p = j->top_p, .seed = j->seed,
-                                                  .on_text = job_on_text, .ud = &hooks[i]};
+        if (!j) return NULL;
+        if (cancelled) {
+            job_unref(c, j);
+            continue;
         }
-        int rc = dream_seam_chat(reqs, (size_t)n);
-        const char *why = rc ? dream_error_last() : "";
-        if (rc) dream_log(DREAM_LOG_ERROR, "serve: a batch of %d failed: %s", n, why);
-        pthread_mutex_lock(&c->mu);
-        for (int i = 0; i < n; i++) {
-            struct chat_job *j = batch[i];
-            j->status = rc ? rc : reqs[i].status;
-            snprintf(j->error, sizeof j->error, "%s", rc ? why : reqs[i].error_message);
-            j->n_prompt = reqs[i].n_prompt;
-            j->n_completion = reqs[i].n_completion;
-            j->stopped_at_eog = reqs[i].stopped_at_eog;
-            j->done = true;
-            pthread_cond_broadcast(&j->cv);
-        }
-        pthread_mutex_unlock(&c->mu);
-        for (int i = 0; i < n; i++) job_unref(c, batch[i]);
+        j->hook = (struct hook_ctx){c, j};
+        j->req = (struct dream_chat_request){.messages = j->messages, .n_messages = j->n_messages, .max_tokens = j->max_tokens,
+                                             .temperature = j->temperature, .top_p = j->top_p, .seed = j->seed,
+                                             .on_text = job_on_text, .on_done = job_on_done, .ud = &j->hook};
+        j->run_next = w->taken;
+        w->taken = j;
+        return &j->req;
     }
-    free(batch);
-    free(reqs);
-    free(hooks);
+}
+
+static void *worker_main(void *arg)
+{
+    struct serve_chat *c = arg;
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        while (!c->head && !c->stopping) pthread_cond_wait(&c->cv, &c->mu);
+        bool stop = c->stopping;
+        pthread_mutex_unlock(&c->mu);
+        if (stop) break;
+        struct worker_run w = {.c = c};
+        int rc = dream_seam_chat_join(NULL, 0, worker_more, &w);
+        const char *why = rc ? dream_error_last() : "";
+        if (rc) dream_log(DREAM_LOG_ERROR, "serve: a batch failed: %s", why);
+        /* every job is answered by now unless the run failed before reaching it */
+        for (struct chat_job *j = w.taken, *next; j; j = next) {
+            next = j->run_next;
+            job_finish(c, j, rc, why);
+            job_unref(c, j); /* the worker's */
+        }
+    }
     return NULL;
 }
 
@@ -165,7 +194,6 @@ int serve_chat_start(struct dream_server *s)
     if (!c) return dream_error_set(DREAM_ENOMEM, "out of memory");
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
-    c->max_batch = s->p.max_batch;
     s->chat = c;
     if (pthread_create(&c->worker, NULL, worker_main, c)) return dream_error_set(DREAM_EINTERNAL, "could not start the server's worker thread");
     c->started = true;

@@ -23,7 +23,6 @@ void dream_serve_default_params(struct dream_serve_params *p)
         .max_body = 1 << 20,
         .max_tokens = 4096,
         .max_connections = 64,
-        .max_batch = 32,
     };
 }
 
@@ -195,7 +194,6 @@ int dream_server_start(const struct dream_serve_params *params, dream_server **o
     if (p.max_body < 64) p.max_body = 64;
     if (p.max_tokens < 1) p.max_tokens = 1;
     if (p.max_connections < 1) p.max_connections = 1;
-    if (p.max_batch < 1) p.max_batch = 1;
 
     dream_server *s = calloc(1, sizeof *s);
     if (!s) return dream_error_set(DREAM_ENOMEM, "out of memory");
