@@ -1,10 +1,16 @@
 /*
- * serve.h — `dream serve`: the model (and, later, the memory) over HTTP.
+ * serve.h — `dream serve`: the model and the memory over HTTP.
  *
  * An OpenAI-compatible server on libmicrohttpd: POST /v1/chat/completions (streaming by
  * server-sent events or not) and GET /v1/models. Every request shares the seam's one model; a
  * single worker thread owns the scheduler and batches the requests waiting at each round
  * together. Errors use OpenAI's shape {"error":{"message","type","param","code"}}.
+ *
+ * GET /v1/memory/<tool>?name=&anchor=&whole=&query=&limit=&offset=&category=&type=&kind=&series=
+ * answers with the read tools of dream/read.h (resolve, read, section, links, infobox, list,
+ * category, search, status) on the default wiki (DREAM_WIKI, DREAM_HOME, ...): the same JSON as
+ * the CLI verbs' --json; 404 for an unknown article with its near candidates, 400 for a bad
+ * argument or tool.
  */
 #ifndef DREAM_SERVE_H
 #define DREAM_SERVE_H

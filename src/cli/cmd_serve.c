@@ -19,6 +19,8 @@ static void usage(FILE *f)
                "                   [--max-tokens N] [--max-body BYTES] [--max-connections N]\n\n"
                "Serves POST /v1/chat/completions (streaming or not) and GET /v1/models. Requests\n"
                "share the one model and are decoded together by the batching scheduler.\n"
+               "GET /v1/memory/<tool>?name=...: the read tools (resolve, read, section, links,\n"
+               "infobox, list, category, search, status) on the default wiki, as `dream <verb> --json`.\n"
                "Stops on SIGINT or SIGTERM.\n\n"
                "  --model PATH          the GGUF model (default: DREAM_MODEL, then the Hugging Face cache)\n"
                "  --host ADDR           IPv4 address to listen on (default 127.0.0.1); any address that is\n"

@@ -116,7 +116,7 @@ static enum MHD_Result route(struct serve_request *rq)
         return serve_reply_error(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "invalid_request_error", "method_not_allowed",
                                  "%s is not allowed on %s", rq->method, rq->path);
     return serve_reply_error(rq, MHD_HTTP_NOT_FOUND, "invalid_request_error", "not_found",
-                             "no endpoint at %s %s; this server has POST /v1/chat/completions and GET /v1/models", rq->method, rq->path);
+                             "no endpoint at %s %s; this server has POST /v1/chat/completions, GET /v1/models and GET /v1/memory/<tool>", rq->method, rq->path);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
