@@ -36,10 +36,16 @@ echo "== dream run --dry-run: the plan of the Dreaming's stages (segment → ext
 echo "   create → fold → reconcile → link → wikify) over the store"
 "$BIN/dream" run --dry-run
 echo
+echo "== dream run: the Dreaming for real on the tiny model (about two minutes on two cores). Its answers"
+echo "   are noise, so every segment answer is recorded as a failed attempt and nothing reaches the"
+echo "   wiki: the gate keeps noise out, and dream check proves the wiki is still whole"
+DREAM_MODEL=$MODEL "$BIN/dream" run
+"$BIN/dream" check
+echo
 echo "== dream status: what the memory holds (the read verbs: resolve, read, section, links, infobox,"
 echo "   list, search; each takes --json, and dream serve answers GET /v1/memory/<verb> the same way)"
 "$BIN/dream" status
 echo
-echo "\`dream run\` (without --dry-run) writes the articles; with the real Gemma 4 model they are real"
-echo "articles (see the README), with the tiny model here every answer is noise and the gate keeps it out."
+echo "With the real Gemma 4 model, \`dream run\` writes real articles (the README shows the command);"
+echo "with the tiny model here every answer is noise and the gate keeps it out."
 echo "The wiki is at $DREAM_HOME/wiki."
