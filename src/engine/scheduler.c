@@ -346,12 +346,10 @@ static int take_token(dream_batcher *b, struct slot *s, int i, const struct drea
     return 0;
 }
 
-/* One step of the unified layout: a token for every decoding sequence, then prompt tokens of
- * prefilling sequences (in slot order) up to the step budget, all in one llama_decode. */
-static int unified_step(dream_batcher *b, struct llama_batch *bt, const struct dream_tokens *prompts, const struct dream_gen_params *gp,
-                        struct dream_gen_result *out, int *n_gen, int *running)
+/* Starts a step's batch with one token for every decoding sequence (its logit_index set; -1
+ * for the others); returns how many. */
+static int add_decode_tokens(dream_batcher *b, struct llama_batch *bt)
 {
-    double t0 = now_ms();
     bt->n_tokens = 0;
     for (int k = 0; k < b->p.width; k++) {
         struct slot *s = &b->slots[k];
@@ -360,7 +358,16 @@ static int unified_step(dream_batcher *b, struct llama_batch *bt, const struct d
         s->logit_index = bt->n_tokens;
         batch_add(bt, s->next, s->pos++, k, true);
     }
-    int n_decode = bt->n_tokens;
+    return bt->n_tokens;
+}
+
+/* One step of the unified layout: a token for every decoding sequence, then prompt tokens of
+ * prefilling sequences (in slot order) up to the step budget, all in one llama_decode. */
+static int unified_step(dream_batcher *b, struct llama_batch *bt, const struct dream_tokens *prompts, const struct dream_gen_params *gp,
+                        struct dream_gen_result *out, int *n_gen, int *running)
+{
+    double t0 = now_ms();
+    int n_decode = add_decode_tokens(b, bt);
     for (int k = 0; k < b->p.width && bt->n_tokens < b->p.step_tokens; k++) {
         struct slot *s = &b->slots[k];
         if (s->state != SLOT_PREFILL) continue;
@@ -538,15 +545,7 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
 
         /* One decode token for every decoding sequence, in one llama_decode. */
         double t0 = now_ms();
-        bt.n_tokens = 0;
-        for (int k = 0; k < b->p.width; k++) {
-            struct slot *s = &b->slots[k];
-            s->logit_index = -1;
-            if (s->state != SLOT_DECODE) continue;
-            s->logit_index = bt.n_tokens;
-            batch_add(&bt, s->next, s->pos++, k, true);
-        }
-        int n_decode = bt.n_tokens;
+        int n_decode = add_decode_tokens(b, &bt);
         if (n_decode > 0) {
             for (int k = 0; k < b->p.width; k++) /* runs of consecutive decoding ids: one ubatch each */
                 b->stats.decode_runs += b->slots[k].logit_index >= 0 && (k == 0 || b->slots[k - 1].logit_index < 0);

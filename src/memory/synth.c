@@ -757,3 +757,14 @@ int synth_policy(struct dbuf *b, const char *wiki, const char *page)
     free(text);
     return rc;
 }
+
+int synth_stage_params(const char *stage, const struct dream_synth_params *params, struct dream_synth_params *p)
+{
+    if (params) *p = *params;
+    else dream_synth_default_params(p);
+    if (!p->wiki_dir) return dream_error_set(DREAM_EINVAL, "%s: no wiki directory given", stage);
+    if (p->batch == 0) p->batch = 1;
+    if (p->max_attempts < 1) p->max_attempts = 1;
+    if (p->max_tokens < 1) p->max_tokens = 768;
+    return 0;
+}

@@ -527,14 +527,10 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
 int dream_synth_create(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
 {
     struct dream_synth_params p;
-    if (params) p = *params;
-    else dream_synth_default_params(&p);
-    if (!p.wiki_dir) return dream_error_set(DREAM_EINVAL, "create: no wiki directory given");
-    if (p.batch == 0) p.batch = 1;
-    if (p.max_attempts < 1) p.max_attempts = 1;
-    if (p.max_tokens < 1) p.max_tokens = 768;
+    int rc = synth_stage_params("create", params, &p);
+    if (rc) return rc;
     struct dream_synth_result res = {0};
-    int rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
+    rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
     struct cr_entity *all = NULL;
     size_t n_all = 0, n = 0;
     if (!rc) rc = cr_list(store, &all, &n_all);

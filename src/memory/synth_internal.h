@@ -75,6 +75,10 @@ int synth_commit(dream_store *store, const char *wiki, const char *subject, size
 /* The stems of every article file in the vault (sorted), for link rules; malloc'd array of
  * malloc'd strings. */
 int synth_list_stems(const char *wiki, char ***out, size_t *n);
+
+/* A stage's parameters into *p: the caller's or the defaults, with the shared floors applied
+ * (batch, attempts, output tokens); an error naming the stage when no wiki is given. */
+int synth_stage_params(const char *stage, const struct dream_synth_params *params, struct dream_synth_params *p);
 void synth_free_strings(char **s, size_t n);
 
 /* Resolver for dream_article_normalize over a stems list (ud = struct synth_stems *). */

@@ -175,11 +175,10 @@ static bool lk_in(char **list, size_t n, const char *s)
 int dream_synth_link(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
 {
     struct dream_synth_params p;
-    if (params) p = *params;
-    else dream_synth_default_params(&p);
-    if (!p.wiki_dir) return dream_error_set(DREAM_EINVAL, "link: no wiki directory given");
+    int rc = synth_stage_params("link", params, &p);
+    if (rc) return rc;
     struct dream_synth_result res = {0};
-    int rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
+    rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
     struct synth_stems stems = {0};
     if (!rc) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
     res.eligible = stems.n;

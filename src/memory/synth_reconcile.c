@@ -386,12 +386,10 @@ record:
 int dream_synth_reconcile(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
 {
     struct dream_synth_params p;
-    if (params) p = *params;
-    else dream_synth_default_params(&p);
-    if (!p.wiki_dir) return dream_error_set(DREAM_EINVAL, "reconcile: no wiki directory given");
-    if (p.max_tokens < 1) p.max_tokens = 768;
+    int rc = synth_stage_params("reconcile", params, &p);
+    if (rc) return rc;
     struct dream_synth_result res = {0};
-    int rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
+    rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
     struct rc_article *arts = NULL;
     size_t n = 0;
     if (!rc) rc = rc_list(store, p.wiki_dir, &arts, &n);

@@ -80,12 +80,10 @@ struct wk_article {
 int dream_synth_wikify(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
 {
     struct dream_synth_params p;
-    if (params) p = *params;
-    else dream_synth_default_params(&p);
-    if (!p.wiki_dir) return dream_error_set(DREAM_EINVAL, "wikify: no wiki directory given");
-    if (p.max_tokens < 1) p.max_tokens = 768;
+    int rc = synth_stage_params("wikify", params, &p);
+    if (rc) return rc;
     struct dream_synth_result res = {0};
-    int rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
+    rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
     if (rc) return rc;
     /* the articles of routed entities (the person's own articles are never tightened) */
     sqlite3_stmt *st;
