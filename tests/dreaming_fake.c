@@ -276,6 +276,16 @@ static char *fake_fold(const char *stage, const char *prompt)
         return dbuf_take(&b);
     }
     if (strstr(prompt, "EVOLUTION or ERROR")) return strdup("EVOLUTION");
+    if (strstr(prompt, "Answer that earlier value only, or NONE.")) {
+        /* reconcile's earlier position: the other practice slot when the text names it */
+        const char *f = strstr(prompt, "Infobox field (current): "), *txt = strstr(prompt, "Its text:\n<<<\n");
+        const char *txt_end = txt ? strstr(txt, ">>>\n") : NULL;
+        if (!f || !txt || !txt_end) return strdup("NONE");
+        const char *fe = f + strcspn(f, "\n");
+        if (fake_find(f, fe, "morning") && fake_find(txt, txt_end, "in the evening")) return strdup("evening");
+        if (fake_find(f, fe, "evening") && fake_find(txt, txt_end, "in the morning")) return strdup("morning");
+        return strdup("NONE");
+    }
     if (strstr(prompt, "Does the field still agree with the lead?")) {
         /* reconcile: naive on purpose: any mention of the other slot in the lead (even one told as
          * the past) is offered as the correction; the stage must accept only a value the lead

@@ -248,6 +248,101 @@ static const char *rc_note_date(const dream_article *a, int n)
     return NULL;
 }
 
+/* Appends line to `## History` (created when absent); an identical line is never repeated.
+ * *added tells whether the article changed. */
+static int rc_add_history(dream_article *a, const char *line, bool *added)
+{
+    *added = false;
+    long hi = dream_article_section_find_kind(a, DREAM_SECTION_HISTORY);
+    if (hi < 0) {
+        size_t idx;
+        int rc = dream_article_section_insert(a, 2, "History", line, &idx);
+        *added = rc == DREAM_OK;
+        return rc;
+    }
+    const char *body = dream_article_section(a, (size_t)hi)->body;
+    if (strstr(body, line)) return DREAM_OK;
+    struct dbuf nb = {0};
+    size_t bl = strlen(body);
+    while (bl && body[bl - 1] == '\n') bl--;
+    dbuf_printf(&nb, "%.*s%s%s", (int)bl, body, bl ? "\n" : "", line);
+    char *nbody = dbuf_take(&nb);
+    int rc = nbody ? dream_article_section_set_body(a, (size_t)hi, nbody) : DREAM_ENOMEM;
+    free(nbody);
+    *added = rc == DREAM_OK;
+    return rc;
+}
+
+/* Whether the `## History` of a already has a line naming both old and value. */
+static bool rc_history_has(const dream_article *a, const char *old, const char *value)
+{
+    long hi = dream_article_section_find_kind(a, DREAM_SECTION_HISTORY);
+    if (hi < 0) return false;
+    for (const char *s = dream_article_section(a, (size_t)hi)->body; *s;) {
+        size_t len = strcspn(s, "\n");
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < 1000 ? len : 1000), s);
+        if (rc_contains(line, old) && rc_contains(line, value)) return true;
+        s += len;
+        if (*s) s++;
+    }
+    return false;
+}
+
+/* A field the lead keeps as current may still have a past: a note dated before the one that
+ * makes the value current said something else (a note learned late, dated early: the dates
+ * swapped). The model names that earlier value from the prose; the code accepts it only when the
+ * prose tells it as the past (the lead does not state it, no body section asserts it as current)
+ * and the marker nearest it is dated before the marker of the current value. Then History gets
+ * the same line an infobox correction gives, citing both. Returns the line or NULL. */
+static char *rc_earlier_position(const dream_article *a, const char *title, const char *key, const char *value)
+{
+    const char *lead = dream_article_lead(a);
+    if (!lead || !rc_states(lead, value)) return NULL;
+    struct dbuf t = {0};
+    dbuf_puts(&t, lead);
+    for (size_t s = 0; s < dream_article_section_count(a); s++)
+        if (dream_article_section(a, s)->kind == DREAM_SECTION_BODY) dbuf_printf(&t, "\n%s", dream_article_section(a, s)->body);
+    char *text = dbuf_take(&t);
+    if (!text) return NULL;
+    struct dbuf q = {0};
+    dbuf_printf(&q,
+                "Article: \"%s\"\nIts text:\n<<<\n%s>>>\nInfobox field (current): %s: %s\n\nDoes the text say the person's %s was once "
+                "something other than %s, before it became %s? Answer that earlier value only, or NONE.\n",
+                title, text, key, value, key, value, value);
+    free(text);
+    char *prompt = dbuf_take(&q);
+    char *answer = prompt ? rc_ask("editor", prompt, 24) : NULL;
+    free(prompt);
+    const char *ans = answer ? answer + strspn(answer, " \t\n*`\"") : NULL;
+    char *old = ans && strncasecmp(ans, "NONE", 4) != 0 ? synth_parse_correction(ans, value) : NULL;
+    free(answer);
+    if (!old || strlen(old) < 2 || rc_contains(value, old) || rc_contains(old, value) || rc_states(lead, old) ||
+        rc_history_has(a, old, value)) {
+        free(old);
+        return NULL;
+    }
+    int k_old = rc_marker_near(lead, old);
+    bool body_has = false;
+    for (size_t s = 0; s < dream_article_section_count(a); s++) {
+        const struct dream_article_section *sec = dream_article_section(a, s);
+        if (sec->kind != DREAM_SECTION_BODY || !rc_contains(sec->body, old)) continue;
+        body_has = true;
+        if (rc_asserts_current(sec->body, old)) k_old = -1; /* still current somewhere: not a past */
+        else if (!k_old) k_old = rc_marker_near(sec->body, old);
+    }
+    int k_new = rc_marker_latest(a, lead, value);
+    const char *d_old = k_old > 0 ? rc_note_date(a, k_old) : NULL, *d_new = k_new > 0 ? rc_note_date(a, k_new) : NULL;
+    char *line = NULL;
+    if ((body_has || rc_contains(lead, old)) && d_old && d_new && k_old != k_new && strcmp(d_old, d_new) < 0) {
+        struct dbuf h = {0};
+        dbuf_printf(&h, "- Previously %s[^%d]; as of %s %s[^%d].\n", old, k_old, d_new, value, k_new);
+        line = dbuf_take(&h);
+    }
+    free(old);
+    return line;
+}
+
 /* Reconciles one article: each stance field against the lead, History for an evolution. */
 static int rc_one(dream_store *store, const struct dream_synth_params *p, const struct rc_article *art, const struct synth_stems *stems,
                   struct dream_synth_result *res)
@@ -282,6 +377,16 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         /* only a value the lead itself states as current */
         if (!value || !rc_states(lead, value)) {
             free(value);
+            /* the value stays; an earlier, different position may still be History */
+            char *line = rc_earlier_position(after, art->title, f->key, f->value);
+            bool added = false;
+            if (line) rc = rc_add_history(after, line, &added);
+            free(line);
+            if (!rc && added) {
+                changed = true;
+                res->history++;
+                if (n_touched < 60) touched[n_touched++] = strdup("history");
+            }
             continue;
         }
         char *old = strdup(f->value), *key = strdup(f->key);
@@ -337,22 +442,8 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
             struct dbuf h = {0};
             dbuf_printf(&h, "- Previously %s[^%d]; as of %s %s[^%d].\n", old, k_old, date ? date : "a later note", value, k_new);
             char *line = dbuf_take(&h);
-            long hi = dream_article_section_find_kind(after, DREAM_SECTION_HISTORY);
-            if (line && hi < 0) {
-                size_t idx;
-                rc = dream_article_section_insert(after, 2, "History", line, &idx);
-            } else if (line) {
-                const char *body = dream_article_section(after, (size_t)hi)->body;
-                if (!strstr(body, line)) {
-                    struct dbuf nb = {0};
-                    size_t bl = strlen(body);
-                    while (bl && body[bl - 1] == '\n') bl--;
-                    dbuf_printf(&nb, "%.*s%s%s", (int)bl, body, bl ? "\n" : "", line);
-                    char *nbody = dbuf_take(&nb);
-                    rc = nbody ? dream_article_section_set_body(after, (size_t)hi, nbody) : DREAM_ENOMEM;
-                    free(nbody);
-                }
-            }
+            bool added = false;
+            rc = line ? rc_add_history(after, line, &added) : DREAM_ENOMEM;
             free(line);
             if (!rc && n_touched < 60) touched[n_touched++] = strdup("history");
             res->history++;
