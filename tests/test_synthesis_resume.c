@@ -4,8 +4,11 @@
  * until they finish. After every kill `dream check` passes on the vault as the kill left it; at
  * the end the store (every pipeline and synthesis table, ids included, timestamps left out) and
  * the vault (every article, and HEAD holding exactly those texts) equal an uninterrupted run's.
- * Even rounds kill at a random event (a model call or a finished item); odd rounds after a random
- * delay, which also lands between a journaled write and its file, and inside git commits. */
+ * Even rounds kill first at an event (a model call or a finished item) of one writing stage,
+ * chosen in turn (create, fold, reconcile, link, wikify: each twice), picked from the events the
+ * uninterrupted run saw in that stage, so every stage is killed inside whatever the random draw;
+ * later tries of those rounds kill at a random event. Odd rounds kill after a random delay,
+ * which also lands between a journaled write and its file, and inside git commits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +39,10 @@
 #include <unistd.h>
 
 #define N_ROUNDS 20
+#define MAX_EVENTS 4096
+
+static const char *const synth_stages[] = {"create", "fold", "reconcile", "link", "wikify"};
+#define N_SYNTH (sizeof synth_stages / sizeof synth_stages[0])
 
 static char dir[4096], data[4096], seeds[4096];
 
@@ -44,14 +51,27 @@ struct shared {
 };
 static struct shared *shared;
 static long events, kill_event;
+/* The writing stage now running (set around each dream_synth_* call), or NULL. */
+static const char *in_synth;
+/* The uninterrupted run's stage of each event (1-based), to aim kills at a stage. */
+static char (*ref_stage)[16];
+static bool recording;
 
 static void on_event(const char *stage)
 {
     const char *name = !strcmp(stage, "chunk") ? "segment" : !strcmp(stage, "entity") ? "extract" : stage;
-    if (!strcmp(stage, "synthesis")) name = "create";
-    else if (!strcmp(stage, "section") || !strcmp(stage, "editor")) name = "fold";
+    if (in_synth) name = in_synth; /* the model calls of every writing stage go to "synthesis", "section" or "editor" */
     snprintf(shared->stage, sizeof shared->stage, "%s", name);
-    if (kill_event && ++events >= kill_event) raise(SIGKILL);
+    ++events;
+    if (recording && events < MAX_EVENTS) snprintf(ref_stage[events], sizeof ref_stage[events], "%s", name);
+    if (kill_event && events >= kill_event) raise(SIGKILL);
+}
+
+/* Marks the writing stage entered (name) or left (NULL) for kills that land between events. */
+static void enter(const char *name)
+{
+    in_synth = name;
+    snprintf(shared->stage, sizeof shared->stage, "%s", name ? name : "between");
 }
 
 static void on_progress(void *ud, const char *stage, size_t done, size_t total)
@@ -79,14 +99,20 @@ static int stage_pair(dream_store *s, const char *wiki)
     p.batch = 2;
     p.on_progress = on_progress;
     int rc = dream_seam_set_backend(&fake);
+    enter("create");
     if (!rc) rc = dream_synth_create(s, &p, NULL);
     if (!rc) rc = dream_seam_set_backend(&fake);
+    enter("fold");
     if (!rc) rc = dream_synth_fold(s, &p, NULL);
     if (!rc) rc = dream_seam_set_backend(&fake);
+    enter("reconcile");
     if (!rc) rc = dream_synth_reconcile(s, &p, NULL);
+    enter("link");
     if (!rc) rc = dream_synth_link(s, &p, NULL);
     if (!rc) rc = dream_seam_set_backend(&fake);
+    enter("wikify");
     if (!rc) rc = dream_synth_wikify(s, &p, NULL);
+    enter(NULL);
     dream_seam_set_backend(NULL);
     return rc;
 }
@@ -201,11 +227,26 @@ static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)
     fresh(ref, refwiki);
     events = 0;
     kill_event = 1L << 40;
+    recording = true;
     double t0 = now_s();
     assert_int_equal(run_once(ref, refwiki), 0);
     double ref_s = now_s() - t0;
+    recording = false;
     long total_events = events;
     kill_event = 0;
+    assert_true(total_events < MAX_EVENTS);
+    /* the events of each writing stage in the uninterrupted run */
+    static long stage_events[N_SYNTH][MAX_EVENTS];
+    size_t n_stage_events[N_SYNTH] = {0};
+    for (long e = 1; e <= total_events; e++)
+        for (size_t k = 0; k < N_SYNTH; k++)
+            if (!strcmp(ref_stage[e], synth_stages[k])) stage_events[k][n_stage_events[k]++] = e;
+    for (size_t k = 0; k < N_SYNTH; k++) {
+        if (!n_stage_events[k]) fprintf(stderr, "the uninterrupted run has no event in %s\n", synth_stages[k]);
+        assert_true(n_stage_events[k] > 0);
+    }
+    fprintf(stderr, "uninterrupted run: %ld events (create %zu, fold %zu, reconcile %zu, link %zu, wikify %zu)\n", total_events,
+            n_stage_events[0], n_stage_events[1], n_stage_events[2], n_stage_events[3], n_stage_events[4]);
     char *want = dump(ref), *want_vault = vault(refwiki);
     assert_non_null(strstr(want, "folded "));
     assert_non_null(strstr(want_vault, "## Notes On Cello Practice"));
@@ -214,12 +255,18 @@ static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)
 
     srand(5151);
     int kills = 0;
-    bool in_create = false, in_fold = false;
+    bool in_stage[N_SYNTH] = {false};
     for (int round = 0; round < N_ROUNDS; round++) {
         fresh(path, wiki);
         for (int tries = 0;; tries++) {
             bool by_event = round % 2 == 0 && tries < 3;
+            /* the first kill of an even round: inside the writing stage whose turn it is */
+            const char *aim = by_event && tries == 0 ? synth_stages[(size_t)(round / 2) % N_SYNTH] : NULL;
             long k = 1 + rand() % total_events;
+            if (aim) {
+                size_t si = (size_t)(round / 2) % N_SYNTH;
+                k = stage_events[si][(size_t)rand() % n_stage_events[si]];
+            }
             useconds_t delay = (useconds_t)(rand() % (int)(ref_s * 1e6 + 1));
             memset(shared->stage, 0, sizeof shared->stage);
             pid_t pid = fork();
@@ -238,8 +285,9 @@ static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)
             if (WIFSIGNALED(status)) {
                 assert_int_equal(WTERMSIG(status), SIGKILL);
                 kills++;
-                in_create |= !strcmp(shared->stage, "create");
-                in_fold |= !strcmp(shared->stage, "fold");
+                for (size_t s = 0; s < N_SYNTH; s++) in_stage[s] |= !strcmp(shared->stage, synth_stages[s]);
+                if (aim && strcmp(shared->stage, aim) != 0) fprintf(stderr, "round %d: aimed at %s, killed in %s\n", round, aim, shared->stage);
+                if (aim) assert_string_equal(shared->stage, aim);
                 check_vault(wiki, round);
                 continue;
             }
@@ -255,10 +303,13 @@ static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)
         free(got);
         free(got_vault);
     }
-    fprintf(stderr, "synthesis resume: %d rounds, %d kills (in create %s, in fold %s), every store and vault equal to the uninterrupted run\n",
-            N_ROUNDS, kills, in_create ? "yes" : "no", in_fold ? "yes" : "no");
+    fprintf(stderr,
+            "synthesis resume: %d rounds, %d kills (in create %s, in fold %s, in reconcile %s, in link %s, in wikify %s), every store and "
+            "vault equal to the uninterrupted run\n",
+            N_ROUNDS, kills, in_stage[0] ? "yes" : "no", in_stage[1] ? "yes" : "no", in_stage[2] ? "yes" : "no", in_stage[3] ? "yes" : "no",
+            in_stage[4] ? "yes" : "no");
     assert_true(kills >= N_ROUNDS);
-    assert_true(in_create && in_fold);
+    for (size_t s = 0; s < N_SYNTH; s++) assert_true(in_stage[s]);
     free(want);
     free(want_vault);
 }
@@ -273,6 +324,8 @@ int main(int argc, char **argv)
     snprintf(seeds, sizeof seeds, "%s/wiki", argv[1]);
     shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) return 1;
+    ref_stage = calloc(MAX_EVENTS, sizeof *ref_stage);
+    if (!ref_stage) return 1;
     const char *b = getenv("DREAM_TEST_BUILD");
     snprintf(dir, sizeof dir, "%s/tmp-synthesis-resume-XXXXXX", b ? b : "/tmp");
     if (!mkdtemp(dir)) return 1;
@@ -281,5 +334,6 @@ int main(int argc, char **argv)
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) rc = 1;
+    free(ref_stage);
     return rc;
 }
