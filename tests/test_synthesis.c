@@ -605,6 +605,78 @@ static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
     assert_int_equal(r.linked, 0);
 }
 
+/* See also from shared chunks (spec §6.10 co-occurrence): no article mentions another, but the
+ * routing ledger says chunk 1 went to Tea_Blends and Kettle_Descaling, chunks 2 and 3 to
+ * Tea_Blends and Garden_Shed, chunk 4 to Rope_Knots alone. Each article lists those it shares a
+ * chunk with, most shared first; Rope_Knots shares nothing, is mentioned nowhere, and appears
+ * nowhere (and gets no See also of its own). */
+static void test_link_lists_articles_that_share_a_chunk(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude"); /* real chunks for the ledger rows to point at */
+    assert_true(test_store_scalar(c->store, "SELECT count(*) FROM chunks") >= 4);
+    put_article(c, "Tea_Blends",
+                "# Tea Blends\n\n**Tea Blends** are what the person mixes on Sundays.[^1]\n\n## Mixing\n\nThe person mixes black leaves with "
+                "dried orange peel.[^1]\n\n## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Sunday mixing)\n");
+    put_article(c, "Kettle_Descaling",
+                "# Kettle Descaling\n\n**Kettle Descaling** is done with citric acid once a month.[^1]\n\n## References\n\n"
+                "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Sunday mixing)\n");
+    put_article(c, "Garden_Shed",
+                "# Garden Shed\n\n**Garden Shed** is where the person dries orange peel.[^1]\n\n## References\n\n"
+                "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Drying peel)\n");
+    const char *rope = "# Rope Knots\n\n**Rope Knots** are practised with a short length of cord.[^1]\n\n## References\n\n"
+                       "[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Knots for a boat)\n";
+    put_article(c, "Rope_Knots", rope);
+    char *err = NULL;
+    int rc = sqlite3_exec(store_db(c->store),
+                          "WITH k(n, id) AS (SELECT row_number() OVER (ORDER BY id), id FROM chunks) "
+                          "INSERT INTO chunk_routed (chunk, article) SELECT id, 'Tea_Blends' FROM k WHERE n IN (1, 2, 3) "
+                          "UNION ALL SELECT id, 'Kettle_Descaling' FROM k WHERE n = 1 "
+                          "UNION ALL SELECT id, 'Garden_Shed' FROM k WHERE n IN (2, 3) "
+                          "UNION ALL SELECT id, 'Rope_Knots' FROM k WHERE n = 4",
+                          NULL, NULL, &err);
+    if (rc) fprintf(stderr, "ledger rows: %s\n", err);
+    sqlite3_free(err);
+    assert_int_equal(rc, SQLITE_OK);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_routed"), 7);
+
+    struct dream_synth_result r = link_run(c);
+    assert_int_equal(r.eligible, 4);
+    assert_int_equal(r.linked, 3);
+    assert_int_equal(r.rejected, 0);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Tea_Blends.md", c->wiki);
+    char *t = slurp(path);
+    if (!strstr(t, "## See also\n\n- [[Garden_Shed]]\n- [[Kettle_Descaling]]\n\n## References")) fprintf(stderr, "%s", t);
+    assert_non_null(strstr(t, "## See also\n\n- [[Garden_Shed]]\n- [[Kettle_Descaling]]\n\n## References"));
+    assert_null(strstr(t, "Rope_Knots"));
+    free(t);
+    snprintf(path, sizeof path, "%s/articles/Kettle_Descaling.md", c->wiki);
+    t = slurp(path);
+    if (!strstr(t, "## See also\n\n- [[Tea_Blends]]\n\n## References")) fprintf(stderr, "%s", t);
+    assert_non_null(strstr(t, "## See also\n\n- [[Tea_Blends]]\n\n## References"));
+    assert_null(strstr(t, "Garden_Shed"));
+    assert_null(strstr(t, "Rope_Knots"));
+    free(t);
+    snprintf(path, sizeof path, "%s/articles/Garden_Shed.md", c->wiki);
+    t = slurp(path);
+    assert_non_null(strstr(t, "## See also\n\n- [[Tea_Blends]]\n\n## References"));
+    assert_null(strstr(t, "Kettle_Descaling"));
+    assert_null(strstr(t, "Rope_Knots"));
+    free(t);
+    snprintf(path, sizeof path, "%s/articles/Rope_Knots.md", c->wiki);
+    t = slurp(path);
+    assert_string_equal(t, rope); /* untouched: no See also of its own */
+    free(t);
+    assert_vault_checks(c);
+    assert_dream_check(c);
+    char *m = git_head_message(c);
+    assert_true(strncmp(m, "memory: link 3 article(s)\n", 26) == 0);
+    free(m);
+    r = link_run(c); /* idempotent */
+    assert_int_equal(r.linked, 0);
+}
+
 /* `dream check` (the binary) over the wiki exits 0. */
 static void assert_dream_check(struct ctx *c)
 {
@@ -686,6 +758,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_self_healing_moves_the_claim_to_the_later_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_with_the_dates_swapped_keeps_the_later_morning, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_wraps_first_mentions_and_rebuilds_see_also, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_link_lists_articles_that_share_a_chunk, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);
