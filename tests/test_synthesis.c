@@ -428,6 +428,74 @@ static void test_junk_answers_leave_no_file_or_a_valid_stub(void **state)
     assert_int_equal(r.eligible, 0);
 }
 
+static void assert_dream_check(struct ctx *c);
+
+/* A model whose every section and lead draft narrates the task first ("Here is the section you
+ * asked for:"), the fixture fake otherwise; with leaky_always, the prose-only retry leaks too. */
+static bool leaky_always;
+static long leaky_first, leaky_retries;
+
+static int leaky_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                      char **out)
+{
+    int rc = dreaming_fake_call(ud, stage, in, n, opts, out);
+    if (rc || strcmp(stage, "synthesis") != 0) return rc;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = in[i].user;
+        if (!strstr(u, "Write the prose of this one section") && !strstr(u, "Write the lead of this article")) continue;
+        bool retry = strstr(u, "Answer with the prose itself and nothing else") != NULL;
+        if (retry) leaky_retries++;
+        else leaky_first++;
+        if (retry && !leaky_always) continue;
+        struct dbuf b = {0};
+        dbuf_printf(&b, "Here is the section you asked for: %s", out[i]);
+        free(out[i]);
+        out[i] = dbuf_take(&b);
+    }
+    return 0;
+}
+
+/* Spec §6.5 step 7: a leaky draft is asked again once with a prose-only instruction. Drafts that
+ * leak the first time and not the second give exactly the golden articles; drafts that leak
+ * both times are dropped (nothing written) after one retry each. */
+static void test_create_retries_a_leaky_draft_once_prose_only(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    struct dream_backend leaky = {.name = "leaky-first", .call = leaky_call};
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    p.batch = 3;
+    struct dream_synth_result r;
+
+    leaky_always = true;
+    leaky_first = leaky_retries = 0;
+    assert_int_equal(dream_seam_set_backend(&leaky), 0);
+    assert_int_equal(dream_synth_create(c->store, &p, &r), 0);
+    assert_true(leaky_first > 5);                  /* every section and the five leads */
+    assert_int_equal(leaky_retries, leaky_first); /* each asked again exactly once */
+    assert_int_equal((long)r.retried, leaky_first);
+    assert_int_equal(r.created, 0);
+    assert_int_equal(r.failed, 5);
+    char names[8][256], dir[4200];
+    snprintf(dir, sizeof dir, "%s/articles", c->wiki);
+    assert_int_equal(list_md(dir, names, 8), 0);
+
+    leaky_always = false;
+    leaky_first = leaky_retries = 0;
+    assert_int_equal(dream_seam_set_backend(&leaky), 0);
+    assert_int_equal(dream_synth_create(c->store, &p, &r), 0);
+    assert_int_equal(leaky_retries, leaky_first);
+    assert_int_equal((long)r.retried, leaky_first);
+    assert_int_equal(r.rejected, 0);
+    assert_int_equal(r.created, 5);
+    assert_golden(c, "create");
+    assert_vault_checks(c);
+    assert_dream_check(c);
+}
+
 static struct dream_synth_result reconcile(struct ctx *c)
 {
     struct dream_synth_params p;
@@ -440,8 +508,6 @@ static struct dream_synth_result reconcile(struct ctx *c)
     assert_int_equal(rc, 0);
     return r;
 }
-
-static void assert_dream_check(struct ctx *c);
 
 /* One two-message conversation about the cello, dated day (ms). */
 static void put_cello(struct ctx *c, const char *id, int64_t day_ms, const char *user, const char *assistant)
@@ -755,6 +821,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_create_writes_the_golden_articles_and_commits_them, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_junk_answers_leave_no_file_or_a_valid_stub, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_retries_a_leaky_draft_once_prose_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_moves_the_claim_to_the_later_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_with_the_dates_swapped_keeps_the_later_morning, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_wraps_first_mentions_and_rebuilds_see_also, setup, teardown),

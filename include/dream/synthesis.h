@@ -65,6 +65,7 @@ struct dream_synth_result {
     size_t new_sections; /* sections added (fold) */
     size_t lead_patches; /* leads rewritten (fold) */
     size_t rejected;     /* model answers refused (leaky, lost a marker, or vetoed by the gate) */
+    size_t retried;      /* leaky section or lead drafts asked again once, prose only (create) */
     size_t unrouted;     /* chunks that went to no section */
     size_t reconciled;   /* articles whose infobox and prose were brought to the lead (reconcile) */
     size_t history;      /* History lines added (reconcile) */

@@ -460,6 +460,52 @@ static void cr_free_prompts(char **p, size_t n)
     for (size_t i = 0; p && i < n; i++) free(p[i]);
 }
 
+/* Appended to a section or lead prompt whose answer narrated the task instead of giving prose. */
+static const char prose_only_task[] =
+    "\nA previous answer to this talked about the task, the notes or itself instead of giving the text.\n"
+    "Answer with the prose itself and nothing else: no remarks on the task or the notes, no plan, no\n"
+    "apology, no heading.\n";
+
+/* Spec §6.5 step 7: every prose answer (prose[i]) that is leaky once sanitized (with heading[i])
+ * is asked again, once, in one batch, with the prose-only instruction; its answer replaces the
+ * first (the caller's checks then accept it or drop the section or lead). */
+static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const *heading, const bool *prose, int max_tokens,
+                          struct dream_synth_result *res)
+{
+    size_t *which = calloc(n + 1, sizeof *which);
+    char **again = calloc(n + 1, sizeof *again), **out = calloc(n + 1, sizeof *out);
+    int rc = which && again && out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!prose[i] || !answers[i]) continue;
+        char *d = synth_sanitize(answers[i], heading[i]);
+        bool leaky = d && *d && synth_leaky(d);
+        free(d);
+        if (!leaky) continue;
+        struct dbuf b = {0};
+        if (dbuf_puts(&b, prompts[i]) || dbuf_puts(&b, prose_only_task)) {
+            dbuf_free(&b);
+            rc = DREAM_ENOMEM;
+            break;
+        }
+        which[k] = i;
+        again[k++] = dbuf_take(&b);
+    }
+    if (!rc) rc = cr_call(again, k, max_tokens, out);
+    for (size_t j = 0; !rc && j < k; j++) {
+        free(answers[which[j]]);
+        answers[which[j]] = out[j];
+        out[j] = NULL;
+        res->retried++;
+    }
+    cr_free_prompts(again, k);
+    cr_free_prompts(out, k);
+    free(which);
+    free(again);
+    free(out);
+    return rc;
+}
+
 /* Drafts and writes the articles of e[0..n). */
 static int cr_batch(dream_store *store, const struct dream_synth_params *p, struct cr_entity *e, size_t n, const struct synth_stems *stems,
                     struct dream_synth_result *res)
@@ -488,6 +534,17 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
         }
     total_sections = k;
     if (!rc) rc = cr_call(prompts, total_sections, p->max_tokens, answers);
+    if (!rc) {
+        char **heading = calloc(total_sections + 1, sizeof *heading);
+        bool *prose = calloc(total_sections + 1, sizeof *prose);
+        if (!heading || !prose) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        k = 0;
+        for (size_t i = 0; !rc && i < n; i++)
+            for (size_t h = 0; h < e[i].n_head; h++, k++) heading[k] = e[i].headings[h], prose[k] = true;
+        if (!rc) rc = cr_retry_leaky(prompts, answers, total_sections, heading, prose, p->max_tokens, res);
+        free(heading);
+        free(prose);
+    }
     k = 0;
     for (size_t i = 0; !rc && i < n; i++)
         for (size_t h = 0; h < e[i].n_head; h++, k++) {
@@ -511,6 +568,16 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
         if (!prompts[2 * i] || !prompts[2 * i + 1]) rc = DREAM_ENOMEM;
     }
     if (!rc) rc = cr_call(prompts, 2 * n, p->max_tokens < 256 ? p->max_tokens : 256, answers);
+    if (!rc) {
+        /* the leads (even places) are prose; the infoboxes are not */
+        char **heading = calloc(2 * n + 1, sizeof *heading);
+        bool *prose = calloc(2 * n + 1, sizeof *prose);
+        if (!heading || !prose) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        for (size_t i = 0; !rc && i < n; i++) prose[2 * i] = true;
+        if (!rc) rc = cr_retry_leaky(prompts, answers, 2 * n, heading, prose, p->max_tokens < 256 ? p->max_tokens : 256, res);
+        free(heading);
+        free(prose);
+    }
     for (size_t i = 0; !rc && i < n; i++) {
         e[i].lead = answers[2 * i];
         e[i].infobox = answers[2 * i + 1];
