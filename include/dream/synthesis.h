@@ -85,7 +85,9 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
  * against the lead, which the lead patch moved to the latest-dated statement; a changed value is
  * written, body passages still asserting the old value as current are rewritten (or left and
  * logged as unresolved), and an evolution adds "- Previously OLD[^k]; as of DATE NEW[^n]." to
- * `## History`, citing both statements; an error may drop the old citation. */
+ * `## History`, citing both statements; an error may drop the old citation. A field the lead
+ * keeps as current gets the same History line when the prose tells an earlier, different value
+ * cited by an earlier-dated note (a note learned late but dated early: the dates swapped). */
 int dream_synth_reconcile(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
 
 /* CROSS-LINK (spec §6.10), deterministic: in every article, the first mention of another
