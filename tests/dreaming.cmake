@@ -66,3 +66,12 @@ if(TARGET dream)
   add_test(NAME cli_run_bad_engagement COMMAND sh -c "'$<TARGET_FILE:dream>' run --engagement -1; test $? -eq 2")
   add_test(NAME cli_run_unknown_stage COMMAND sh -c "'$<TARGET_FILE:dream>' run --stage synthesize; test $? -eq 2")
 endif()
+
+# The run lock (tests/run_lock_cli.sh): while another process holds <store>.lock, `dream run`
+# stops at once naming it, `dream status` says a run is in progress, a dry run still works.
+find_program(DREAM_FLOCK_PROG flock)
+if(TARGET dream AND DREAM_FLOCK_PROG)
+  add_test(NAME cli_run_lock COMMAND bash ${CMAKE_SOURCE_DIR}/tests/run_lock_cli.sh $<TARGET_FILE:dream> ${DREAM_FLOCK_PROG}
+           ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus ${CMAKE_BINARY_DIR}/tests/dreaming-cli/lock)
+  set_tests_properties(cli_run_lock PROPERTIES PASS_REGULAR_EXPRESSION "PASS: run lock")
+endif()

@@ -23,6 +23,7 @@ enum dream_status {
     DREAM_EMODEL = -7,    /* the model or llama.cpp failed */
     DREAM_ELIMIT = -8,    /* a safety limit was hit (loop count, output size) */
     DREAM_EINTERNAL = -9, /* a bug: an invariant did not hold */
+    DREAM_EBUSY = -10,    /* another run holds the lock; try again when it has finished */
 };
 
 /* Records a formatted message for the calling thread; returns code, so callers can write

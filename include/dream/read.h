@@ -99,8 +99,9 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
 
 /* {"wiki","articles","stubs","redirects","skipped","git","last_commit": {"id","date","subject"}
  * | null, "store": path | null, "conversations","messages","chunks","entities": {"total",
- * "article","captured"}, "schedule": {...}, "recent": [5 stems, newest first]}. last_commit is
- * the newest commit on HEAD whose subject begins "memory:". */
+ * "article","captured"}, "running": {"pid"} | null (a run holds the store's lock; pid -1 when
+ * it is not known), "schedule": {...}, "recent": [5 stems, newest first]}. last_commit is the
+ * newest commit on HEAD whose subject begins "memory:". */
 int dream_read_status(dream_reader *r, json_t **out);
 
 /* One entry point for every tool, for the server and the CLI: tool is "resolve", "read",

@@ -1,17 +1,12 @@
-/* cmd_run.c — `dream run`: run the Dreaming's stages over the store (segment, extract, resolve,
- * route, in that order). */
+/* cmd_run.c — `dream run`: the Dreaming's stages over the store, in order (dream/pipeline.h does
+ * the run; this file parses the options and draws the progress). */
 #include "cli.h"
 
 #include "dream/model.h"
 
-#include "dream/entity.h"
 #include "dream/error.h"
-#include "dream/extract.h"
 #include "dream/paths.h"
-#include "dream/segment.h"
-#include "dream/store.h"
-#include "dream/synthesis.h"
-#include "dream/vault.h"
+#include "dream/pipeline.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,8 +63,11 @@ static void run_usage(FILE *f)
             "On a terminal, each stage shows its progress (items done, items per second) on\n"
             "stderr while it runs; every stage ends with one summary line on stdout.\n"
             "\n"
+            "One run at a time works on a store: a run takes the lock <store>.lock (a dry run does\n"
+            "not) and a second run, here or in `dream serve`, stops at once and names the holder.\n"
+            "\n"
             "Exit status: 0 when the run finished (failed model answers are recorded and counted),\n"
-            "1 when the store failed, 2 for a usage error.\n");
+            "1 when the store failed or another run holds the lock, 2 for a usage error.\n");
 }
 
 struct run_opts {
@@ -117,10 +115,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             return 2;
         }
     }
-    if (o->stage && strcmp(o->stage, "segment") != 0 && strcmp(o->stage, "extract") != 0 && strcmp(o->stage, "resolve") != 0 &&
-        strcmp(o->stage, "route") != 0 && strcmp(o->stage, "create") != 0 && strcmp(o->stage, "fold") != 0 && strcmp(o->stage, "reconcile") != 0 &&
-        strcmp(o->stage, "link") != 0 && strcmp(o->stage, "wikify") != 0) {
-        fprintf(stderr, "dream run: unknown or not yet built stage '%s' (built: segment, extract, resolve, route, create, fold, reconcile, link, wikify)\n",
+    if (o->stage && !dream_pipeline_stage_known(o->stage)) {
+        fprintf(stderr, "dream run: unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify)\n",
                 o->stage);
         return 2;
     }
@@ -141,13 +137,6 @@ struct run_progress {
     double t0, last;
 };
 
-static void run_progress_start(struct run_progress *pr)
-{
-    pr->t0 = run_now_s();
-    pr->last = 0;
-    pr->drawn = false;
-}
-
 static void run_progress_show(void *ud, const char *stage, size_t done, size_t total)
 {
     struct run_progress *pr = ud;
@@ -162,168 +151,23 @@ static void run_progress_show(void *ud, const char *stage, size_t done, size_t t
     pr->drawn = true;
 }
 
-/* Clears the live line before the stage's summary. */
-static void run_progress_end(struct run_progress *pr)
+/* Before each stage: its rate counts from here. */
+static void run_stage_start(void *ud, const char *stage)
 {
+    struct run_progress *pr = ud;
+    pr->t0 = run_now_s();
+    pr->last = 0;
+    (void)stage;
+}
+
+/* After each stage: clear the live line, print the stage's summary line. */
+static void run_stage_done(void *ud, const struct dream_stage_report *rep)
+{
+    struct run_progress *pr = ud;
     if (pr->tty && pr->drawn) fputs("\r\033[K", stderr);
     pr->drawn = false;
-}
-
-static bool run_wants(const struct run_opts *o, const char *stage)
-{
-    return !o->stage || strcmp(o->stage, stage) == 0;
-}
-
-static int run_segment(dream_store *store, struct dream_segment_params *p, bool dry_run, struct run_progress *pr)
-{
-    struct dream_segment_result r;
-    double t0 = run_now_s();
-    run_progress_start(pr);
-    p->on_progress = run_progress_show;
-    p->progress_ud = pr;
-    int rc = dream_segment_run(store, p, &r);
-    run_progress_end(pr);
-    if (rc) return rc;
-    double dt = run_now_s() - t0;
-    if (dry_run) {
-        printf("segment: %zu conversation(s) would be segmented (dry run: nothing called or written)\n", r.eligible);
-    } else {
-        printf("segment: %zu conversation(s): %zu segmented into %zu chunk(s), %zu skipped (nothing to cut), "
-               "%zu failed attempt(s), %zu given up; %.1f s (%.2f conversations/s)\n",
-               r.eligible, r.segmented, r.chunks, r.skipped, r.failed, r.gave_up, dt, dt > 0 ? (double)r.eligible / dt : 0.0);
-    }
-    return DREAM_OK;
-}
-
-static int run_extract(dream_store *store, const struct run_opts *o, int64_t conversation, struct run_progress *pr)
-{
-    struct dream_extract_params p;
-    dream_extract_default_params(&p);
-    p.wiki_dir = o->wiki;
-    p.conversation = conversation;
-    p.limit = (size_t)o->limit;
-    p.batch = (size_t)o->batch;
-    p.dry_run = o->dry_run;
-    p.on_progress = run_progress_show;
-    p.progress_ud = pr;
-    struct dream_extract_result r;
-    double t0 = run_now_s();
-    run_progress_start(pr);
-    int rc = dream_extract_run(store, &p, &r);
-    run_progress_end(pr);
-    if (rc) return rc;
-    double dt = run_now_s() - t0;
-    if (o->dry_run) {
-        printf("extract: %zu chunk(s) would be extracted (dry run: nothing called or written)\n", r.eligible);
-    } else {
-        printf("extract: %zu chunk(s): %zu with %zu name(s), %zu with nothing usable, %zu failed attempt(s), %zu given up; "
-               "%.1f s (%.2f chunks/s)\n",
-               r.eligible, r.extracted, r.mentions, r.empty, r.failed, r.gave_up, dt, dt > 0 ? (double)r.eligible / dt : 0.0);
-    }
-    return DREAM_OK;
-}
-
-static int run_resolve(dream_store *store, const struct run_opts *o, struct run_progress *pr)
-{
-    struct dream_resolve_params p;
-    dream_resolve_default_params(&p);
-    p.wiki_dir = o->wiki;
-    p.dry_run = o->dry_run;
-    if (o->tie_break) p.tie_break = true;
-    p.on_progress = run_progress_show;
-    p.progress_ud = pr;
-    struct dream_resolve_result r;
-    double t0 = run_now_s();
-    run_progress_start(pr);
-    int rc = dream_resolve_run(store, &p, &r);
-    run_progress_end(pr);
-    if (rc) return rc;
-    double dt = run_now_s() - t0;
-    if (o->dry_run) {
-        printf("resolve: %zu name(s) would be resolved (dry run: nothing written)\n", r.mentions);
-    } else {
-        printf("resolve: %zu name(s): %zu joined a known entity (%zu by an alias seed%s), %zu new entit(ies); %.1f s (%.2f names/s)\n",
-               r.mentions, r.folded, r.seeded, p.tie_break ? "" : "; tie-break off", r.minted, dt, dt > 0 ? (double)r.mentions / dt : 0.0);
-        if (p.tie_break) printf("resolve: tie-break: %zu question(s) asked, %zu name(s) folded by the answer\n", r.asked, r.tie_folds);
-    }
-    return DREAM_OK;
-}
-
-static int run_route(dream_store *store, const struct run_opts *o)
-{
-    struct dream_route_params p;
-    dream_route_default_params(&p);
-    p.dry_run = o->dry_run;
-    if (o->engagement_set) p.min_user_messages = (int)o->engagement;
-    struct dream_route_result r;
-    double t0 = run_now_s();
-    int rc = dream_route_run(store, &p, &r);
-    if (rc) return rc;
-    double dt = run_now_s() - t0;
-    printf("route: %zu entit(ies): %zu with an article (%zu new", r.entities, r.articles, r.newly);
-    if (p.min_user_messages > 0) printf(", %zu by the engagement gate of %d message(s)", r.engaged, p.min_user_messages);
-    printf("), %zu captured%s; %.1f s (%.2f entities/s)\n", r.captured, o->dry_run ? " (dry run: nothing written)" : "", dt,
-           dt > 0 ? (double)r.entities / dt : 0.0);
-    return DREAM_OK;
-}
-
-/* create and fold: the writing stages, on the wiki (which must be set up). */
-static int run_synth(dream_store *store, const struct run_opts *o, const char *stage, struct run_progress *pr)
-{
-    if (!o->wiki) {
-        printf("%s: skipped: no wiki set up (run `dream init`, or give --wiki DIR)\n", stage);
-        return DREAM_OK;
-    }
-    struct dream_synth_params p;
-    dream_synth_default_params(&p);
-    p.wiki_dir = o->wiki;
-    p.limit = (size_t)o->limit;
-    p.batch = (size_t)o->batch;
-    p.dry_run = o->dry_run;
-    p.on_progress = run_progress_show;
-    p.progress_ud = pr;
-    struct dream_synth_result r;
-    double t0 = run_now_s();
-    run_progress_start(pr);
-    bool create = strcmp(stage, "create") == 0, reconcile = strcmp(stage, "reconcile") == 0, link = strcmp(stage, "link") == 0,
-         wikify = strcmp(stage, "wikify") == 0;
-    int rc = create ? dream_synth_create(store, &p, &r)
-             : reconcile ? dream_synth_reconcile(store, &p, &r)
-             : link ? dream_synth_link(store, &p, &r)
-             : wikify ? dream_synth_wikify(store, &p, &r)
-                    : dream_synth_fold(store, &p, &r);
-    run_progress_end(pr);
-    if (rc) return rc;
-    double dt = run_now_s() - t0;
-    if (wikify && o->dry_run) {
-        printf("wikify: %zu changed article(s) would be tightened (dry run: nothing called or written)\n", r.eligible);
-    } else if (wikify) {
-        printf("wikify: %zu changed article(s): %zu tightened, %zu answer(s) refused; %zu file(s) committed; %.1f s\n", r.eligible,
-               r.wikified, r.rejected, r.committed, dt);
-    } else if (link && o->dry_run) {
-        printf("link: %zu article(s) would be scanned for mentions (dry run: nothing written)\n", r.eligible);
-    } else if (link) {
-        printf("link: %zu article(s): %zu changed (links, See also); %zu file(s) committed; %.1f s\n", r.eligible, r.linked, r.committed, dt);
-    } else if (reconcile && o->dry_run) {
-        printf("reconcile: %zu article(s) would be reconciled (dry run: nothing called or written)\n", r.eligible);
-    } else if (reconcile) {
-        printf("reconcile: %zu article(s): %zu changed, %zu history line(s), %zu answer(s) refused; %zu file(s) committed; %.1f s\n",
-               r.eligible, r.reconciled, r.history, r.rejected, r.committed, dt);
-    } else if (o->dry_run && create) {
-        printf("create: %zu article(s) would be written (dry run: nothing called or written)\n", r.eligible);
-    } else if (o->dry_run) {
-        printf("fold: %zu new chunk(s) would be routed into their articles (dry run: nothing called or written)\n", r.eligible);
-    } else if (create) {
-        printf("create: %zu entit(ies): %zu article(s) written, %zu stub(s), %zu failed attempt(s), %zu answer(s) refused; "
-               "%zu file(s) committed; %.1f s (%.2f articles/s)\n",
-               r.eligible, r.created, r.stubs, r.failed, r.rejected, r.committed, dt, dt > 0 ? (double)(r.created + r.stubs) / dt : 0.0);
-    } else {
-        printf("fold: %zu chunk(s): %zu section(s) patched, %zu new section(s), %zu lead(s) rewritten, %zu went nowhere, "
-               "%zu answer(s) refused; %zu file(s) committed; %.1f s (%.2f chunks/s)\n",
-               r.eligible, r.patched, r.new_sections, r.lead_patches, r.unrouted, r.rejected, r.committed, dt,
-               dt > 0 ? (double)r.eligible / dt : 0.0);
-    }
-    return DREAM_OK;
+    printf("%s\n", rep->summary);
+    fflush(stdout);
 }
 
 int cmd_run(int argc, char **argv)
@@ -332,68 +176,38 @@ int cmd_run(int argc, char **argv)
     int prc = run_parse(argc, argv, &o);
     if (prc) return prc < 0 ? 0 : prc;
 
-    char *store_dflt = NULL, *wiki_dflt = NULL;
+    char *store_dflt = NULL;
     int rc;
     if (!o.store_path) {
         if ((rc = dream_paths_store(&store_dflt))) return cli_fail("run", rc);
         o.store_path = store_dflt;
     }
-    if (!o.wiki && dream_paths_wiki_dir(&wiki_dflt) == 0) {
-        /* The default wiki only when it was set up; otherwise the built-in policy pages. */
-        char meta[4096];
-        snprintf(meta, sizeof meta, "%s/Meta", wiki_dflt);
-        FILE *probe = fopen(meta, "r");
-        if (probe) {
-            fclose(probe);
-            o.wiki = wiki_dflt;
-        }
-    }
-    dream_store *store = NULL;
-    if ((rc = dream_store_open(o.store_path, &store))) {
-        free(store_dflt);
-        free(wiki_dflt);
-        return cli_fail("run", rc);
-    }
-
-    struct dream_segment_params p;
-    dream_segment_default_params(&p);
-    p.wiki_dir = o.wiki;
-    p.limit = (size_t)o.limit;
-    p.batch = (size_t)o.batch;
-    p.dry_run = o.dry_run;
-    if (o.conversation) {
-        const char *cite = strncmp(o.conversation, "conv:", 5) == 0 ? o.conversation + 5 : o.conversation;
-        struct dream_store_conversation *c;
-        if ((rc = dream_store_get_by_cite(store, cite, &c))) goto fail;
-        p.conversation = c->rowid;
-        dream_store_conversation_free(c);
-    }
-
     rc = DREAM_OK;
     if (!o.dry_run && (o.backend || (getenv("DREAM_BACKEND") && *getenv("DREAM_BACKEND")))) {
         struct dream_remote_params rp;
         dream_remote_default_params(&rp);
         if (o.backend) rp.url = o.backend;
-        if ((rc = dream_seam_use_remote(&rp))) goto fail;
+        rc = dream_seam_use_remote(&rp);
     }
     struct run_progress pr = {.tty = isatty(STDERR_FILENO) == 1};
-    if (run_wants(&o, "segment")) rc = run_segment(store, &p, o.dry_run, &pr);
-    if (!rc && run_wants(&o, "extract")) rc = run_extract(store, &o, p.conversation, &pr);
-    if (!rc && run_wants(&o, "resolve")) rc = run_resolve(store, &o, &pr);
-    if (!rc && run_wants(&o, "route")) rc = run_route(store, &o);
-    if (!rc && run_wants(&o, "create")) rc = run_synth(store, &o, "create", &pr);
-    if (!rc && run_wants(&o, "fold")) rc = run_synth(store, &o, "fold", &pr);
-    if (!rc && run_wants(&o, "reconcile")) rc = run_synth(store, &o, "reconcile", &pr);
-    if (!rc && run_wants(&o, "link")) rc = run_synth(store, &o, "link", &pr);
-    if (!rc && run_wants(&o, "wikify")) rc = run_synth(store, &o, "wikify", &pr);
-    if (rc) goto fail;
-    dream_store_close(store);
+    struct dream_pipeline_params p;
+    dream_pipeline_default_params(&p);
+    p.store_path = o.store_path;
+    p.wiki_dir = o.wiki;
+    p.stage = o.stage;
+    p.conversation = o.conversation;
+    p.limit = (size_t)o.limit;
+    p.batch = (size_t)o.batch;
+    p.dry_run = o.dry_run;
+    p.tie_break = o.tie_break;
+    if (o.engagement_set) p.engagement = (int)o.engagement;
+    p.on_progress = run_progress_show;
+    p.progress_ud = &pr;
+    p.on_start = run_stage_start;
+    p.on_stage = run_stage_done;
+    p.stage_ud = &pr;
+    if (!rc) rc = dream_pipeline_run(&p);
+    if (pr.tty && pr.drawn) fputs("\r\033[K", stderr);
     free(store_dflt);
-    free(wiki_dflt);
-    return 0;
-fail:
-    dream_store_close(store);
-    free(store_dflt);
-    free(wiki_dflt);
-    return cli_fail("run", rc);
+    return rc ? cli_fail("run", rc) : 0;
 }

@@ -6,6 +6,8 @@
 #include "dream/error.h"
 #include "dream/paths.h"
 #include "store_internal.h"
+
+#include "dream/pipeline.h"
 #include "util/buf.h"
 
 #include <git2.h>
@@ -140,6 +142,8 @@ int dream_read_status(dream_reader *r, json_t **out)
     }
     if (r->store) {
         json_object_set_new(o, "store", json_string(r->store_path));
+        long holder = dream_run_lock_holder(r->store_path); /* a run in progress: its pid (-1: unknown) */
+        json_object_set_new(o, "running", holder ? json_pack("{sI}", "pid", (json_int_t)holder) : json_null());
         json_object_set_new(o, "conversations", json_integer(read_scalar(r->store, "SELECT count(*) FROM conversations")));
         json_object_set_new(o, "messages", json_integer(read_scalar(r->store, "SELECT count(*) FROM messages")));
         json_object_set_new(o, "chunks", json_integer(read_scalar(r->store, "SELECT count(*) FROM chunks")));

@@ -109,6 +109,11 @@ static void text_status(struct dbuf *b, const json_t *o)
         dbuf_printf(b, "store: %s\n  %lld conversations, %lld messages, %lld chunks, %lld entities (%lld with an article, %lld captured)\n",
                     s_(o, "store"), (long long)i_(o, "conversations"), (long long)i_(o, "messages"), (long long)i_(o, "chunks"),
                     (long long)i_(e, "total"), (long long)i_(e, "article"), (long long)i_(e, "captured"));
+        json_t *run = json_object_get(o, "running");
+        if (json_is_object(run)) {
+            if (i_(run, "pid") > 0) dbuf_printf(b, "running: a dream run is in progress (process %lld)\n", (long long)i_(run, "pid"));
+            else dbuf_puts(b, "running: a dream run is in progress\n");
+        }
     } else {
         dbuf_puts(b, "store: none\n");
     }

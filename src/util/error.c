@@ -60,6 +60,7 @@ const char *dream_status_str(int code)
     case DREAM_EMODEL: return "model error";
     case DREAM_ELIMIT: return "limit reached";
     case DREAM_EINTERNAL: return "internal error";
+    case DREAM_EBUSY: return "busy";
     default: return "unknown error";
     }
 }

@@ -1,0 +1,376 @@
+/* pipeline.c — the whole run of the Dreaming under the run lock (dream/pipeline.h): the stages
+ * in order, each one's report, the lock file. */
+#include "dream/pipeline.h"
+
+#include "dream/entity.h"
+#include "dream/error.h"
+#include "dream/extract.h"
+#include "dream/paths.h"
+#include "dream/segment.h"
+#include "dream/store.h"
+#include "dream/synthesis.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *const dream_pipeline_stages[] = {"segment", "extract", "resolve", "route", "create", "fold", "reconcile", "link", "wikify", NULL};
+
+bool dream_pipeline_stage_known(const char *name)
+{
+    for (size_t i = 0; name && dream_pipeline_stages[i]; i++)
+        if (!strcmp(name, dream_pipeline_stages[i])) return true;
+    return false;
+}
+
+void dream_pipeline_default_params(struct dream_pipeline_params *p)
+{
+    *p = (struct dream_pipeline_params){.batch = 8, .engagement = -1};
+}
+
+/* ---- the run lock ----------------------------------------------------------------------- */
+
+static void lock_path(const char *store_path, char *out, size_t cap) { snprintf(out, cap, "%s.lock", store_path); }
+
+/* The pid written in an open lock file, or 0. */
+static long lock_read_pid(int fd)
+{
+    char buf[32] = {0};
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    return n > 0 ? strtol(buf, NULL, 10) : 0;
+}
+
+int dream_run_lock(const char *store_path, int *fd_out)
+{
+    *fd_out = -1;
+    char path[4096];
+    lock_path(store_path, path, sizeof path);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return dream_error_set(DREAM_EIO, "cannot open the run lock %s: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        long pid = e == EWOULDBLOCK ? lock_read_pid(fd) : 0;
+        close(fd);
+        if (e != EWOULDBLOCK) return dream_error_set(DREAM_EIO, "cannot take the run lock %s: %s", path, strerror(e));
+        if (pid > 0)
+            return dream_error_set(DREAM_EBUSY,
+                                   "another dream run (process %ld) is working on this store; it holds %s. Wait for it to "
+                                   "finish (dream status shows it) and run again",
+                                   pid, path);
+        return dream_error_set(DREAM_EBUSY, "another dream run is working on this store; it holds %s. Wait for it to finish and run again",
+                               path);
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) { /* the pid only informs; the flock is the lock */
+    }
+    *fd_out = fd;
+    return DREAM_OK;
+}
+
+void dream_run_unlock(int fd)
+{
+    if (fd < 0) return;
+    if (ftruncate(fd, 0) != 0) { /* a stale pid is harmless: only a held flock counts */
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+long dream_run_lock_holder(const char *store_path)
+{
+    char path[4096];
+    lock_path(store_path, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    long pid = 0;
+    if (flock(fd, LOCK_SH | LOCK_NB) == 0) flock(fd, LOCK_UN);
+    else if (errno == EWOULDBLOCK) pid = lock_read_pid(fd), pid = pid > 0 ? pid : -1;
+    close(fd);
+    return pid;
+}
+
+/* ---- the stages -------------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double per_s(size_t n, double dt) { return dt > 0 ? (double)n / dt : 0.0; }
+
+static void count(struct dream_stage_report *r, const char *name, size_t value)
+{
+    if (r->n_counts == DREAM_PIPELINE_MAX_COUNTS) return;
+    r->counts[r->n_counts].name = name;
+    r->counts[r->n_counts++].value = value;
+}
+
+static void say(struct dream_stage_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct dream_stage_report *r, const char *fmt, ...)
+{
+    size_t used = strlen(r->summary);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->summary + used, sizeof r->summary - used, fmt, ap);
+    va_end(ap);
+}
+
+struct run {
+    const struct dream_pipeline_params *p;
+    dream_store *store;
+    const char *wiki;
+    int64_t conversation;
+};
+
+static int stage_segment(struct run *x, struct dream_stage_report *rep)
+{
+    struct dream_segment_params sp;
+    dream_segment_default_params(&sp);
+    sp.wiki_dir = x->wiki;
+    sp.conversation = x->conversation;
+    sp.limit = x->p->limit;
+    sp.batch = x->p->batch;
+    sp.dry_run = x->p->dry_run;
+    sp.on_progress = x->p->on_progress;
+    sp.progress_ud = x->p->progress_ud;
+    struct dream_segment_result r;
+    double t0 = now_s();
+    int rc = dream_segment_run(x->store, &sp, &r);
+    if (rc) return rc;
+    double dt = rep->seconds = now_s() - t0;
+    count(rep, "eligible", r.eligible);
+    if (x->p->dry_run) return say(rep, "segment: %zu conversation(s) would be segmented (dry run: nothing called or written)", r.eligible), 0;
+    count(rep, "segmented", r.segmented);
+    count(rep, "chunks", r.chunks);
+    count(rep, "skipped", r.skipped);
+    count(rep, "failed", r.failed);
+    count(rep, "gave_up", r.gave_up);
+    say(rep,
+        "segment: %zu conversation(s): %zu segmented into %zu chunk(s), %zu skipped (nothing to cut), %zu failed attempt(s), %zu given up; "
+        "%.1f s (%.2f conversations/s)",
+        r.eligible, r.segmented, r.chunks, r.skipped, r.failed, r.gave_up, dt, per_s(r.eligible, dt));
+    return 0;
+}
+
+static int stage_extract(struct run *x, struct dream_stage_report *rep)
+{
+    struct dream_extract_params ep;
+    dream_extract_default_params(&ep);
+    ep.wiki_dir = x->wiki;
+    ep.conversation = x->conversation;
+    ep.limit = x->p->limit;
+    ep.batch = x->p->batch;
+    ep.dry_run = x->p->dry_run;
+    ep.on_progress = x->p->on_progress;
+    ep.progress_ud = x->p->progress_ud;
+    struct dream_extract_result r;
+    double t0 = now_s();
+    int rc = dream_extract_run(x->store, &ep, &r);
+    if (rc) return rc;
+    double dt = rep->seconds = now_s() - t0;
+    count(rep, "eligible", r.eligible);
+    if (x->p->dry_run) return say(rep, "extract: %zu chunk(s) would be extracted (dry run: nothing called or written)", r.eligible), 0;
+    count(rep, "extracted", r.extracted);
+    count(rep, "mentions", r.mentions);
+    count(rep, "empty", r.empty);
+    count(rep, "failed", r.failed);
+    count(rep, "gave_up", r.gave_up);
+    say(rep, "extract: %zu chunk(s): %zu with %zu name(s), %zu with nothing usable, %zu failed attempt(s), %zu given up; %.1f s (%.2f chunks/s)",
+        r.eligible, r.extracted, r.mentions, r.empty, r.failed, r.gave_up, dt, per_s(r.eligible, dt));
+    return 0;
+}
+
+static int stage_resolve(struct run *x, struct dream_stage_report *rep)
+{
+    struct dream_resolve_params rp;
+    dream_resolve_default_params(&rp);
+    rp.wiki_dir = x->wiki;
+    rp.dry_run = x->p->dry_run;
+    if (x->p->tie_break) rp.tie_break = true;
+    rp.on_progress = x->p->on_progress;
+    rp.progress_ud = x->p->progress_ud;
+    struct dream_resolve_result r;
+    double t0 = now_s();
+    int rc = dream_resolve_run(x->store, &rp, &r);
+    if (rc) return rc;
+    double dt = rep->seconds = now_s() - t0;
+    count(rep, "mentions", r.mentions);
+    if (x->p->dry_run) return say(rep, "resolve: %zu name(s) would be resolved (dry run: nothing written)", r.mentions), 0;
+    count(rep, "folded", r.folded);
+    count(rep, "seeded", r.seeded);
+    count(rep, "minted", r.minted);
+    count(rep, "asked", r.asked);
+    count(rep, "tie_folds", r.tie_folds);
+    say(rep, "resolve: %zu name(s): %zu joined a known entity (%zu by an alias seed%s), %zu new entit(ies); %.1f s (%.2f names/s)", r.mentions,
+        r.folded, r.seeded, rp.tie_break ? "" : "; tie-break off", r.minted, dt, per_s(r.mentions, dt));
+    if (rp.tie_break) say(rep, "; tie-break: %zu question(s) asked, %zu name(s) folded by the answer", r.asked, r.tie_folds);
+    return 0;
+}
+
+static int stage_route(struct run *x, struct dream_stage_report *rep)
+{
+    struct dream_route_params rp;
+    dream_route_default_params(&rp);
+    rp.dry_run = x->p->dry_run;
+    if (x->p->engagement >= 0) rp.min_user_messages = x->p->engagement;
+    struct dream_route_result r;
+    double t0 = now_s();
+    int rc = dream_route_run(x->store, &rp, &r);
+    if (rc) return rc;
+    double dt = rep->seconds = now_s() - t0;
+    count(rep, "entities", r.entities);
+    count(rep, "articles", r.articles);
+    count(rep, "newly", r.newly);
+    count(rep, "engaged", r.engaged);
+    count(rep, "captured", r.captured);
+    say(rep, "route: %zu entit(ies): %zu with an article (%zu new", r.entities, r.articles, r.newly);
+    if (rp.min_user_messages > 0) say(rep, ", %zu by the engagement gate of %d message(s)", r.engaged, rp.min_user_messages);
+    say(rep, "), %zu captured%s; %.1f s (%.2f entities/s)", r.captured, x->p->dry_run ? " (dry run: nothing written)" : "", dt,
+        per_s(r.entities, dt));
+    return 0;
+}
+
+/* create, fold, reconcile, link, wikify: the writing stages, on the wiki (which must be set up). */
+static int stage_synth(struct run *x, const char *stage, struct dream_stage_report *rep)
+{
+    if (!x->wiki) {
+        rep->skipped = true;
+        say(rep, "%s: skipped: no wiki set up (run `dream init`, or give --wiki DIR)", stage);
+        return 0;
+    }
+    struct dream_synth_params sp;
+    dream_synth_default_params(&sp);
+    sp.wiki_dir = x->wiki;
+    sp.limit = x->p->limit;
+    sp.batch = x->p->batch;
+    sp.dry_run = x->p->dry_run;
+    sp.on_progress = x->p->on_progress;
+    sp.progress_ud = x->p->progress_ud;
+    struct dream_synth_result r;
+    bool create = !strcmp(stage, "create"), fold = !strcmp(stage, "fold"), reconcile = !strcmp(stage, "reconcile"),
+         link = !strcmp(stage, "link");
+    double t0 = now_s();
+    int rc = create ? dream_synth_create(x->store, &sp, &r)
+             : fold ? dream_synth_fold(x->store, &sp, &r)
+             : reconcile ? dream_synth_reconcile(x->store, &sp, &r)
+             : link ? dream_synth_link(x->store, &sp, &r)
+                    : dream_synth_wikify(x->store, &sp, &r);
+    if (rc) return rc;
+    double dt = rep->seconds = now_s() - t0;
+    bool dry = x->p->dry_run;
+    count(rep, "eligible", r.eligible);
+    if (create) {
+        if (dry) return say(rep, "create: %zu article(s) would be written (dry run: nothing called or written)", r.eligible), 0;
+        count(rep, "created", r.created);
+        count(rep, "stubs", r.stubs);
+        count(rep, "failed", r.failed);
+        count(rep, "rejected", r.rejected);
+        say(rep,
+            "create: %zu entit(ies): %zu article(s) written, %zu stub(s), %zu failed attempt(s), %zu answer(s) refused; %zu file(s) committed; "
+            "%.1f s (%.2f articles/s)",
+            r.eligible, r.created, r.stubs, r.failed, r.rejected, r.committed, dt, per_s(r.created + r.stubs, dt));
+    } else if (fold) {
+        if (dry) return say(rep, "fold: %zu new chunk(s) would be routed into their articles (dry run: nothing called or written)", r.eligible), 0;
+        count(rep, "patched", r.patched);
+        count(rep, "new_sections", r.new_sections);
+        count(rep, "lead_patches", r.lead_patches);
+        count(rep, "unrouted", r.unrouted);
+        count(rep, "rejected", r.rejected);
+        say(rep,
+            "fold: %zu chunk(s): %zu section(s) patched, %zu new section(s), %zu lead(s) rewritten, %zu went nowhere, %zu answer(s) refused; "
+            "%zu file(s) committed; %.1f s (%.2f chunks/s)",
+            r.eligible, r.patched, r.new_sections, r.lead_patches, r.unrouted, r.rejected, r.committed, dt, per_s(r.eligible, dt));
+    } else if (reconcile) {
+        if (dry) return say(rep, "reconcile: %zu article(s) would be reconciled (dry run: nothing called or written)", r.eligible), 0;
+        count(rep, "reconciled", r.reconciled);
+        count(rep, "history", r.history);
+        count(rep, "rejected", r.rejected);
+        say(rep, "reconcile: %zu article(s): %zu changed, %zu history line(s), %zu answer(s) refused; %zu file(s) committed; %.1f s",
+            r.eligible, r.reconciled, r.history, r.rejected, r.committed, dt);
+    } else if (link) {
+        if (dry) return say(rep, "link: %zu article(s) would be scanned for mentions (dry run: nothing written)", r.eligible), 0;
+        count(rep, "linked", r.linked);
+        say(rep, "link: %zu article(s): %zu changed (links, See also); %zu file(s) committed; %.1f s", r.eligible, r.linked, r.committed, dt);
+    } else {
+        if (dry) return say(rep, "wikify: %zu changed article(s) would be tightened (dry run: nothing called or written)", r.eligible), 0;
+        count(rep, "wikified", r.wikified);
+        count(rep, "rejected", r.rejected);
+        say(rep, "wikify: %zu changed article(s): %zu tightened, %zu answer(s) refused; %zu file(s) committed; %.1f s", r.eligible, r.wikified,
+            r.rejected, r.committed, dt);
+    }
+    count(rep, "committed", r.committed);
+    return 0;
+}
+
+/* The default wiki, when it has been set up (its Meta directory exists); NULL otherwise. */
+static char *default_wiki(void)
+{
+    char *dir = NULL;
+    if (dream_paths_wiki_dir(&dir) != 0) return NULL;
+    char meta[4096];
+    snprintf(meta, sizeof meta, "%s/Meta", dir);
+    struct stat st;
+    if (stat(meta, &st) == 0 && S_ISDIR(st.st_mode)) return dir;
+    free(dir);
+    return NULL;
+}
+
+static int run_stages(struct run *x)
+{
+    const struct dream_pipeline_params *p = x->p;
+    for (size_t i = 0; dream_pipeline_stages[i]; i++) {
+        const char *stage = dream_pipeline_stages[i];
+        if (p->stage && strcmp(p->stage, stage) != 0) continue;
+        if (p->stop && p->stop(p->stop_ud)) return DREAM_OK;
+        struct dream_stage_report rep = {.stage = stage, .dry_run = p->dry_run};
+        if (p->on_start) p->on_start(p->stage_ud, stage);
+        int rc = i == 0   ? stage_segment(x, &rep)
+                 : i == 1 ? stage_extract(x, &rep)
+                 : i == 2 ? stage_resolve(x, &rep)
+                 : i == 3 ? stage_route(x, &rep)
+                          : stage_synth(x, stage, &rep);
+        if (rc) return dream_error_wrap(rc, "%s", stage);
+        if (p->on_stage) p->on_stage(p->stage_ud, &rep);
+    }
+    return DREAM_OK;
+}
+
+int dream_pipeline_run(const struct dream_pipeline_params *p)
+{
+    if (!p || !p->store_path || !*p->store_path) return dream_error_set(DREAM_EINVAL, "the pipeline needs a store path");
+    if (p->stage && !dream_pipeline_stage_known(p->stage))
+        return dream_error_set(DREAM_EINVAL,
+                               "unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify)",
+                               p->stage);
+    struct dream_pipeline_params q = *p;
+    if (!q.batch) q.batch = 8;
+    struct run x = {.p = &q};
+    char *wiki_dflt = NULL;
+    x.wiki = q.wiki_dir ? q.wiki_dir : (wiki_dflt = default_wiki());
+    int fd = -1, rc = DREAM_OK;
+    if (!q.dry_run && strcmp(q.store_path, ":memory:") != 0) rc = dream_run_lock(q.store_path, &fd);
+    if (!rc) rc = dream_store_open(q.store_path, &x.store);
+    if (!rc && q.conversation) {
+        const char *cite = strncmp(q.conversation, "conv:", 5) == 0 ? q.conversation + 5 : q.conversation;
+        struct dream_store_conversation *c;
+        if ((rc = dream_store_get_by_cite(x.store, cite, &c)) == 0) {
+            x.conversation = c->rowid;
+            dream_store_conversation_free(c);
+        }
+    }
+    if (!rc) rc = run_stages(&x);
+    dream_store_close(x.store);
+    dream_run_unlock(fd);
+    free(wiki_dflt);
+    return rc;
+}
