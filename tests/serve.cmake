@@ -26,3 +26,12 @@ if(TARGET dream_serve AND TARGET serve_load)
   set_tests_properties(test_serve_load PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 600
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+
+# POST /v1/memory/dream: the pipeline over HTTP (libcurl against the in-process server), the
+# fixture corpus with the scripted fake; the run lock shared with `dream run`.
+if(TARGET dream_serve)
+  dream_add_test(NAME test_serve_dream SOURCES test_serve_dream.c dreaming_fixture.c dreaming_fake.c
+                 LIBS dream_serve dream_memory PkgConfig::SQLITE3 PkgConfig::CURL PkgConfig::JANSSON Threads::Threads
+                 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf FIXTURES tiny_models)
+  target_include_directories(test_serve_dream PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
+endif()

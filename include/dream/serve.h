@@ -11,6 +11,10 @@
  * category, search, status) on the default wiki (DREAM_WIKI, DREAM_HOME, ...): the same JSON as
  * the CLI verbs' --json; 404 for an unknown article with its near candidates, 400 for a bad
  * argument or tool.
+ *
+ * POST /v1/memory/dream runs the Dreaming (dream/pipeline.h) on the server's store and wiki,
+ * under the run lock `dream run` takes (409 while another run holds it), with its progress as
+ * server-sent events (start, progress, stage, then done or error); see src/serve/dream.c.
  */
 #ifndef DREAM_SERVE_H
 #define DREAM_SERVE_H
@@ -31,6 +35,9 @@ struct dream_serve_params {
     int max_tokens;        /* the largest max_tokens a request may ask for (default 4096);
                               also the default when a request gives none */
     int max_connections;   /* concurrent connections (default 64); more are refused */
+    const char *store_path; /* the store (default: dream_paths_store()) */
+    const char *wiki_dir;   /* the wiki (default: dream_paths_wiki_dir(); the pipeline's writing
+                               stages only when it has been set up) */
 };
 void dream_serve_default_params(struct dream_serve_params *params);
 

@@ -16,11 +16,15 @@ const char cmd_serve_summary[] = "serve the model over an OpenAI-compatible HTTP
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dream serve [--model PATH] [--host ADDR] [--port N] [--parallel N] [--ctx N]\n"
-               "                   [--max-tokens N] [--max-body BYTES] [--max-connections N]\n\n"
+               "                   [--max-tokens N] [--max-body BYTES] [--max-connections N]\n"
+               "                   [--store PATH] [--wiki DIR]\n\n"
                "Serves POST /v1/chat/completions (streaming or not) and GET /v1/models. Requests\n"
                "share the one model and are decoded together by the batching scheduler.\n"
                "GET /v1/memory/<tool>?name=...: the read tools (resolve, read, section, links,\n"
-               "infobox, list, category, search, status) on the default wiki, as `dream <verb> --json`.\n"
+               "infobox, list, category, search, status) on the wiki, as `dream <verb> --json`.\n"
+               "POST /v1/memory/dream: runs the pipeline (as `dream run`; body e.g. {\"stage\":\"segment\",\n"
+               "\"limit\":10,\"dry_run\":true}) with its progress as server-sent events, under the same\n"
+               "run lock (409 while another run works on the store).\n"
                "Stops on SIGINT or SIGTERM.\n\n"
                "  --model PATH          the GGUF model (default: DREAM_MODEL, then the Hugging Face cache)\n"
                "  --host ADDR           IPv4 address to listen on (default 127.0.0.1); any address that is\n"
@@ -31,7 +35,9 @@ static void usage(FILE *f)
                "  --max-tokens N        the most a request may ask for, and the default (default 4096)\n"
                "  --max-body BYTES      the largest request body (default 1048576)\n"
                "  --max-connections N   concurrent connections (default 64)\n"
-               "  --threads N           CPU threads (default DREAM_THREADS, else all cores)\n");
+               "  --threads N           CPU threads (default DREAM_THREADS, else all cores)\n"
+               "  --store PATH          the store (default $DREAM_HOME/cache/memory.sqlite, else ~/.cache/dream/...)\n"
+               "  --wiki DIR            the wiki (default DREAM_WIKI, else $DREAM_HOME/wiki, else ~/.local/share/dream/wiki)\n");
 }
 
 int cmd_serve(int argc, char **argv)
@@ -64,6 +70,14 @@ int cmd_serve(int argc, char **argv)
         }
         if (!strcmp(a, "--host") && v) {
             p.host = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--store") && v) {
+            p.store_path = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--wiki") && v) {
+            p.wiki_dir = argv[++i];
             continue;
         }
         size_t k = 0;

@@ -358,7 +358,7 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
     char *wiki_dflt = NULL;
     x.wiki = q.wiki_dir ? q.wiki_dir : (wiki_dflt = default_wiki());
     int fd = -1, rc = DREAM_OK;
-    if (!q.dry_run && strcmp(q.store_path, ":memory:") != 0) rc = dream_run_lock(q.store_path, &fd);
+    if (!q.dry_run && !q.lock_held && strcmp(q.store_path, ":memory:") != 0) rc = dream_run_lock(q.store_path, &fd);
     if (!rc) rc = dream_store_open(q.store_path, &x.store);
     if (!rc && q.conversation) {
         const char *cite = strncmp(q.conversation, "conv:", 5) == 0 ? q.conversation + 5 : q.conversation;

@@ -1,8 +1,8 @@
 /* memory.c — GET /v1/memory/<tool>: the read tools (dream/read.h) over HTTP, the same library
  * calls and the same JSON as the CLI verbs' --json. Arguments are query parameters: name,
  * anchor, whole, query, limit, offset, and one of category/type/kind/series for
- * /v1/memory/category. The wiki and store are the server's defaults (DREAM_WIKI, DREAM_HOME,
- * ...). An article name is only ever matched against the wiki's listed articles, so no
+ * /v1/memory/category. The wiki and store are the server's (dream serve --wiki/--store; by
+ * default DREAM_WIKI, DREAM_HOME, ...). An article name is only ever matched against the wiki's listed articles, so no
  * parameter can name a path. Status: 200 with the tool's object; 404 for an unknown article
  * (OpenAI's error shape plus the tool's "candidates"/"captured_near"/"anchors"); 400 for a bad
  * or missing argument or an unknown tool. */
@@ -46,6 +46,8 @@ enum MHD_Result serve_memory(struct serve_request *rq)
     }
     struct dream_reader_params p;
     dream_reader_default_params(&p);
+    if (rq->server->wiki_dir) p.wiki = rq->server->wiki_dir;
+    p.store = rq->server->store_path;
     dream_reader *r = NULL;
     int rc = dream_reader_open(&p, &r);
     if (rc) {

@@ -6,6 +6,7 @@
 const struct serve_route serve_routes[] = {
     {"POST", "/v1/chat/completions", serve_chat_completions},
     {"GET", "/v1/models", serve_models},
+    {"POST", "/v1/memory/dream", serve_dream_run},
     {"GET", "/v1/memory/", serve_memory},
     {NULL, NULL, NULL},
 };

@@ -57,6 +57,9 @@ struct dream_server {
     const char *model_name;
     int seq_ctx;
     struct serve_chat *chat;
+    char *store_path;          /* the store the pipeline and the read tools use */
+    char *wiki_dir;            /* NULL: the default wiki */
+    struct serve_dream *dream; /* dream.c: POST /v1/memory/dream */
 };
 
 /* chat.c */
@@ -68,6 +71,12 @@ enum MHD_Result serve_models(struct serve_request *rq);
 
 /* memory.c: GET /v1/memory/<tool>, the read tools (dream/read.h) */
 enum MHD_Result serve_memory(struct serve_request *rq);
+
+/* dream.c: POST /v1/memory/dream, the pipeline with its progress as server-sent events */
+int serve_dream_start(struct dream_server *s);
+void serve_dream_stop(struct dream_server *s);
+void serve_dream_free(struct dream_server *s);
+enum MHD_Result serve_dream_run(struct serve_request *rq);
 
 /* Parses and checks a chat completion request body as the endpoint does (the fuzzer's entry):
  * 0, or -1 with the 400's message in err. */

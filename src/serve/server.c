@@ -5,6 +5,7 @@
 #include "dream/error.h"
 #include "dream/log.h"
 #include "dream/model.h"
+#include "dream/paths.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -116,7 +117,7 @@ static enum MHD_Result route(struct serve_request *rq)
         return serve_reply_error(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "invalid_request_error", "method_not_allowed",
                                  "%s is not allowed on %s", rq->method, rq->path);
     return serve_reply_error(rq, MHD_HTTP_NOT_FOUND, "invalid_request_error", "not_found",
-                             "no endpoint at %s %s; this server has POST /v1/chat/completions, GET /v1/models and GET /v1/memory/<tool>", rq->method, rq->path);
+                             "no endpoint at %s %s; this server has POST /v1/chat/completions, GET /v1/models, GET /v1/memory/<tool> and POST /v1/memory/dream", rq->method, rq->path);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
@@ -200,8 +201,12 @@ int dream_server_start(const struct dream_serve_params *params, dream_server **o
     s->p = p;
     s->host = strdup(host);
     s->api_key = p.api_key ? strdup(p.api_key) : NULL;
-    int rc = dream_seam_load(&s->model_name, &s->seq_ctx);
+    s->wiki_dir = p.wiki_dir ? strdup(p.wiki_dir) : NULL;
+    int rc = p.store_path ? ((s->store_path = strdup(p.store_path)) ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory"))
+                          : dream_paths_store(&s->store_path);
+    if (!rc) rc = dream_seam_load(&s->model_name, &s->seq_ctx);
     if (!rc) rc = serve_chat_start(s);
+    if (!rc) rc = serve_dream_start(s);
     if (rc) {
         dream_server_stop(s);
         return rc;
@@ -225,9 +230,13 @@ int dream_server_port(const dream_server *s) { return s->port; }
 void dream_server_stop(dream_server *s)
 {
     if (!s) return;
-    serve_chat_stop(s); /* first: ends every stream waiting on the worker */
+    serve_chat_stop(s);  /* first: ends every stream waiting on the worker */
+    serve_dream_stop(s); /* a running pipeline finishes its stage; its stream then ends */
     if (s->daemon) MHD_stop_daemon(s->daemon);
     serve_chat_free(s);
+    serve_dream_free(s);
+    free(s->store_path);
+    free(s->wiki_dir);
     free(s->host);
     free(s->api_key);
     free(s);
