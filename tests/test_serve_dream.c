@@ -6,7 +6,9 @@
  * the store then holds exactly the chunks and entities of tests/data/dreaming/EXPECTED.txt,
  * and the store and articles equal those of the same run made directly (dream_pipeline_run).
  * While the run works, a second POST gets 409 naming the lock, status shows the run, and a dry
- * run still answers; a lock held by another run is a 409 too; bad bodies are 400s. */
+ * run still answers; a lock held by another run is a 409 too; bad bodies are 400s. Chat
+ * requests that keep joining a running batch do not starve a stage call (it gets its turn once
+ * the requests already running end). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +29,7 @@
 #include <dirent.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,6 +397,55 @@ static void test_a_lock_held_by_another_run_is_a_409(void **state)
     free(r.body);
 }
 
+/* ---- chat and stage calls share the model: a stream of chat requests cannot starve a stage ---- */
+
+#define CHAT_POOL 1100 /* more than DREAM_CHAT_JOIN_MAX: without turns, the run ends only there */
+static struct dream_chat_request chat_pool[CHAT_POOL];
+static const struct dream_chat_message chat_hi[] = {{"user", "Say something."}};
+static atomic_int chat_taken;
+static atomic_bool chat_stop;
+
+static struct dream_chat_request *chat_supply(void *ud)
+{
+    (void)ud;
+    if (atomic_load(&chat_stop)) return NULL;
+    int k = atomic_load(&chat_taken);
+    if (k >= CHAT_POOL) return NULL;
+    atomic_store(&chat_taken, k + 1);
+    return &chat_pool[k];
+}
+
+static void *chat_client(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&chat_stop) && atomic_load(&chat_taken) < CHAT_POOL) dream_seam_chat_join(NULL, 0, chat_supply, NULL);
+    return NULL;
+}
+
+static void test_a_stage_call_gets_its_turn_between_joining_chat_requests(void **state)
+{
+    (void)state;
+    for (int i = 0; i < CHAT_POOL; i++)
+        chat_pool[i] = (struct dream_chat_request){.messages = chat_hi, .n_messages = 1, .max_tokens = 4};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, chat_client, NULL), 0);
+    while (atomic_load(&chat_taken) < 4) usleep(1000); /* the chat run is going, requests joining */
+    int before = atomic_load(&chat_taken);
+    struct dream_local_input in = {.user = "Chunk: I repaired the bicycle chain today."};
+    char *out = NULL;
+    int rc = dream_call_local_batch("entity", &in, 1, NULL, &out);
+    int after = atomic_load(&chat_taken);
+    atomic_store(&chat_stop, true);
+    pthread_join(t, NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(out);
+    free(out);
+    fprintf(stderr, "stage call waited while %d chat request(s) joined (of %d supplied in all)\n", after - before, atomic_load(&chat_taken));
+    /* The call waits for the requests already running (a few), not for the supply to end. */
+    assert_true(after - before < 64);
+    for (int i = 0; i < CHAT_POOL; i++) assert_true(i >= atomic_load(&chat_taken) || chat_pool[i].status == 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -432,6 +484,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_streamed_run_is_the_whole_pipeline_and_a_second_run_waits),
         cmocka_unit_test(test_served_run_equals_the_direct_run),
         cmocka_unit_test(test_a_lock_held_by_another_run_is_a_409),
+        cmocka_unit_test(test_a_stage_call_gets_its_turn_between_joining_chat_requests),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     dream_server_stop(srv);

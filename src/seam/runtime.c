@@ -8,6 +8,7 @@
 #include "util/file.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,34 @@ static struct {
     struct dream_backend backend; /* call == NULL: the embedded engine */
 } rt;
 static pthread_mutex_t op_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Stage calls waiting for op_lock. A chat run (the server's) holds the lock while requests keep
+ * joining it, and a mutex hands itself to whoever asks first, so without turns a steady stream
+ * of chat requests would keep the pipeline's calls waiting. While a call waits, a chat run
+ * admits no new request (its batch drains and it returns), and the next chat run lets the
+ * waiting call take the lock first. */
+static atomic_int calls_waiting;
+static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER; /* a waiting call took op_lock */
+
+static void op_lock_for_call(void)
+{
+    atomic_fetch_add(&calls_waiting, 1);
+    pthread_mutex_lock(&op_lock);
+    pthread_mutex_lock(&turn_mu);
+    atomic_fetch_sub(&calls_waiting, 1);
+    pthread_cond_broadcast(&turn_cv);
+    pthread_mutex_unlock(&turn_mu);
+}
+
+/* A chat run's way in: after every stage call already waiting. */
+static void op_lock_for_chat(void)
+{
+    pthread_mutex_lock(&turn_mu);
+    while (atomic_load(&calls_waiting) > 0) pthread_cond_wait(&turn_cv, &turn_mu);
+    pthread_mutex_unlock(&turn_mu);
+    pthread_mutex_lock(&op_lock);
+}
 
 struct dream_call_opts dream_call_default_opts(void)
 {
@@ -259,7 +288,7 @@ int dream_call_local_batch(const char *stage, const struct dream_local_input *in
         if (!in[i].user) rc = dream_error_set(DREAM_EINVAL, "stage '%s', input %zu has no user text", stage, i);
     }
     if (rc) return rc;
-    pthread_mutex_lock(&op_lock);
+    op_lock_for_call();
     if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, n, &o, out);
     else rc = engine_calls(stage, in, n, &o, out);
     pthread_mutex_unlock(&op_lock);
@@ -274,7 +303,7 @@ int dream_call_local(const char *stage, const struct dream_local_input *in, cons
     if (!rc) rc = check_opts(&o);
     if (!rc && !in->user) rc = dream_error_set(DREAM_EINVAL, "stage '%s': the input has no user text", stage);
     if (rc) return rc;
-    pthread_mutex_lock(&op_lock);
+    op_lock_for_call();
     if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, 1, &o, out);
     else rc = engine_calls(stage, in, 1, &o, out); /* one call: always the serial path */
     pthread_mutex_unlock(&op_lock);
@@ -400,6 +429,7 @@ static int chat_admit(struct chat_hooks *h, struct dream_chat_request *r, int m)
 static int chat_more(void *ud, int n)
 {
     struct chat_hooks *h = ud;
+    if (atomic_load(&calls_waiting) > 0) return n; /* a stage call waits: let this batch drain */
     for (struct dream_chat_request *r; (r = h->more(h->more_ud));)
         if (!chat_admit(h, r, n)) return n + 1;
     return n;
@@ -408,7 +438,7 @@ static int chat_more(void *ud, int n)
 static int chat_run(struct dream_chat_request *reqs, size_t n, struct dream_chat_request *(*more)(void *ud), void *ud)
 {
     if (!n && !more) return 0;
-    pthread_mutex_lock(&op_lock);
+    op_lock_for_chat();
     int rc = runtime_load();
     if (!rc) rc = runtime_batcher();
     size_t cap = n + (more ? DREAM_CHAT_JOIN_MAX : 0) + 1;
