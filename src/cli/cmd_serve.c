@@ -64,20 +64,14 @@ int cmd_serve(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--model") && v) {
-            cfg.model_path = argv[++i];
-            continue;
-        }
-        if (!strcmp(a, "--host") && v) {
-            p.host = argv[++i];
-            continue;
-        }
-        if (!strcmp(a, "--store") && v) {
-            p.store_path = argv[++i];
-            continue;
-        }
-        if (!strcmp(a, "--wiki") && v) {
-            p.wiki_dir = argv[++i];
+        const char **str = !v                         ? NULL
+                           : !strcmp(a, "--model") ? &cfg.model_path
+                           : !strcmp(a, "--host")  ? &p.host
+                           : !strcmp(a, "--store") ? &p.store_path
+                           : !strcmp(a, "--wiki")  ? &p.wiki_dir
+                                                   : NULL;
+        if (str) {
+            *str = argv[++i];
             continue;
         }
         size_t k = 0;
