@@ -9,6 +9,9 @@ dream=$1 flock=$2 corpus=$3 dir=$4
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$dir"
 export DREAM_HOME="$dir"
+# A first run on a home that has nothing yet makes the store's directory for its lock.
+out=$("$dream" run --stage route 2>&1) || fail "a run on an empty home: $out"
+[ -f "$dir/cache/memory.sqlite.lock" ] || fail "no lock file at $dir/cache/memory.sqlite.lock"
 "$dream" init --quiet || fail "dream init"
 "$dream" ingest "$corpus" >/dev/null || fail "dream ingest"
 lock="$dir/cache/memory.sqlite.lock"

@@ -9,6 +9,7 @@
 #include "dream/segment.h"
 #include "dream/store.h"
 #include "dream/synthesis.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +53,13 @@ int dream_run_lock(const char *store_path, int *fd_out)
     *fd_out = -1;
     char path[4096];
     lock_path(store_path, path, sizeof path);
+    char *slash = strrchr(path, '/');
+    if (slash && slash != path) { /* the store's directory, as opening the store would make it */
+        *slash = 0;
+        int mk = file_mkdirs(path, 0700);
+        *slash = '/';
+        if (mk) return dream_error_set(DREAM_EIO, "cannot create the directory of the run lock %s: %s", path, strerror(errno));
+    }
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return dream_error_set(DREAM_EIO, "cannot open the run lock %s: %s", path, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
