@@ -242,6 +242,14 @@ static void test_bad_bodies_are_400s_naming_the_field(void **state)
         free(r.body);
     }
     assert_int_equal(dreaming_fake_calls, 0); /* no run started */
+    /* A conversation the store does not hold: 404 naming it, after no stage ran. */
+    struct reply r = http("POST", "/v1/memory/dream", "{\"conversation\": \"conv:0123456789ab\", \"stream\": false}");
+    if (r.status != 404) fprintf(stderr, "unknown conversation -> %ld %s\n", r.status, r.body);
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(r.body, "0123456789ab"));
+    assert_non_null(strstr(r.body, "\"stages\":[]"));
+    free(r.body);
+    assert_int_equal(dreaming_fake_calls, 0);
 }
 
 static void test_streamed_run_is_the_whole_pipeline_and_a_second_run_waits(void **state)

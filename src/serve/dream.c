@@ -12,7 +12,8 @@
  *   event: done      data: {"ok":true,"stages":[<each stage event's object>]}
  *   event: error     data: {"error":{"message","type","param","code"},"stages":[...]}
  *
- * With "stream": false the reply is the done (200) or error (500) object once the run ends. A
+ * With "stream": false the reply is the done (200) or error object once the run ends (404 for
+ * an unknown conversation, 500 when a stage failed). A
  * client that goes away does not stop the run: what it does is stored either way, and every
  * stage is resumable. A stopping server lets the running stage finish and starts no other.
  *
@@ -37,6 +38,7 @@ struct dream_run {
     json_t *stages;      /* the stage reports so far */
     json_t *final;       /* the done or error object, once the run has ended */
     bool ended;
+    int rc;              /* the run's status, once ended */
     /* the run's parameters (strings owned here) */
     struct dream_pipeline_params p;
     char *stage, *conversation;
@@ -124,14 +126,18 @@ static void *run_thread(void *arg)
         struct dbuf clean = {0};
         const char *msg = dream_error_last();
         serve_utf8_clean(msg, strlen(msg), &clean);
+        bool theirs = rc == DREAM_EINVAL || rc == DREAM_ENOTFOUND; /* the request named something wrong */
         r->final = json_pack("{s:{s:s, s:s, s:n, s:s}, s:O}", "error", "message", clean.data ? clean.data : "the run failed", "type",
-                             "server_error", "param", "code", rc == DREAM_EBUSY ? "run_in_progress" : "run_failed", "stages", r->stages);
+                             theirs ? "invalid_request_error" : "server_error", "param", "code",
+                             rc == DREAM_EBUSY ? "run_in_progress" : rc == DREAM_ENOTFOUND ? "not_found" : theirs ? "invalid_argument" : "run_failed",
+                             "stages", r->stages);
         dbuf_free(&clean);
     } else {
         r->final = json_pack("{sb sO}", "ok", 1, "stages", r->stages);
     }
     json_incref(r->final);
     run_event_locked(r, rc ? "error" : "done", r->final);
+    r->rc = rc;
     r->ended = true;
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
@@ -307,10 +313,15 @@ enum MHD_Result serve_dream_run(struct serve_request *rq)
     pthread_mutex_lock(&r->mu);
     while (!r->ended) pthread_cond_wait(&r->cv, &r->mu);
     json_t *final = json_incref(r->final);
+    int rc = r->rc;
     pthread_mutex_unlock(&r->mu);
-    bool ok = json_is_true(json_object_get(final, "ok"));
     run_unref(r);
-    return serve_reply_json(rq, ok ? MHD_HTTP_OK : MHD_HTTP_INTERNAL_SERVER_ERROR, final);
+    unsigned status = !rc                    ? MHD_HTTP_OK
+                      : rc == DREAM_EINVAL    ? MHD_HTTP_BAD_REQUEST
+                      : rc == DREAM_ENOTFOUND ? MHD_HTTP_NOT_FOUND
+                      : rc == DREAM_EBUSY     ? MHD_HTTP_CONFLICT
+                                              : MHD_HTTP_INTERNAL_SERVER_ERROR;
+    return serve_reply_json(rq, status, final);
 }
 
 int serve_dream_start(struct dream_server *s)
