@@ -2,7 +2,9 @@
  * sanitizer never leaves a heading, fence or footnote definition line that would break the
  * article around it; the outline gives 1-6 one-line headings; the infobox gives only
  * `snake_case: value` lines without kind or aliases; a new section's name is 2-5 words; a
- * correction is one line of at most 80 bytes. Never a crash or a leak. */
+ * correction is one line of at most 80 bytes; a refresh answer, once accepted, gives snake_case
+ * fields without kind, one-line values, plain aliases and categories, and merged into a small
+ * article leaves it passing the grammar and footnote checks. Never a crash or a leak. */
 #include "synth_internal.h"
 
 #include "../src/util/buf.h"
@@ -77,6 +79,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (words < 2 || words > 5) abort();
         free(h);
     }
+    struct synth_refresh rf;
+    if (synth_parse_refresh(text, &rf)) {
+        if (rf.n + rf.n_alias + rf.n_cat == 0 || rf.n > SYNTH_REFRESH_MAX || rf.n_alias > SYNTH_REFRESH_MAX || rf.n_cat > 4) abort();
+        for (size_t i = 0; i < rf.n; i++) {
+            if (!rf.key[i][0] || !strcmp(rf.key[i], "kind") || !rf.value[i][0] || strpbrk(rf.value[i], "\n`")) abort();
+            for (const char *k = rf.key[i]; *k; k++)
+                if (!(islower((unsigned char)*k) || isdigit((unsigned char)*k) || *k == '_')) abort();
+        }
+        for (size_t i = 0; i < rf.n_alias; i++)
+            if (!rf.alias[i][0] || strpbrk(rf.alias[i], ",[]\n")) abort();
+        for (size_t i = 0; i < rf.n_cat; i++)
+            if (!rf.cat[i][0] || strpbrk(rf.cat[i], "[]|\n")) abort();
+        static const char art[] = "# T\n\n**T** is a thing.[^1]\n\n## References\n\n[^1]: `conv:abcd1234#m1` (2024-01-01, t)\n";
+        dream_article *a = NULL;
+        bool changed = false;
+        if (dream_article_parse(art, sizeof art - 1, &a) == 0 && synth_refresh_apply(a, "T", &rf, NULL, &changed) == 0) {
+            struct dream_article_check_params cp = {.stem = "T"};
+            if (dream_article_check(a, &cp, NULL, NULL) != 0) abort();
+        }
+        dream_article_free(a);
+        synth_refresh_free(&rf);
+    }
+
     char *v = synth_parse_correction(text, "old");
     if (v && (strlen(v) > 80 || strchr(v, '\n') || !strcmp(v, "old"))) abort();
     free(v);

@@ -253,12 +253,54 @@ static bool fake_note(const char *prompt, const char **s, const char **e)
     return *s && *e;
 }
 
+/* Infobox refresh: every current field but kind and aliases repeated with a changed value (the
+ * stage must keep what is written), a type when there is none, first_noted: the earliest date
+ * in the article's start (0000-00-00 aside), the lexicon's other names for the title's subject
+ * as aliases, and Hobbies as the category. */
+static char *fake_refresh(const char *prompt)
+{
+    struct dbuf b = {0};
+    bool has_type = false;
+    const char *cur = strstr(prompt, "Current infobox (keep every field as it is):\n");
+    for (const char *l = cur ? strchr(cur, '\n') + 1 : NULL; l && *l && *l != '\n' && strncmp(l, "Current categories", 18); l = strchr(l, '\n') + 1) {
+        size_t len = strcspn(l, "\n");
+        if (!l[len]) break;
+        if (!strncmp(l, "kind:", 5) || !strncmp(l, "aliases:", 8)) continue;
+        has_type |= !strncmp(l, "type:", 5);
+        dbuf_printf(&b, "%.*s (revised)\n", (int)len, l);
+    }
+    if (!has_type) dbuf_puts(&b, "type: subject\n");
+    const char *s = strstr(prompt, "The article's start:\n<<<\n"), *e = s ? strstr(s, ">>>\n") : NULL;
+    char first[16] = "";
+    for (const char *p = s; p && p + 10 <= e; p++) {
+        char d[16];
+        int y, m, dd, used = 0;
+        if (sscanf(p, "%4d-%2d-%2d%n", &y, &m, &dd, &used) != 3 || used != 10 || y == 0) continue;
+        snprintf(d, sizeof d, "%.10s", p);
+        if (!*first || strcmp(d, first) < 0) snprintf(first, sizeof first, "%s", d);
+    }
+    if (*first) dbuf_printf(&b, "first_noted: %s\n", first);
+    char title[200];
+    fake_quoted(prompt, "Article: \"", title, sizeof title);
+    for (char *q = title; *q; q++)
+        if (*q == '_') *q = ' ';
+    enum fake_subject subject = fake_subject_of(title, title + strlen(title));
+    size_t at = b.len;
+    for (size_t i = 0; subject != SUBJ_NONE && i < N_LEXICON; i++)
+        if (lexicon[i].subject == subject && strcasecmp(lexicon[i].trigger, title) != 0)
+            dbuf_printf(&b, "%s%s", b.len > at ? ", " : "aliases: ", lexicon[i].trigger);
+    if (b.len > at) dbuf_putc(&b, '\n');
+    dbuf_puts(&b, "category: Hobbies\n");
+    return dbuf_take(&b);
+}
+
 /* Section-route: yes when a word of 5+ letters of the heading or of what the section says (but
  * "person", "wrote") is in the note (never the lead);
  * new section: "Notes On <label>"; classifier: evolution; patch: the old text and one sentence. */
 static char *fake_fold(const char *stage, const char *prompt)
 {
     const char *ns, *ne;
+    if (strstr(prompt, "Update the infobox of this article")) return fake_refresh(prompt);
     if (strstr(prompt, "Tighten this section")) {
         /* wikify: "the person wrote:" becomes "they wrote:", the rest as it was */
         const char *cur = strstr(prompt, "Current text:\n<<<\n"), *end = cur ? strstr(cur, ">>>\n") : NULL;

@@ -618,16 +618,23 @@ static void put_article(struct ctx *c, const char *stem, const char *text)
     assert_int_equal(file_write_atomic(path, text, strlen(text)), 0);
 }
 
-static struct dream_synth_result link_run(struct ctx *c)
+/* One writing stage with the default parameters over c's wiki; it must succeed. */
+static struct dream_synth_result run_stage(struct ctx *c, const char *name,
+                                           int (*stage)(dream_store *, const struct dream_synth_params *, struct dream_synth_result *))
 {
     struct dream_synth_params p;
     dream_synth_default_params(&p);
     p.wiki_dir = c->wiki;
     struct dream_synth_result r;
-    int rc = dream_synth_link(c->store, &p, &r);
-    if (rc) fprintf(stderr, "link: %s\n", dream_error_last());
+    int rc = stage(c->store, &p, &r);
+    if (rc) fprintf(stderr, "%s: %s\n", name, dream_error_last());
     assert_int_equal(rc, 0);
     return r;
+}
+
+static struct dream_synth_result link_run(struct ctx *c)
+{
+    return run_stage(c, "link", dream_synth_link);
 }
 
 static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
@@ -743,6 +750,180 @@ static void test_link_lists_articles_that_share_a_chunk(void **state)
     assert_int_equal(r.linked, 0);
 }
 
+static struct dream_synth_result wikify(struct ctx *c)
+{
+    return run_stage(c, "wikify", dream_synth_wikify);
+}
+
+static size_t count_of(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what)) n++;
+    return n;
+}
+
+/* Spec §6.11 (b): the fake proposes a changed value for every field written (a [[link]] among
+ * them), a new first_noted, the lexicon's other names as aliases and a category. Only what is
+ * missing is added: type and the linked teacher keep their values, the aliases are a union
+ * (what was written first, no duplicate, never the title), the category goes in, still one
+ * infobox. The person's own article is not touched; a second run makes no call. */
+static void test_wikify_refresh_adds_new_facts_and_keeps_written_values(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    put_article(c, "Cello_Practice",
+                "# Cello Practice\n\n```info\ntype: pastime\nkind: thing\nteacher: [[Maestro_Lee]]\naliases: my cello, Bow Hold\n```\n\n"
+                "**Cello Practice** takes thirty minutes a day.[^1]\n\n## References\n\n"
+                "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n");
+    const char *own = "# Maestro Lee\n\nMy cello teacher, who wants me to play Bach by the summer.\n";
+    put_article(c, "Maestro_Lee", own);
+    use_fake();
+    long calls = dreaming_fake_calls;
+    struct dream_synth_result r = wikify(c);
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(dreaming_fake_calls, calls + 1); /* one batched call */
+    assert_int_equal(r.wikified, 1);
+    assert_int_equal(r.refreshed, 1);
+    assert_int_equal(r.rejected, 0);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    const char *want = "# Cello Practice\n\n{{stub}}\ncategories: [[Category:Hobbies]]\n\n```info\ntype: pastime\nkind: thing\n"
+                       "first_noted: 2024-02-03\nteacher: [[Maestro_Lee]]\naliases: my cello, Bow Hold, cello lesson\n```\n\n"
+                       "**Cello Practice** takes thirty minutes a day.[^1]\n\n## References\n\n"
+                       "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n";
+    if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
+    assert_string_equal(t, want);
+    assert_null(strstr(t, "(revised)"));
+    free(t);
+    snprintf(path, sizeof path, "%s/articles/Maestro_Lee.md", c->wiki);
+    t = slurp(path);
+    assert_string_equal(t, own);
+    free(t);
+    assert_vault_checks(c);
+    assert_dream_check(c);
+    char *m = git_head_message(c);
+    assert_true(strncmp(m, "memory: wikify 1 article(s)\n", 28) == 0);
+    free(m);
+    calls = dreaming_fake_calls;
+    r = wikify(c);
+    assert_int_equal(r.eligible, 0);
+    assert_int_equal(dreaming_fake_calls, calls);
+}
+
+/* An article without an infobox gets exactly one, right after the H1 (and the stub and
+ * categories lines), before the lead. */
+static void test_wikify_refresh_gives_exactly_one_infobox_after_the_h1(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    put_article(c, "Sourdough",
+                "# Sourdough\n\n**Sourdough** is bread the person bakes from a starter fed on 2024-01-10.[^1]\n\n## References\n\n"
+                "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
+    use_fake();
+    struct dream_synth_result r = wikify(c);
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(r.refreshed, 1);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    const char *want = "# Sourdough\n\n{{stub}}\ncategories: [[Category:Hobbies]]\n```info\ntype: subject\nfirst_noted: 2024-01-10\n"
+                       "aliases: sour-dough, levain\n```\n\n**Sourdough** is bread the person bakes from a starter fed on 2024-01-10.[^1]\n\n"
+                       "## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n";
+    if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
+    assert_string_equal(t, want);
+    assert_int_equal(count_of(t, "```info"), 1);
+    free(t);
+    assert_vault_checks(c);
+    assert_dream_check(c);
+}
+
+/* Refresh answers no infobox may take: leaky, stray prose or headings, markers, code, broken
+ * links, keys that are not snake_case, bad aliases or categories, only a kind, nothing. */
+static const char *const refresh_junk[] = {
+    "type: tool\nHere is the infobox for the article.",
+    "```info\ntype: tool\n```\n# Bicycle Maintenance\n",
+    "I'm sorry: I cannot help with that.",
+    "type: tool\nstatus: active[^1]",
+    "type: tool\nmaker: [[Shimano\n",
+    "type: `tool`",
+    "Type Of Thing: tool",
+    "type: tool\naliases: bike]], wrench",
+    "category: [[Category:Tools|x]]",
+    "kind: person",
+    "",
+    "yes",
+};
+static const char *const *refresh_script; /* the answer of every editor call */
+static size_t refresh_junk_at;
+
+static int refresh_script_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                             char **out)
+{
+    (void)ud;
+    (void)opts;
+    if (strcmp(stage, "editor") != 0) return dream_error_set(DREAM_ENOTFOUND, "no stage '%s' here", stage);
+    for (size_t i = 0; i < n; i++) out[i] = strdup(refresh_script[refresh_junk_at]);
+    return 0;
+}
+
+static void test_wikify_refresh_refuses_junk_and_leaves_the_file_byte_identical(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    const char *text = "# Bicycle Maintenance\n\n```info\nkind: thing\n```\n\n**Bicycle Maintenance** is the person's chore before a long "
+                       "ride.[^1]\n\n## References\n\n[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n";
+    put_article(c, "Bicycle_Maintenance", text);
+    struct dream_backend junk = {.name = "refresh-junk", .call = refresh_script_call};
+    refresh_script = refresh_junk;
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Bicycle_Maintenance.md", c->wiki);
+    for (refresh_junk_at = 0; refresh_junk_at < sizeof refresh_junk / sizeof refresh_junk[0]; refresh_junk_at++) {
+        assert_int_equal(sqlite3_exec(store_db(c->store), "DELETE FROM stage_state WHERE stage = 'wikify'", NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(dream_seam_set_backend(&junk), 0);
+        struct dream_synth_result r = wikify(c);
+        assert_int_equal(r.eligible, 1);
+        if (r.rejected != 1) fprintf(stderr, "junk answer %zu was not refused: %s\n", refresh_junk_at, refresh_junk[refresh_junk_at]);
+        assert_int_equal(r.rejected, 1);
+        assert_int_equal(r.wikified + r.refreshed + r.committed, 0);
+        char *t = slurp(path);
+        assert_string_equal(t, text);
+        free(t);
+    }
+    assert_dream_check(c);
+}
+
+/* A new field's [[link]] stays when it names an article and is reduced to its text when it names
+ * none (dream check allows no redlink); a fenced answer is accepted, its keys lowercased. */
+static void test_wikify_refresh_keeps_links_to_articles_only(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    put_article(c, "Maestro_Lee", "# Maestro Lee\n\nMy cello teacher.\n");
+    put_article(c, "Cello_Practice",
+                "# Cello Practice\n\n**Cello Practice** takes thirty minutes a day.[^1]\n\n## References\n\n"
+                "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n");
+    static const char *const answer[] = {"```info\nTeacher: [[Maestro Lee]]\nchosen_over: [[Violin Lessons|the violin]]\n```\n"};
+    refresh_script = answer;
+    refresh_junk_at = 0;
+    struct dream_backend scripted = {.name = "refresh-scripted", .call = refresh_script_call};
+    assert_int_equal(dream_seam_set_backend(&scripted), 0);
+    struct dream_synth_result r = wikify(c);
+    assert_int_equal(r.refreshed, 1);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    if (!strstr(t, "```info\nchosen_over: the violin\nteacher: [[Maestro_Lee|Maestro Lee]]\n```\n")) fprintf(stderr, "%s", t);
+    assert_non_null(strstr(t, "```info\nchosen_over: the violin\nteacher: [[Maestro_Lee|Maestro Lee]]\n```\n"));
+    free(t);
+    assert_vault_checks(c);
+    assert_dream_check(c);
+}
+
 /* `dream check` (the binary) over the wiki exits 0. */
 static void assert_dream_check(struct ctx *c)
 {
@@ -826,6 +1007,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_self_healing_with_the_dates_swapped_keeps_the_later_morning, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_wraps_first_mentions_and_rebuilds_see_also, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_lists_articles_that_share_a_chunk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wikify_refresh_adds_new_facts_and_keeps_written_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wikify_refresh_gives_exactly_one_infobox_after_the_h1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wikify_refresh_refuses_junk_and_leaves_the_file_byte_identical, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wikify_refresh_keeps_links_to_articles_only, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,7 +70,8 @@ struct dream_synth_result {
     size_t reconciled;   /* articles whose infobox and prose were brought to the lead (reconcile) */
     size_t history;      /* History lines added (reconcile) */
     size_t linked;       /* articles whose links or See also changed (link) */
-    size_t wikified;     /* articles tightened (wikify) */
+    size_t wikified;     /* articles written by wikify: sections tightened, infobox refreshed, or both */
+    size_t refreshed;    /* of those, articles whose infobox, aliases or categories the refresh added to (wikify) */
     size_t committed;    /* files in this stage's git commit */
 };
 
@@ -100,8 +101,14 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
 
 /* WIKIFY (spec §6.11, §12.23 fixed): for each article of a routed entity whose text changed
  * since its last wikify (never the person's own articles), each body section is tightened by
- * the editor stage (every marker kept, nothing added); the gate's word floor is measured
- * against the section's high-water mark (table section_high_water), never last night's text. */
+ * the editor stage (every marker kept, nothing added), and the infobox is refreshed from the
+ * article's first ~4000 bytes, the current fields shown first: fields the infobox lacks are
+ * added, an existing value (a [[link]] above all) is never replaced, aliases and categories
+ * (at most 4) are merged as unions, and a new infobox goes after the H1; an answer that is
+ * junk, leaky or malformed changes nothing and counts as refused. Then normalize and the gate
+ * (for stubs too: no citation lost, grammar intact, one infobox at most); the gate's word
+ * floor is measured against the section's high-water mark (table section_high_water), never
+ * last night's text. One batched editor call per round of `batch` articles. */
 int dream_synth_wikify(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
 
 /* Finishes writes a killed run journaled, and commits what is written but not yet committed.

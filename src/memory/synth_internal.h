@@ -106,6 +106,34 @@ int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_
 char *synth_parse_heading(const char *answer);
 char *synth_parse_correction(const char *answer, const char *old);
 
+/* WIKIFY's infobox refresh (synth_refresh.c, spec §6.11 b).
+ * prompt: the Infobox_Schemas policy, the infobox's current fields first, the categories, and
+ *   the article's first ~4000 bytes (cut at a line end); malloc'd, NULL when out of memory.
+ * parse: the answer's `key: value` fields (snake_case keys, lowercased; first wins; kind
+ *   ignored), aliases and categories (at most 4) into *out; false (out left empty) when the
+ *   answer is refused whole: leaky, a line that is neither blank, the ```info fence nor
+ *   `key: value`, a value with backticks, footnote markers, templates, stray brackets or over
+ *   160 bytes, an alias or category holding markup, nothing usable at all, or out of memory.
+ * apply: merges r into a, only adding: a field whose key a lacks (or holds empty), up to 24
+ *   fields; aliases the infobox does not list yet (never the title itself), after those it
+ *   lists; categories it lacks, after its own, at most 4 in all. An existing value (a [[link]]
+ *   above all) is never replaced; a new value's [[link]] to no article in stems (NULL: links
+ *   kept) is reduced to the text it shows. A new infobox goes after the H1 (and stub, banner,
+ *   categories). *changed tells whether a was edited. */
+#define SYNTH_REFRESH_MAX 24
+struct synth_refresh {
+    char *key[SYNTH_REFRESH_MAX], *value[SYNTH_REFRESH_MAX];
+    size_t n;
+    char *alias[SYNTH_REFRESH_MAX];
+    size_t n_alias;
+    char *cat[4];
+    size_t n_cat;
+};
+char *synth_refresh_prompt(const char *wiki, const char *stem, const dream_article *a);
+bool synth_parse_refresh(const char *answer, struct synth_refresh *out);
+void synth_refresh_free(struct synth_refresh *r);
+int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed);
+
 /* Logs a gate verdict's reasons at warn level, naming the article. */
 void synth_log_verdict(const char *stem, const char *what, const struct dream_gate_verdict *v);
 

@@ -1,7 +1,9 @@
 /* synth_wikify.c — WIKIFY (spec §6.11, with §12.23 fixed): an editorial pass that tightens each
- * body section of an article, only for articles that changed since their last wikify (a hash
- * of the text, kept in stage_state), with the gate's word floor measured against each section's
- * high-water mark, so nightly tightening cannot compound. See dream/synthesis.h. */
+ * body section of an article and refreshes its infobox (synth_refresh.c), only for articles
+ * that changed since their last wikify (a hash of the text, kept in stage_state), with the
+ * gate's word floor measured against each section's high-water mark, so nightly tightening
+ * cannot compound. One batched call of the editor stage per round of articles. See
+ * dream/synthesis.h. */
 #include "../util/buf.h"
 #include "dream/error.h"
 #include "dream/log.h"
@@ -75,7 +77,153 @@ static int wk_high_water(dream_store *store, const char *stem, const dream_artic
 struct wk_article {
     int64_t entity;
     char *stem, *path;
+    dream_article *before;
+    size_t first, n_sections;            /* its tighten prompts in the round: [first, first + n_sections) */
+    size_t which[WIKIFY_MAX_SECTIONS];   /* the section each of them tightens */
+    long refresh;                        /* its infobox refresh prompt in the round, or -1 */
 };
+
+static void wk_article_clear(struct wk_article *w)
+{
+    free(w->stem);
+    free(w->path);
+    dream_article_free(w->before);
+    w->stem = w->path = NULL;
+    w->before = NULL;
+}
+
+/* Swaps each tightened section of w into after (answers: the round's, from w->first); the
+ * anchors of those changed go to touched. A refused answer counts in res. */
+static int wk_tighten(const struct wk_article *w, char **answers, dream_article *after, const char **touched, size_t *n_touched,
+                      struct dream_synth_result *res)
+{
+    int rc = DREAM_OK;
+    for (size_t j = 0; !rc && j < w->n_sections; j++) {
+        const char *answer = answers[w->first + j];
+        const struct dream_article_section *sec = dream_article_section(w->before, w->which[j]);
+        char *draft = answer ? synth_sanitize(answer, sec->title) : NULL;
+        bool ok = draft && *draft && !synth_leaky(draft) && strcmp(draft, sec->body) != 0;
+        for (const char *m = sec->body; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
+            int num = atoi(m + 2);
+            ok = num <= 0 || synth_has_marker(draft, num);
+        }
+        long si = ok ? dream_article_section_find(after, sec->anchor) : -1;
+        if (si >= 0) {
+            /* keep the one-paragraph body shape: compare without the trailing newline */
+            size_t bl = strlen(sec->body);
+            while (bl && sec->body[bl - 1] == '\n') bl--;
+            if (strlen(draft) != bl || strncmp(draft, sec->body, bl) != 0) {
+                rc = dream_article_section_set_body(after, (size_t)si, draft);
+                touched[(*n_touched)++] = sec->anchor;
+            }
+        } else if (answer) {
+            res->rejected++;
+        }
+        free(draft);
+    }
+    return rc;
+}
+
+/* Merges w's infobox refresh answer into after; *changed tells whether it edited after. A
+ * refused answer (junk, leaky, malformed) edits nothing and counts in res. */
+static int wk_refresh(const struct wk_article *w, const char *answer, const struct synth_stems *stems, dream_article *after, bool *changed,
+                      struct dream_synth_result *res)
+{
+    *changed = false;
+    if (!answer) return DREAM_OK;
+    struct synth_refresh r;
+    if (!synth_parse_refresh(answer, &r)) {
+        dream_log(DREAM_LOG_INFO, "%s: infobox refresh answer refused", w->stem);
+        res->rejected++;
+        return DREAM_OK;
+    }
+    int rc = synth_refresh_apply(after, w->stem, &r, stems, changed);
+    synth_refresh_free(&r);
+    return rc;
+}
+
+/* Wikifies the articles w[0..n) with one batched call of the editor stage: every body section
+ * tightened, and the infobox refreshed; then normalize, the gate, the write, and each article
+ * recorded done at its text as it now is (progress: done + i + 1 of total after the i-th). */
+static int wk_round(dream_store *store, const struct dream_synth_params *p, struct wk_article *w, size_t n, size_t done, size_t total,
+                    struct synth_stems *stems, struct dream_synth_result *res)
+{
+    size_t cap = n * (WIKIFY_MAX_SECTIONS + 1);
+    char **prompts = calloc(cap, sizeof *prompts), **answers = calloc(cap, sizeof *answers);
+    int rc = prompts && answers ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = dream_article_read_file(w[i].path, &w[i].before);
+        if (!rc) rc = wk_high_water(store, w[i].stem, w[i].before);
+        w[i].first = k;
+        w[i].n_sections = 0;
+        w[i].refresh = -1;
+        for (size_t s = 0; !rc && s < dream_article_section_count(w[i].before) && w[i].n_sections < WIKIFY_MAX_SECTIONS; s++) {
+            const struct dream_article_section *sec = dream_article_section(w[i].before, s);
+            if (sec->kind != DREAM_SECTION_BODY || dream_article_words(sec->body, strlen(sec->body)) < 8) continue;
+            struct dbuf b = {0};
+            if (synth_policy(&b, p->wiki_dir, "Article_Conventions") ||
+                dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nCurrent text:\n<<<\n%s>>>\n\n%s", w[i].stem, sec->title, sec->body, tighten_task))
+                rc = DREAM_ENOMEM;
+            prompts[k++] = dbuf_take(&b);
+            w[i].which[w[i].n_sections++] = s;
+        }
+        if (!rc && !dream_article_is_redirect(w[i].before)) {
+            w[i].refresh = (long)k;
+            if (!(prompts[k++] = synth_refresh_prompt(p->wiki_dir, w[i].stem, w[i].before))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        }
+    }
+    if (!rc && k) {
+        struct dream_local_input *in = calloc(k, sizeof *in);
+        if (!in) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        for (size_t j = 0; !rc && j < k; j++) in[j] = (struct dream_local_input){.user = prompts[j]};
+        struct dream_call_opts opts = dream_call_default_opts();
+        opts.max_tokens = p->max_tokens;
+        int call = rc ? DREAM_OK : dream_call_local_batch("editor", in, k, &opts, answers);
+        free(in);
+        size_t got = 0;
+        for (size_t j = 0; j < k; j++) got += answers[j] != NULL;
+        if (call && !got && call != DREAM_ETOOBIG) rc = dream_error_wrap(call, "wikify: the editor stage gave no answer");
+        else dream_error_clear();
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        dream_article *after = NULL;
+        const char *touched[WIKIFY_MAX_SECTIONS];
+        size_t n_touched = 0;
+        bool refreshed = false, accepted = false;
+        rc = dream_article_clone(w[i].before, &after);
+        if (!rc) rc = wk_tighten(&w[i], answers, after, touched, &n_touched, res);
+        if (!rc && w[i].refresh >= 0) rc = wk_refresh(&w[i], answers[w[i].refresh], stems, after, &refreshed, res);
+        if (!rc && (n_touched || refreshed)) {
+            struct dream_article_normalize_params np = {.stem = w[i].stem, .resolve = synth_resolve_stem, .resolve_ud = stems, .manage_stub = true};
+            rc = dream_article_normalize(after, &np, NULL, NULL);
+            struct wk_ctx wc = {store, w[i].stem};
+            struct dream_gate_params gp = {.touched = touched, .n_touched = n_touched, .baseline = wk_baseline, .baseline_ud = &wc};
+            if (!rc) rc = synth_write(store, p->wiki_dir, WIKIFY_STAGE, w[i].stem, w[i].before, after, &gp, NULL, 0, w[i].stem, 0, &accepted);
+            if (!rc && accepted) {
+                res->wikified++;
+                if (refreshed) res->refreshed++;
+            } else if (!rc) {
+                res->rejected++;
+            }
+        }
+        /* done at the text as it now is (ours when written, else the one read) */
+        if (!rc) {
+            size_t len;
+            const char *t = dream_article_text(accepted ? after : w[i].before, &len);
+            rc = stage_state_done(store, WIKIFY_STAGE, w[i].entity, wk_hash(t, len), store_now_ms());
+        }
+        dream_article_free(after);
+        if (!rc && p->on_progress) p->on_progress(p->progress_ud, WIKIFY_STAGE, done + i + 1, total);
+    }
+    for (size_t j = 0; j < k; j++) {
+        free(prompts[j]);
+        free(answers[j]);
+    }
+    free(prompts);
+    free(answers);
+    return rc;
+}
 
 int dream_synth_wikify(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
 {
@@ -97,7 +245,6 @@ int dream_synth_wikify(dream_store *store, const struct dream_synth_params *para
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         char *stem = dream_article_stem((const char *)sqlite3_column_text(st, 1));
         char *path = stem ? synth_article_path(p.wiki_dir, stem) : NULL;
-        char *text = NULL;
         size_t len = 0;
         bool due = false;
         dream_article *a = NULL;
@@ -108,7 +255,6 @@ int dream_synth_wikify(dream_store *store, const struct dream_synth_params *para
         }
         dream_error_clear();
         dream_article_free(a);
-        free(text);
         if (due && n == cap) {
             cap = cap ? 2 * cap : 16;
             struct wk_article *g = realloc(arts, cap * sizeof *g);
@@ -120,87 +266,15 @@ int dream_synth_wikify(dream_store *store, const struct dream_synth_params *para
             free(path);
             continue;
         }
-        arts[n++] = (struct wk_article){.entity = sqlite3_column_int64(st, 0), .stem = stem, .path = path};
+        arts[n++] = (struct wk_article){.entity = sqlite3_column_int64(st, 0), .stem = stem, .path = path, .refresh = -1};
     }
     sqlite3_finalize(st);
     res.eligible = n;
     struct synth_stems stems = {0};
     if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
-    for (size_t i = 0; !p.dry_run && !rc && i < n; i++) {
-        dream_article *before = NULL, *after = NULL;
-        rc = dream_article_read_file(arts[i].path, &before);
-        if (!rc) rc = wk_high_water(store, arts[i].stem, before);
-        if (!rc) rc = dream_article_clone(before, &after);
-        char *prompts[WIKIFY_MAX_SECTIONS] = {0}, *answers[WIKIFY_MAX_SECTIONS] = {0};
-        size_t which[WIKIFY_MAX_SECTIONS], k = 0;
-        for (size_t s = 0; !rc && s < dream_article_section_count(before) && k < WIKIFY_MAX_SECTIONS; s++) {
-            const struct dream_article_section *sec = dream_article_section(before, s);
-            if (sec->kind != DREAM_SECTION_BODY || dream_article_words(sec->body, strlen(sec->body)) < 8) continue;
-            struct dbuf b = {0};
-            if (synth_policy(&b, p.wiki_dir, "Article_Conventions") ||
-                dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nCurrent text:\n<<<\n%s>>>\n\n%s", arts[i].stem, sec->title, sec->body, tighten_task))
-                rc = DREAM_ENOMEM;
-            prompts[k] = dbuf_take(&b);
-            which[k++] = s;
-        }
-        if (!rc && k) {
-            struct dream_local_input in[WIKIFY_MAX_SECTIONS];
-            for (size_t j = 0; j < k; j++) in[j] = (struct dream_local_input){.user = prompts[j]};
-            struct dream_call_opts opts = dream_call_default_opts();
-            opts.max_tokens = p.max_tokens;
-            int call = dream_call_local_batch("editor", in, k, &opts, answers);
-            size_t got = 0;
-            for (size_t j = 0; j < k; j++) got += answers[j] != NULL;
-            if (call && !got && call != DREAM_ETOOBIG) rc = dream_error_wrap(call, "wikify: the editor stage gave no answer");
-            dream_error_clear();
-        }
-        const char *touched[WIKIFY_MAX_SECTIONS];
-        size_t n_touched = 0;
-        for (size_t j = 0; !rc && j < k; j++) {
-            const struct dream_article_section *sec = dream_article_section(before, which[j]);
-            char *draft = answers[j] ? synth_sanitize(answers[j], sec->title) : NULL;
-            bool ok = draft && *draft && !synth_leaky(draft) && strcmp(draft, sec->body) != 0;
-            for (const char *m = sec->body; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
-                int num = atoi(m + 2);
-                ok = num <= 0 || synth_has_marker(draft, num);
-            }
-            long si = ok ? dream_article_section_find(after, sec->anchor) : -1;
-            if (si >= 0) {
-                /* keep the one-paragraph body shape: compare without the trailing newline */
-                size_t bl = strlen(sec->body);
-                while (bl && sec->body[bl - 1] == '\n') bl--;
-                if (strlen(draft) != bl || strncmp(draft, sec->body, bl) != 0) {
-                    rc = dream_article_section_set_body(after, (size_t)si, draft);
-                    touched[n_touched++] = sec->anchor;
-                }
-            } else if (answers[j]) {
-                res.rejected++;
-            }
-            free(draft);
-        }
-        for (size_t j = 0; j < k; j++) {
-            free(prompts[j]);
-            free(answers[j]);
-        }
-        bool accepted = false;
-        if (!rc && n_touched) {
-            struct dream_article_normalize_params np = {.stem = arts[i].stem, .resolve = synth_resolve_stem, .resolve_ud = &stems, .manage_stub = true};
-            rc = dream_article_normalize(after, &np, NULL, NULL);
-            struct wk_ctx wc = {store, arts[i].stem};
-            struct dream_gate_params gp = {.touched = touched, .n_touched = n_touched, .baseline = wk_baseline, .baseline_ud = &wc};
-            if (!rc) rc = synth_write(store, p.wiki_dir, WIKIFY_STAGE, arts[i].stem, before, after, &gp, NULL, 0, arts[i].stem, 0, &accepted);
-            if (!rc && accepted) res.wikified++;
-            else if (!rc) res.rejected++;
-        }
-        /* done at the text as it now is (ours when written, else the one read) */
-        if (!rc) {
-            size_t len;
-            const char *t = dream_article_text(accepted ? after : before, &len);
-            rc = stage_state_done(store, WIKIFY_STAGE, arts[i].entity, wk_hash(t, len), store_now_ms());
-        }
-        dream_article_free(before);
-        dream_article_free(after);
-        if (!rc && p.on_progress) p.on_progress(p.progress_ud, WIKIFY_STAGE, i + 1, n);
+    for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
+        size_t k = n - i < p.batch ? n - i : p.batch;
+        rc = wk_round(store, &p, arts + i, k, i, n, &stems, &res);
     }
     if (!rc && !p.dry_run && res.wikified) {
         char subject[128];
@@ -208,10 +282,7 @@ int dream_synth_wikify(dream_store *store, const struct dream_synth_params *para
         rc = synth_commit(store, p.wiki_dir, subject, &res.committed);
     }
     synth_free_strings(stems.stems, stems.n);
-    for (size_t i = 0; i < n; i++) {
-        free(arts[i].stem);
-        free(arts[i].path);
-    }
+    for (size_t i = 0; i < n; i++) wk_article_clear(&arts[i]);
     free(arts);
     if (result) *result = res;
     return rc;

@@ -1,0 +1,301 @@
+/* synth_refresh.c — WIKIFY's infobox refresh (spec §6.11 b): the prompt that shows the model the
+ * infobox as it is (its fields first, so grounded values stay put) and the article's start, the
+ * strict parser of its answer, and the merge that only ever adds: new fields, new aliases, new
+ * categories. An existing value is never replaced, so a [[link]] in the infobox is sticky. */
+#include "../util/buf.h"
+#include "dream/error.h"
+#include "synth_internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define REFRESH_START_BYTES 4000 /* how much of the article the model reads */
+#define REFRESH_MAX_VALUE 160
+#define REFRESH_MAX_NAME 60     /* an alias or a category */
+#define REFRESH_MAX_FIELDS 24   /* fields an infobox may grow to */
+#define REFRESH_MAX_CATEGORIES 4
+
+static const char refresh_task[] =
+    "Update the infobox of this article from its text above: `key: value` lines only, snake_case\n"
+    "keys. Repeat the current fields unchanged, then add the facts about the subject that the text\n"
+    "states and the infobox lacks (what it is, when, where, who or what it involves, the person's\n"
+    "relation to it). A value naming another article is written [[Its Title]]. Give `aliases:` with\n"
+    "the other names the text uses for the subject, comma-separated, and `category:` with one broad\n"
+    "wiki category, when they are clear. No kind, no footnote markers, no other text.\n";
+
+/* How many bytes of text (len) the model reads: at most REFRESH_START_BYTES, ending at a line
+ * end when one is in the second half, never inside a UTF-8 sequence. */
+static size_t rf_start(const char *text, size_t len)
+{
+    if (len <= REFRESH_START_BYTES) return len;
+    size_t n = REFRESH_START_BYTES;
+    while (n > REFRESH_START_BYTES / 2 && text[n - 1] != '\n') n--;
+    if (text[n - 1] == '\n') return n;
+    n = REFRESH_START_BYTES;
+    while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80) n--;
+    return n;
+}
+
+char *synth_refresh_prompt(const char *wiki, const char *stem, const dream_article *a)
+{
+    struct dbuf b = {0};
+    int rc = synth_policy(&b, wiki, "Infobox_Schemas");
+    if (!rc) rc = dbuf_printf(&b, "Article: \"%s\"\n", stem);
+    size_t nf = dream_article_infobox_count(a);
+    if (!rc) rc = dbuf_puts(&b, nf ? "Current infobox (keep every field as it is):\n" : "Current infobox: none\n");
+    for (size_t i = 0; !rc && i < nf; i++) {
+        const struct dream_article_field *f = dream_article_infobox_field(a, i);
+        rc = dbuf_printf(&b, "%s: %s\n", f->key, f->value);
+    }
+    size_t nc = dream_article_category_count(a);
+    if (!rc) rc = dbuf_puts(&b, nc ? "Current categories:" : "Current categories: none");
+    for (size_t i = 0; !rc && i < nc; i++) rc = dbuf_printf(&b, "%s %s", i ? "," : "", dream_article_category(a, i));
+    size_t len = 0;
+    const char *text = dream_article_text(a, &len);
+    size_t n = rf_start(text, len);
+    if (!rc) rc = dbuf_printf(&b, "\n\nThe article's start:\n<<<\n%.*s%s>>>\n\n%s", (int)n, text, n && text[n - 1] == '\n' ? "" : "\n", refresh_task);
+    if (rc) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    return dbuf_take(&b);
+}
+
+void synth_refresh_free(struct synth_refresh *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->key[i]);
+        free(r->value[i]);
+    }
+    for (size_t i = 0; i < r->n_alias; i++) free(r->alias[i]);
+    for (size_t i = 0; i < r->n_cat; i++) free(r->cat[i]);
+    memset(r, 0, sizeof *r);
+}
+
+/* True when every '[' and ']' of v belongs to a [[link]] with a non-empty target. */
+static bool rf_brackets_ok(const char *v)
+{
+    for (const char *p = v; *p; p++) {
+        if (*p == ']') return false;
+        if (*p != '[') continue;
+        if (p[1] != '[') return false;
+        const char *q = p + 2;
+        while (*q && *q != '[' && *q != ']') q++;
+        if (q == p + 2 || q[0] != ']' || q[1] != ']') return false;
+        p = q + 1;
+    }
+    return true;
+}
+
+/* Values a model gives for "not known": the field is skipped, the answer is not refused. */
+static bool rf_empty_value(const char *v)
+{
+    static const char *const none[] = {"", "-", "?", "n/a", "na", "none", "unknown", "not stated", "not mentioned", "unclear"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        if (!strcasecmp(v, none[i])) return true;
+    return false;
+}
+
+static char *rf_trim(char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '"') s++;
+    for (char *e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '"' || e[-1] == '\r'); e--) e[-1] = '\0';
+    return s;
+}
+
+/* Splits list on any of seps into names (category: a [[Category:X]] wrapper taken off), adding
+ * those not yet in out[0..*n) (case-insensitive) up to max. False when a name is unusable. */
+static bool rf_names(char *list, const char *seps, bool category, char **out, size_t *n, size_t max)
+{
+    char *save = NULL;
+    for (char *tok = strtok_r(list, seps, &save); tok; tok = strtok_r(NULL, seps, &save)) {
+        char *t = rf_trim(tok);
+        if (category) {
+            if (!strncmp(t, "[[", 2)) t += 2;
+            if (!strncasecmp(t, "Category:", 9)) t += 9;
+            char *e = t + strlen(t);
+            if (e - t >= 2 && !strcmp(e - 2, "]]")) e[-2] = '\0';
+            t = rf_trim(t);
+        }
+        if (rf_empty_value(t)) continue;
+        if (strlen(t) > REFRESH_MAX_NAME || strpbrk(t, "[]{}|`#*:;<>\\")) return false;
+        bool dup = false;
+        for (size_t i = 0; i < *n && !dup; i++) dup = !strcasecmp(out[i], t);
+        if (dup || *n == max) continue;
+        if (!(out[*n] = strdup(t))) return false;
+        (*n)++;
+    }
+    return true;
+}
+
+/* One line of the answer into r; false refuses the whole answer. */
+static bool rf_line(char *line, struct synth_refresh *r)
+{
+    char *s = rf_trim(line);
+    if (!*s) return true;
+    if (!strncmp(s, "```", 3)) return !strcmp(s, "```") || !strcmp(s, "```info"); /* the block's own fence */
+    while (*s == '-' || *s == '*' || *s == '`' || *s == ' ') s++;
+    char *colon = strchr(s, ':');
+    if (!colon) return false;
+    *colon = '\0';
+    char *k = s, *v = colon + 1;
+    for (char *e = k + strlen(k); e > k && (e[-1] == ' ' || e[-1] == '*' || e[-1] == '`'); e--) e[-1] = '\0';
+    for (char *q = k; *q; q++) *q = (char)tolower((unsigned char)*q);
+    if (!islower((unsigned char)*k) || strlen(k) >= 48) return false;
+    for (char *q = k; *q; q++)
+        if (!islower((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '_') return false;
+    while (*v == ' ' || *v == '*') v++;
+    for (char *e = v + strlen(v); e > v && (e[-1] == ' ' || e[-1] == '*'); e--) e[-1] = '\0';
+    if (!strcmp(k, "kind")) return true; /* the kind is the code's, never the model's */
+    if (!strcmp(k, "aliases") || !strcmp(k, "alias")) return rf_names(v, ",", false, r->alias, &r->n_alias, SYNTH_REFRESH_MAX);
+    if (!strcmp(k, "category") || !strcmp(k, "categories"))
+        return rf_names(v, ",;", true, r->cat, &r->n_cat, REFRESH_MAX_CATEGORIES);
+    if (strlen(v) > REFRESH_MAX_VALUE || strchr(v, '`') || strstr(v, "[^") || strstr(v, "{{") || strstr(v, "}}") || strstr(v, "<<<") ||
+        strstr(v, ">>>") || !rf_brackets_ok(v))
+        return false;
+    if (rf_empty_value(v)) return true;
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->key[i], k)) return true; /* the first wins */
+    if (r->n == SYNTH_REFRESH_MAX) return true;
+    r->key[r->n] = strdup(k);
+    r->value[r->n] = strdup(v);
+    if (!r->key[r->n] || !r->value[r->n]) {
+        free(r->key[r->n]);
+        free(r->value[r->n]);
+        return false;
+    }
+    r->n++;
+    return true;
+}
+
+bool synth_parse_refresh(const char *answer, struct synth_refresh *out)
+{
+    memset(out, 0, sizeof out[0]);
+    if (!answer || synth_leaky(answer)) return false;
+    char *copy = strdup(answer);
+    bool ok = copy != NULL;
+    char *save = NULL;
+    for (char *line = ok ? strtok_r(copy, "\n", &save) : NULL; ok && line; line = strtok_r(NULL, "\n", &save)) ok = rf_line(line, out);
+    free(copy);
+    if (ok && out->n + out->n_alias + out->n_cat == 0) ok = false; /* nothing usable said */
+    if (!ok) synth_refresh_free(out);
+    return ok;
+}
+
+/* The number of comma-separated names in value, and whether name is one of them (ignoring case). */
+static size_t rf_aliases_has(const char *value, const char *name, bool *found)
+{
+    size_t count = 0, n = strlen(name);
+    for (const char *p = value; p && *p;) {
+        size_t len = strcspn(p, ",");
+        const char *s = p, *e = p + len;
+        while (s < e && (*s == ' ' || *s == '\t')) s++;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t')) e--;
+        if (e > s) count++;
+        if ((size_t)(e - s) == n && !strncasecmp(s, name, n)) *found = true;
+        p += len + (p[len] == ',');
+    }
+    return count;
+}
+
+/* True when name equals the article's title or stem, ignoring case and '_' vs ' '. */
+static bool rf_is_title(const char *name, const char *stem)
+{
+    size_t n = strlen(name);
+    if (n != strlen(stem)) return false;
+    for (size_t i = 0; i < n; i++) {
+        char a = name[i] == '_' ? ' ' : (char)tolower((unsigned char)name[i]);
+        char b = stem[i] == '_' ? ' ' : (char)tolower((unsigned char)stem[i]);
+        if (a != b) return false;
+    }
+    return true;
+}
+
+/* value with each [[link]] whose target is no article (stems given) replaced by the text it
+ * shows, so a new field never adds a redlink; malloc'd, NULL when out of memory. */
+static char *rf_unlink_redlinks(const char *value, const struct synth_stems *stems)
+{
+    struct dbuf b = {0};
+    int rc = DREAM_OK;
+    for (const char *p = value; !rc && *p;) {
+        const char *open = strstr(p, "[["), *close = open ? strstr(open, "]]") : NULL;
+        if (!open || !close || !stems) {
+            rc = dbuf_puts(&b, p);
+            break;
+        }
+        rc = dbuf_append(&b, p, (size_t)(open - p));
+        char *inner = rc ? NULL : strndup(open + 2, (size_t)(close - open - 2));
+        if (!inner) rc = DREAM_ENOMEM;
+        char *bar = inner ? strchr(inner, '|') : NULL;
+        if (bar) *bar = '\0';
+        char *hash = inner ? strchr(inner, '#') : NULL;
+        if (hash) *hash = '\0';
+        char *target = inner ? synth_resolve_stem((void *)stems, inner) : NULL;
+        if (!rc && target) rc = dbuf_append(&b, open, (size_t)(close + 2 - open));
+        else if (!rc) rc = dbuf_puts(&b, bar ? bar + 1 : inner);
+        free(target);
+        free(inner);
+        p = close + 2;
+    }
+    if (rc) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    return dbuf_take(&b);
+}
+
+int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed)
+{
+    *changed = false;
+    int rc = DREAM_OK;
+    /* 1. new fields only: a key the infobox lacks (or holds empty); never more than the cap */
+    size_t have = dream_article_infobox_count(a);
+    for (size_t i = 0; !rc && i < r->n; i++) {
+        const char *cur = dream_article_infobox_get(a, r->key[i]);
+        if (cur && *cur) continue;
+        if (!cur && have >= REFRESH_MAX_FIELDS) continue;
+        char *v = rf_unlink_redlinks(r->value[i], stems);
+        rc = v ? dream_article_infobox_set(a, r->key[i], v) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        free(v);
+        if (!rc && !cur) have++;
+        if (!rc) *changed = true;
+    }
+    /* 2. aliases: those written stay as written, new ones after them */
+    const char *cur = dream_article_infobox_get(a, "aliases");
+    struct dbuf b = {0};
+    bool added = false;
+    if (cur && *cur) rc = dbuf_puts(&b, cur);
+    for (size_t i = 0; !rc && i < r->n_alias; i++) {
+        bool dup = rf_is_title(r->alias[i], stem);
+        size_t count = rf_aliases_has(b.data, r->alias[i], &dup);
+        if (dup || count >= SYNTH_REFRESH_MAX) continue;
+        rc = dbuf_printf(&b, "%s%s", b.len ? ", " : "", r->alias[i]);
+        added = true;
+    }
+    if (!rc && added && (cur || have < REFRESH_MAX_FIELDS)) {
+        rc = dream_article_infobox_set(a, "aliases", b.data);
+        if (!rc) *changed = true;
+    }
+    dbuf_free(&b);
+    /* 3. categories: those written stay first, new ones after them, at most four in all */
+    const char *cats[REFRESH_MAX_CATEGORIES];
+    size_t nc = 0, before = dream_article_category_count(a);
+    for (size_t i = 0; i < before && nc < REFRESH_MAX_CATEGORIES; i++) cats[nc++] = dream_article_category(a, i);
+    for (size_t i = 0; !rc && i < r->n_cat && nc < REFRESH_MAX_CATEGORIES; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < nc && !dup; j++) dup = !strcasecmp(cats[j], r->cat[i]);
+        if (!dup) cats[nc++] = r->cat[i];
+    }
+    if (!rc && nc > before) {
+        /* the names point into a, which the edit re-parses: copy them first */
+        char *copy[REFRESH_MAX_CATEGORIES] = {0};
+        for (size_t i = 0; !rc && i < nc; i++)
+            if (!(copy[i] = strdup(cats[i]))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (!rc) rc = dream_article_set_categories(a, (const char *const *)copy, nc);
+        for (size_t i = 0; i < nc; i++) free(copy[i]);
+        if (!rc) *changed = true;
+    }
+    return rc;
+}
