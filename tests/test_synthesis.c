@@ -894,6 +894,18 @@ static void test_wikify_refresh_refuses_junk_and_leaves_the_file_byte_identical(
         free(t);
     }
     assert_dream_check(c);
+    /* an article edits refuse (a fence that never closes) is left as it is, and the run goes on */
+    const char *unclosed = "# Cello Practice\n\n**Cello Practice** takes thirty minutes a day.[^1]\n\n```\nscales, then Bach\n\n"
+                           "## References\n\n[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n";
+    put_article(c, "Cello_Practice", unclosed);
+    use_fake();
+    struct dream_synth_result r = wikify(c);
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(r.wikified, 0);
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    assert_string_equal(t, unclosed);
+    free(t);
 }
 
 /* A new field's [[link]] stays when it names an article and is reduced to its text when it names

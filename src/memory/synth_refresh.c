@@ -134,6 +134,8 @@ static bool rf_names(char *list, const char *seps, bool category, char **out, si
 static bool rf_line(char *line, struct synth_refresh *r)
 {
     char *s = rf_trim(line);
+    for (const char *q = s; *q; q++)
+        if ((unsigned char)*q < 0x20 && *q != '\t') return false; /* a stray CR or control byte */
     if (!*s) return true;
     if (!strncmp(s, "```", 3)) return !strcmp(s, "```") || !strcmp(s, "```info"); /* the block's own fence */
     while (*s == '-' || *s == '*' || *s == '`' || *s == ' ') s++;

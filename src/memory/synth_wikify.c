@@ -139,6 +139,13 @@ static int wk_refresh(const struct wk_article *w, const char *answer, const stru
     }
     int rc = synth_refresh_apply(after, w->stem, &r, stems, changed);
     synth_refresh_free(&r);
+    if (rc == DREAM_EFORMAT) {
+        /* an article edits refuse (an unclosed fence) is left to the person, not a failed run */
+        dream_log(DREAM_LOG_WARN, "%s: infobox not refreshed: %s", w->stem, dream_error_last());
+        dream_error_clear();
+        *changed = false;
+        rc = DREAM_OK;
+    }
     return rc;
 }
 
