@@ -1,7 +1,8 @@
 /* fuzz_serve_request.c — the server's request parsing on any bytes: a chat completion body is
  * accepted or refused with a message, never a crash or a leak; and the UTF-8 repair of
  * generated text always yields valid UTF-8 (repairing again changes nothing), holding back at
- * most an incomplete last character. */
+ * most an incomplete last character. A POST /v1/memory/dream body is likewise accepted (a known
+ * stage or none, a batch of at least 1) or refused with a message. */
 #include "serve/serve_internal.h"
 
 #include <stdint.h>
@@ -15,6 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512];
     err[0] = 0;
     if (serve_chat_check(&p, (const char *)data, size, err, sizeof err) != 0 && !err[0]) __builtin_trap();
+
+    struct serve_dream_body body;
+    err[0] = 0;
+    if (serve_dream_parse((const char *)data, size, &body, err, sizeof err) == 0) {
+        if ((body.p.stage && !dream_pipeline_stage_known(body.p.stage)) || body.p.batch < 1 || body.p.stage != body.stage) __builtin_trap();
+        serve_dream_body_free(&body);
+    } else if (!err[0]) {
+        __builtin_trap();
+    }
 
     struct dbuf once = {0}, twice = {0};
     if (serve_utf8_clean((const char *)data, size, &once) == 0 && serve_utf8_clean(once.data ? once.data : "", once.len, &twice) == 0) {

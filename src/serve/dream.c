@@ -39,9 +39,7 @@ struct dream_run {
     json_t *final;       /* the done or error object, once the run has ended */
     bool ended;
     int rc;              /* the run's status, once ended */
-    /* the run's parameters (strings owned here) */
-    struct dream_pipeline_params p;
-    char *stage, *conversation;
+    struct serve_dream_body body; /* the run's parameters (body.p), strings owned here */
     int lock_fd;
     struct serve_dream *owner;
 };
@@ -62,8 +60,7 @@ static void run_unref(struct dream_run *r)
     dbuf_free(&r->events);
     json_decref(r->stages);
     json_decref(r->final);
-    free(r->stage);
-    free(r->conversation);
+    serve_dream_body_free(&r->body);
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     free(r);
@@ -118,7 +115,7 @@ static bool should_stop(void *ud)
 static void *run_thread(void *arg)
 {
     struct dream_run *r = arg;
-    int rc = dream_pipeline_run(&r->p);
+    int rc = dream_pipeline_run(&r->body.p);
     dream_run_unlock(r->lock_fd);
     pthread_mutex_lock(&r->mu);
     if (rc) {
@@ -181,13 +178,13 @@ static void stream_done(void *cls)
 
 /* ---- the handler ----------------------------------------------------------------------------- */
 
-/* Reads the optional body into r->p; 0, or -1 with the 400's message in err. */
-static int parse_body(struct serve_request *rq, struct dream_run *r, bool *stream, char *err, size_t errlen)
+int serve_dream_parse(const char *body, size_t len, struct serve_dream_body *out, char *err, size_t errlen)
 {
-    *stream = true;
-    if (!rq->body_len) return 0;
+    *out = (struct serve_dream_body){.stream = true};
+    dream_pipeline_default_params(&out->p);
+    if (!len) return 0;
     json_error_t je;
-    json_t *b = json_loadb(rq->body, rq->body_len, 0, &je);
+    json_t *b = json_loadb(body, len, 0, &je);
     if (!b || !json_is_object(b)) {
         snprintf(err, errlen, "the body must be a JSON object (or empty)%s%s", b ? "" : ": ", b ? "" : je.text);
         json_decref(b);
@@ -203,39 +200,52 @@ static int parse_body(struct serve_request *rq, struct dream_run *r, bool *strea
             if (ok && !strcmp(key, "stage") && !dream_pipeline_stage_known(json_string_value(v))) {
                 snprintf(err, errlen, "unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify)",
                          json_string_value(v));
-                json_decref(b);
-                return -1;
+                goto fail;
             }
-            if (ok) *(!strcmp(key, "stage") ? &r->stage : &r->conversation) = strdup(json_string_value(v));
+            char **dst = !strcmp(key, "stage") ? &out->stage : &out->conversation;
+            if (ok) {
+                free(*dst);
+                *dst = strdup(json_string_value(v));
+            }
         } else if (!strcmp(key, "limit") || !strcmp(key, "batch") || !strcmp(key, "engagement")) {
             json_int_t n = json_integer_value(v);
             ok = json_is_integer(v) && n >= (strcmp(key, "batch") ? 0 : 1) && n <= 1000000;
-            if (ok && !strcmp(key, "limit")) r->p.limit = (size_t)n;
-            else if (ok && !strcmp(key, "batch")) r->p.batch = (size_t)n;
-            else if (ok) r->p.engagement = (int)n;
+            if (ok && !strcmp(key, "limit")) out->p.limit = (size_t)n;
+            else if (ok && !strcmp(key, "batch")) out->p.batch = (size_t)n;
+            else if (ok) out->p.engagement = (int)n;
         } else if (!strcmp(key, "dry_run") || !strcmp(key, "tie_break") || !strcmp(key, "stream")) {
             ok = json_is_boolean(v);
-            if (ok && !strcmp(key, "dry_run")) r->p.dry_run = json_is_true(v);
-            else if (ok && !strcmp(key, "tie_break")) r->p.tie_break = json_is_true(v);
-            else if (ok) *stream = json_is_true(v);
+            if (ok && !strcmp(key, "dry_run")) out->p.dry_run = json_is_true(v);
+            else if (ok && !strcmp(key, "tie_break")) out->p.tie_break = json_is_true(v);
+            else if (ok) out->stream = json_is_true(v);
         } else {
             snprintf(err, errlen, "unknown field '%s' (this endpoint takes stage, limit, batch, dry_run, conversation, tie_break, engagement, stream)",
                      key);
-            json_decref(b);
-            return -1;
+            goto fail;
         }
         if (!ok) {
             snprintf(err, errlen, "'%s' has the wrong type or is out of range (stage and conversation are strings; limit, batch (>= 1) and "
                                   "engagement are integers up to 1000000; dry_run, tie_break and stream are booleans)",
                      key);
-            json_decref(b);
-            return -1;
+            goto fail;
         }
     }
     json_decref(b);
-    r->p.stage = r->stage;
-    r->p.conversation = r->conversation;
+    out->p.stage = out->stage;
+    out->p.conversation = out->conversation;
     return 0;
+fail:
+    json_decref(b);
+    serve_dream_body_free(out);
+    return -1;
+}
+
+void serve_dream_body_free(struct serve_dream_body *b)
+{
+    free(b->stage);
+    free(b->conversation);
+    b->stage = b->conversation = NULL;
+    b->p.stage = b->p.conversation = NULL;
 }
 
 enum MHD_Result serve_dream_run(struct serve_request *rq)
@@ -252,30 +262,28 @@ enum MHD_Result serve_dream_run(struct serve_request *rq)
     r->refs = 1;
     r->lock_fd = -1;
     r->owner = d;
-    dream_pipeline_default_params(&r->p);
     char err[512];
-    bool stream;
-    if (parse_body(rq, r, &stream, err, sizeof err)) {
+    if (serve_dream_parse(rq->body, rq->body_len, &r->body, err, sizeof err)) {
         run_unref(r);
         return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "invalid_argument", "%s", err);
     }
-    r->p.store_path = s->store_path;
-    r->p.wiki_dir = s->wiki_dir;
-    r->p.on_start = on_start;
-    r->p.on_stage = on_stage;
-    r->p.stage_ud = r;
-    r->p.on_progress = on_progress;
-    r->p.progress_ud = r;
-    r->p.stop = should_stop;
-    r->p.stop_ud = d;
-    if (!r->p.dry_run) {
+    r->body.p.store_path = s->store_path;
+    r->body.p.wiki_dir = s->wiki_dir;
+    r->body.p.on_start = on_start;
+    r->body.p.on_stage = on_stage;
+    r->body.p.stage_ud = r;
+    r->body.p.on_progress = on_progress;
+    r->body.p.progress_ud = r;
+    r->body.p.stop = should_stop;
+    r->body.p.stop_ud = d;
+    if (!r->body.p.dry_run) {
         if (dream_run_lock(s->store_path, &r->lock_fd)) {
             int code = dream_error_code();
             run_unref(r);
             if (code == DREAM_EBUSY) return serve_reply_error(rq, MHD_HTTP_CONFLICT, "conflict_error", "run_in_progress", "%s", dream_error_last());
             return serve_reply_error(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "server_error", NULL, "%s", dream_error_last());
         }
-        r->p.lock_held = true;
+        r->body.p.lock_held = true;
     }
 
     pthread_mutex_lock(&d->mu);
@@ -301,7 +309,7 @@ enum MHD_Result serve_dream_run(struct serve_request *rq)
         return serve_reply_error(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "server_error", NULL, "could not start the run's thread");
     }
 
-    if (stream) {
+    if (r->body.stream) {
         struct dream_stream *st = calloc(1, sizeof *st);
         if (!st) {
             run_unref(r);

@@ -7,6 +7,7 @@
 #ifndef DREAM_SERVE_INTERNAL_H
 #define DREAM_SERVE_INTERNAL_H
 
+#include "dream/pipeline.h"
 #include "dream/serve.h"
 #include "util/buf.h"
 
@@ -77,6 +78,15 @@ int serve_dream_start(struct dream_server *s);
 void serve_dream_stop(struct dream_server *s);
 void serve_dream_free(struct dream_server *s);
 enum MHD_Result serve_dream_run(struct serve_request *rq);
+/* The endpoint's body (the fuzzer's entry): 0 with out filled (free it with
+ * serve_dream_body_free), or -1 with the 400's message in err and nothing to free. */
+struct serve_dream_body {
+    struct dream_pipeline_params p; /* p.stage and p.conversation point at the strings below */
+    char *stage, *conversation;
+    bool stream;
+};
+int serve_dream_parse(const char *body, size_t len, struct serve_dream_body *out, char *err, size_t errlen);
+void serve_dream_body_free(struct serve_dream_body *b);
 
 /* Parses and checks a chat completion request body as the endpoint does (the fuzzer's entry):
  * 0, or -1 with the 400's message in err. */
