@@ -312,9 +312,10 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
     } else {
         if (dry) return say(rep, "wikify: %zu changed article(s) would be tightened (dry run: nothing called or written)", r.eligible), 0;
         count(rep, "wikified", r.wikified);
+        count(rep, "refreshed", r.refreshed);
         count(rep, "rejected", r.rejected);
-        say(rep, "wikify: %zu changed article(s): %zu tightened, %zu answer(s) refused; %zu file(s) committed; %.1f s", r.eligible, r.wikified,
-            r.rejected, r.committed, dt);
+        say(rep, "wikify: %zu changed article(s): %zu rewritten (%zu with infobox facts added), %zu answer(s) refused; %zu file(s) committed; %.1f s",
+            r.eligible, r.wikified, r.refreshed, r.rejected, r.committed, dt);
     }
     count(rep, "committed", r.committed);
     return 0;
