@@ -93,10 +93,11 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix] [--n N] [--widths 2,4,8,8n]\n"
                     "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n"
-                    "                  [--unified] [--step N] [--host-sampling] [--no-compact]\n"
+                    "                  [--unified] [--step N] [--host-sampling] [--device-sampling] [--no-compact]\n"
                     "  --unified        one shared KV pool, decode and prefill packed in one decode (GPU layout; not exact)\n"
                     "  --step N         batched step budget / prefill chunk (default 512)\n"
                     "  --host-sampling  take the argmax on the host even when the model runs on a GPU\n"
+                    "  --device-sampling take it in llama.cpp's graph even on a CPU\n"
                     "  --no-compact     leave finished sequences' slots as holes (to measure what compaction saves);\n"
                     "                   a width written '8n' runs width 8 so, in the same run as the others\n");
 }
@@ -121,6 +122,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--unified")) unified = true;
         else if (!strcmp(a, "--no-compact")) compact = false;
         else if (!strcmp(a, "--host-sampling")) device_sampling = 0;
+        else if (!strcmp(a, "--device-sampling")) device_sampling = 1; /* llama.cpp's sampler even on a CPU */
         else if (!strcmp(a, "--step") && v) step = atoi(argv[++i]);
         else if (!strcmp(a, "--uniform-shape") && v) {
             if (sscanf(argv[++i], "%d,%d", &uniform_in, &uniform_out) != 2) {
@@ -155,7 +157,7 @@ int main(int argc, char **argv)
     int seq_ctx = ((max_prompt + 700) / 256 + 1) * 256;
     printf("workload=%s calls=%d prompt_tokens=%ld output_tokens=%ld model=%s threads=%d flash_attn=%d kv=%s step=%d sampling=%s\n",
            workload, w.n, in_tokens, out_tokens, model_path, threads, fa, unified ? "unified" : "streams", step,
-           device_sampling ? "auto" : "host");
+           device_sampling > 0 ? "device" : device_sampling ? "auto" : "host");
     fflush(stdout);
 
     /* Serial: the exact path, one call after another. */
