@@ -997,6 +997,110 @@ static void test_noise_never_corrupts_the_vault(void **state)
     dream_seam_shutdown();
 }
 
+/* Counts the fold stage's batched calls (a wrapper around the fixture fake): calls, and the most
+ * distinct articles one section-route call asked about. */
+static long fb_calls, fb_widest;
+
+static int counting_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                         char **out)
+{
+    fb_calls++;
+    if (!strcmp(stage, "section")) {
+        static const char mark[] = "--- end of note ---\n\nArticle: \"";
+        const char *titles[256];
+        size_t lens[256], nt = 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *t = strstr(in[i].user, mark);
+            assert_non_null(t);
+            t += sizeof mark - 1;
+            size_t len = strcspn(t, "\"");
+            bool seen = false;
+            for (size_t j = 0; j < nt && !seen; j++) seen = lens[j] == len && !strncmp(titles[j], t, len);
+            if (!seen && nt < 256) titles[nt] = t, lens[nt++] = len;
+        }
+        if ((long)nt > fb_widest) fb_widest = (long)nt;
+    }
+    return dreaming_fake_call(ud, stage, in, n, opts, out);
+}
+
+static void put_cello(struct ctx *c, const char *id, int64_t day_ms, const char *user, const char *assistant);
+
+/* The fixture through create, then the rest of the corpus and two more cello notes (three chunks
+ * for one article, one each for two others) folded with `batch` pairs a round; the calls counted. */
+static struct dream_synth_result fold_counted(struct ctx *c, size_t batch, long *calls, long *widest)
+{
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    ingest(c, "openai");
+    put_cello(c, "cello-june", 1718841600000LL, "An update on cello practice: I switched, and now I practise in the evening after work.",
+              "Evenings work if you warm up first.");
+    put_cello(c, "cello-july", 1721433600000LL, "My cello lesson went well; the teacher liked the scales of my cello practice.",
+              "Good scales make everything easier.");
+    assert_int_equal(fixture_run_pipeline(c->store, seeds_wiki, 0, NULL, NULL), 0);
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    p.batch = batch;
+    struct dream_backend counting = {.name = "counting-fake", .call = counting_call};
+    assert_int_equal(dream_seam_set_backend(&counting), 0);
+    fb_calls = fb_widest = 0;
+    struct dream_synth_result r;
+    int rc = dream_synth_fold(c->store, &p, &r);
+    if (rc) fprintf(stderr, "fold: %s\n", dream_error_last());
+    assert_int_equal(rc, 0);
+    *calls = fb_calls;
+    *widest = fb_widest;
+    assert_vault_checks(c);
+    return r;
+}
+
+/* FOLD fills the batch width: a round asks the section-route questions of several articles in
+ * one call (and each later phase likewise), so it makes fewer batched calls than one pair at a
+ * time, and writes byte for byte the same articles (the pairs of one article stay in order). */
+static void test_fold_batches_the_pairs_of_distinct_articles(void **state)
+{
+    struct ctx *one = *state, *wide = NULL;
+    assert_int_equal(setup((void **)&wide), 0);
+    long calls1, widest1, calls8, widest8;
+    struct dream_synth_result r1 = fold_counted(one, 1, &calls1, &widest1);
+    struct dream_synth_result r8 = fold_counted(wide, 8, &calls8, &widest8);
+    fprintf(stderr, "fold: %zu chunk(s) into articles: %ld batched calls one pair at a time, %ld with rounds of 8 (widest section "
+            "call: %ld article(s))\n", r8.eligible, calls1, calls8, widest8);
+    assert_int_equal(r1.eligible, 5);
+    assert_int_equal(r8.eligible, 5);
+    assert_int_equal(widest1, 1);
+    assert_true(widest8 >= 3); /* the cello, the balcony garden and the bicycle in one section call */
+    assert_true(calls8 < calls1);
+    assert_int_equal(r8.patched, r1.patched);
+    assert_int_equal(r8.new_sections, r1.new_sections);
+    assert_int_equal(r8.lead_patches, r1.lead_patches);
+    assert_int_equal(r8.rejected, r1.rejected);
+    assert_int_equal(r8.unrouted, r1.unrouted);
+    assert_int_equal(r8.committed, r1.committed);
+    assert_true(r8.patched + r8.new_sections + r8.lead_patches >= 3);
+    /* the same articles, byte for byte */
+    char d1[4200], d8[4200];
+    snprintf(d1, sizeof d1, "%s/articles", one->wiki);
+    snprintf(d8, sizeof d8, "%s/articles", wide->wiki);
+    static char n1[64][256], n8[64][256];
+    size_t c1 = list_md(d1, n1, 64), c8 = list_md(d8, n8, 64);
+    assert_int_equal(c1, c8);
+    for (size_t i = 0; i < c1; i++) {
+        assert_string_equal(n1[i], n8[i]);
+        char p1[4600], p8[4600];
+        snprintf(p1, sizeof p1, "%s/%s", d1, n1[i]);
+        snprintf(p8, sizeof p8, "%s/%s", d8, n8[i]);
+        char *t1 = slurp(p1), *t8 = slurp(p8);
+        assert_non_null(t1);
+        assert_non_null(t8);
+        assert_string_equal(t1, t8);
+        free(t1);
+        free(t8);
+    }
+    assert_int_equal(teardown((void **)&wide), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1023,6 +1127,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wikify_refresh_gives_exactly_one_infobox_after_the_h1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_refuses_junk_and_leaves_the_file_byte_identical, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_keeps_links_to_articles_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fold_batches_the_pairs_of_distinct_articles, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -206,21 +206,6 @@ static char *fd_patch_prompt(const char *wiki, const char *title, const struct f
     return dbuf_take(&b);
 }
 
-/* One call of stage; *out NULL when it failed. */
-static int fd_call(const char *stage, char **prompts, size_t n, int max_tokens, char **out)
-{
-    if (n == 0) return DREAM_OK;
-    struct dream_local_input in[FOLD_MAX_CANDIDATES + 1];
-    for (size_t i = 0; i < n; i++) in[i] = (struct dream_local_input){.user = prompts[i]};
-    struct dream_call_opts opts = dream_call_default_opts();
-    opts.max_tokens = max_tokens;
-    int rc = dream_call_local_batch(stage, in, n, &opts, out);
-    size_t answered = 0;
-    for (size_t i = 0; i < n; i++) answered += out[i] != NULL;
-    if (rc && answered == 0 && rc != DREAM_ETOOBIG) return dream_error_wrap(rc, "fold: the %s stage gave no answer", stage);
-    return DREAM_OK;
-}
-
 static bool fd_contains(const char *text, const char *word)
 {
     size_t n = strlen(word);
@@ -310,128 +295,259 @@ static int fd_fail(dream_store *store, const struct dream_synth_params *p, const
     return rc;
 }
 
-/* Folds chunk s into the article art. */
-static int fd_one(dream_store *store, const struct dream_synth_params *p, const struct fd_article *art, const struct synth_src *s,
-                  const struct synth_stems *stems, struct dream_synth_result *res)
-{
-    dream_article *before = NULL, *after = NULL;
+/* ---- rounds ---------------------------------------------------------------------------------
+ * A round folds up to `batch` (article, chunk) pairs of distinct articles (the pairs of one
+ * article stay sequential, each patch changes the article): every phase (section-route, new
+ * section, classifier, patches) is one batched call across the round's pairs, and each pair's
+ * answers are then used exactly as if it had been asked alone. */
+
+enum fd_outcome {
+    FD_ASKING = 0, /* still in the phases */
+    FD_NOWHERE,    /* no section said yes and the model answered NONE: the note adds nothing */
+    FD_NO_NAME,    /* no section said yes and the new section's name was unusable */
+};
+
+struct fd_pair {
+    const struct fd_article *art;
+    const struct synth_src *s;
+    dream_article *before, *after;
     struct fd_cand cands[FOLD_MAX_CANDIDATES + 1];
-    size_t n_c = 0;
-    char *prompts[FOLD_MAX_CANDIDATES + 1] = {0}, *answers[FOLD_MAX_CANDIDATES + 1] = {0};
-    size_t n_p = 0;
-    char *new_heading = NULL;
-    char *touched[FOLD_MAX_CANDIDATES + 1];
-    size_t n_touched = 0;
-    bool matched[FOLD_MAX_CANDIDATES + 1] = {0};
-    const char *may_vanish[64];
-    size_t n_vanish = 0;
-    int evolution = 1;
-    size_t n_lead = 0, n_new = 0, n_patch = 0;
-    /* 1. re-read the article: a hand edit since the last run is what we patch */
-    int rc = dream_article_read_file(art->path, &before);
-    if (rc) return rc;
-    rc = fd_candidates(before, cands, &n_c);
-    /* 2. section-route: one yes/no per candidate, the note first in every prompt */
-    for (size_t i = 0; !rc && i < n_c; i++) {
-        struct dbuf b = {0};
-        if (fd_note(&b, s) ||
-            dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nWhat it says: %s\n\n%s", art->title, cands[i].heading,
-                        *cands[i].gist ? cands[i].gist : "(nothing yet)", route_task))
-            rc = DREAM_ENOMEM;
-        prompts[n_p++] = dbuf_take(&b);
+    size_t n_c;
+    bool matched[FOLD_MAX_CANDIDATES + 1];
+    size_t n_match;
+    char *new_heading;
+    int evolution, marker;
+    enum fd_outcome outcome;
+    size_t first, n_asked;                 /* its prompts in the phase's call */
+    size_t which[FOLD_MAX_CANDIDATES + 1]; /* the candidate of each of its patch prompts */
+};
+
+static void fd_pair_clear(struct fd_pair *q)
+{
+    free(q->new_heading);
+    fd_cands_free(q->cands, q->n_c);
+    dream_article_free(q->before);
+    dream_article_free(q->after);
+    memset(q, 0, sizeof *q);
+}
+
+/* The prompts of one phase, every pair's in a row, and their answers. */
+struct fd_batch {
+    char **prompts, **answers;
+    size_t n;
+};
+
+static void fd_batch_reset(struct fd_batch *b, struct fd_pair *pairs, size_t n_pairs)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->prompts[i]);
+        free(b->answers[i]);
+        b->prompts[i] = b->answers[i] = NULL;
     }
-    if (!rc) rc = fd_call("section", prompts, n_p, 4, answers);
-    size_t n_match = 0;
-    for (size_t i = 0; !rc && i < n_c; i++)
-        if (fd_yes(answers[i]) && !fd_already_folded(store, s->chunk, art->stem, cands[i].anchor)) matched[i] = true, n_match++;
-    for (size_t i = 0; i < n_p; i++) {
-        free(prompts[i]);
-        free(answers[i]);
-        prompts[i] = answers[i] = NULL;
+    b->n = 0;
+    for (size_t k = 0; k < n_pairs; k++) pairs[k].first = pairs[k].n_asked = 0;
+}
+
+/* The prompt built in d (NULL, d freed, when building it failed). */
+static char *fd_take(struct dbuf *d, bool failed)
+{
+    if (!failed) return dbuf_take(d);
+    dbuf_free(d);
+    return NULL;
+}
+
+/* Adds prompt (taken; NULL: out of memory) to q's questions of the phase. */
+static int fd_ask(struct fd_batch *b, struct fd_pair *q, char *prompt)
+{
+    if (!prompt) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (q->n_asked == 0) q->first = b->n;
+    b->prompts[b->n++] = prompt;
+    q->n_asked++;
+    return DREAM_OK;
+}
+
+/* One batched call of stage for the phase's prompts; an answer is NULL where its call failed.
+ * As when each pair was asked alone, the stage fails when one pair's questions got no answer at
+ * all (a prompt too big for the context is not a failure: the pair goes on without it). */
+static int fd_call(const char *stage, struct fd_batch *b, int max_tokens, const struct fd_pair *pairs, size_t n_pairs)
+{
+    if (b->n == 0) return DREAM_OK;
+    struct dream_local_input *in = calloc(b->n, sizeof *in);
+    if (!in) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < b->n; i++) in[i] = (struct dream_local_input){.user = b->prompts[i]};
+    struct dream_call_opts opts = dream_call_default_opts();
+    opts.max_tokens = max_tokens;
+    int rc = dream_call_local_batch(stage, in, b->n, &opts, b->answers);
+    free(in);
+    if (!rc || rc == DREAM_ETOOBIG) return DREAM_OK;
+    for (size_t k = 0; k < n_pairs; k++) {
+        size_t answered = 0;
+        for (size_t j = 0; j < pairs[k].n_asked; j++) answered += b->answers[pairs[k].first + j] != NULL;
+        if (pairs[k].n_asked && answered == 0) return dream_error_wrap(rc, "fold: the %s stage gave no answer", stage);
     }
-    n_p = 0;
-    if (!rc) rc = dream_article_clone(before, &after);
-    /* 3. no section: a new one, or nowhere */
-    if (!rc && n_match == 0) {
-        struct dbuf b = {0};
-        if (fd_note(&b, s) || dbuf_printf(&b, "Article: \"%s\"\nThe note is about: %s\nExisting sections:", art->title, s->label)) rc = DREAM_ENOMEM;
-        for (size_t i = 0; !rc && i < n_c; i++)
-            if (strcmp(cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) != 0 && dbuf_printf(&b, "\n- %s", cands[i].heading)) rc = DREAM_ENOMEM;
-        if (!rc && dbuf_printf(&b, "\n\n%s", new_section_task)) rc = DREAM_ENOMEM;
-        prompts[0] = dbuf_take(&b);
-        if (!rc) rc = fd_call("editor", prompts, 1, 16, answers);
-        if (!rc) new_heading = fd_new_heading(answers[0], cands, n_c);
-        free(prompts[0]);
-        prompts[0] = NULL;
-        bool none = false;
-        if (!rc && !new_heading && answers[0]) {
-            const char *a = answers[0];
-            while (isspace((unsigned char)*a) || *a == '*') a++;
-            none = strncasecmp(a, "NONE", 4) == 0;
+    return DREAM_OK;
+}
+
+/* The answer to q's j-th question of the phase. */
+static const char *fd_answer(const struct fd_batch *b, const struct fd_pair *q, size_t j)
+{
+    return j < q->n_asked ? b->answers[q->first + j] : NULL;
+}
+
+/* Phase 1: re-read the article (a hand edit since the last run is what we patch), list its
+ * candidates, and ask one yes/no per candidate, the note first in every prompt. */
+static int fd_route(dream_store *store, struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b)
+{
+    int rc = DREAM_OK;
+    for (size_t k = 0; !rc && k < n_pairs; k++) {
+        struct fd_pair *q = &pairs[k];
+        rc = dream_article_read_file(q->art->path, &q->before);
+        if (!rc) rc = fd_candidates(q->before, q->cands, &q->n_c);
+        for (size_t i = 0; !rc && i < q->n_c; i++) {
+            struct dbuf d = {0};
+            bool e = fd_note(&d, q->s) || dbuf_printf(&d, "Article: \"%s\"\nSection: \"%s\"\nWhat it says: %s\n\n%s", q->art->title,
+                                                      q->cands[i].heading, *q->cands[i].gist ? q->cands[i].gist : "(nothing yet)", route_task);
+            rc = fd_ask(b, q, fd_take(&d, e));
         }
-        free(answers[0]);
-        answers[0] = NULL;
-        if (!rc && !new_heading && none) {
-            /* the note adds nothing to this article */
-            res->unrouted++;
-            rc = synth_mark_routed(store, s->chunk, art->stem);
-            goto done;
-        }
-        if (!rc && !new_heading) {
-            rc = fd_fail(store, p, art, s, "no section said yes and the new section's name was unusable (2 to 5 new words, or NONE)", res);
-            goto done;
+    }
+    if (!rc) rc = fd_call("section", b, 4, pairs, n_pairs);
+    for (size_t k = 0; !rc && k < n_pairs; k++) {
+        struct fd_pair *q = &pairs[k];
+        for (size_t i = 0; i < q->n_c; i++)
+            if (fd_yes(fd_answer(b, q, i)) && !fd_already_folded(store, q->s->chunk, q->art->stem, q->cands[i].anchor))
+                q->matched[i] = true, q->n_match++;
+        rc = dream_article_clone(q->before, &q->after);
+    }
+    fd_batch_reset(b, pairs, n_pairs);
+    return rc;
+}
+
+/* Phase 2: for a pair no section said yes to, a new section's name, or NONE (nowhere). */
+static int fd_new_sections(struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b)
+{
+    int rc = DREAM_OK;
+    for (size_t k = 0; !rc && k < n_pairs; k++) {
+        struct fd_pair *q = &pairs[k];
+        if (q->n_match) continue;
+        struct dbuf d = {0};
+        bool e = fd_note(&d, q->s) || dbuf_printf(&d, "Article: \"%s\"\nThe note is about: %s\nExisting sections:", q->art->title, q->s->label);
+        for (size_t i = 0; !e && i < q->n_c; i++)
+            if (strcmp(q->cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) != 0) e = dbuf_printf(&d, "\n- %s", q->cands[i].heading) != 0;
+        if (!e) e = dbuf_printf(&d, "\n\n%s", new_section_task) != 0;
+        rc = fd_ask(b, q, fd_take(&d, e));
+    }
+    if (!rc) rc = fd_call("editor", b, 16, pairs, n_pairs);
+    for (size_t k = 0; !rc && k < n_pairs; k++) {
+        struct fd_pair *q = &pairs[k];
+        if (q->n_match) continue;
+        const char *answer = fd_answer(b, q, 0);
+        q->new_heading = fd_new_heading(answer, q->cands, q->n_c);
+        if (!q->new_heading) {
+            bool none = false;
+            if (answer) {
+                while (isspace((unsigned char)*answer) || *answer == '*') answer++;
+                none = strncasecmp(answer, "NONE", 4) == 0;
+            }
+            q->outcome = none ? FD_NOWHERE : FD_NO_NAME;
+            continue;
         }
         size_t idx;
-        if (!rc) rc = dream_article_section_insert(after, 2, new_heading, "", &idx);
+        rc = dream_article_section_insert(q->after, 2, q->new_heading, "", &idx);
         if (!rc) {
-            const struct dream_article_section *sec = dream_article_section(after, idx);
-            cands[n_c] = (struct fd_cand){strdup(sec->anchor), strdup(new_heading), strdup("")};
-            matched[n_c++] = true;
-            n_match = 1;
+            const struct dream_article_section *sec = dream_article_section(q->after, idx);
+            q->cands[q->n_c] = (struct fd_cand){strdup(sec->anchor), strdup(q->new_heading), strdup("")};
+            q->matched[q->n_c++] = true;
+            q->n_match = 1;
         }
     }
-    /* 4. the citation, then one patch per matched candidate (the lead after the classifier) */
-    struct dream_citation cite = synth_src_citation(s);
-    int marker = 0;
-    if (!rc) rc = dream_article_footnote_add(after, &cite, &marker);
-    for (size_t i = 0; !rc && i < n_c; i++) {
-        if (!matched[i] || strcmp(cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) != 0) continue;
-        const char *lead = dream_article_lead(after);
-        int marks[4];
-        if (fd_markers(lead, marks, 4) == 0) break;
-        struct dbuf b = {0};
-        if (fd_note(&b, s) || dbuf_printf(&b, "Earlier text:\n%s\n\n%s", lead, classify_task)) rc = DREAM_ENOMEM;
-        prompts[0] = dbuf_take(&b);
-        if (!rc) rc = fd_call("editor", prompts, 1, 8, answers);
-        if (!rc && answers[0] && fd_contains(answers[0], "error") && !fd_contains(answers[0], "evolution")) evolution = 0;
-        free(prompts[0]);
-        free(answers[0]);
-        prompts[0] = answers[0] = NULL;
+    fd_batch_reset(b, pairs, n_pairs);
+    return rc;
+}
+
+/* Phase 3: the citation, then, for a pair whose lead said yes and already cites something, the
+ * evolution/error classifier (evolution unless the answer says error and not evolution). */
+static int fd_classify(struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b)
+{
+    int rc = DREAM_OK;
+    for (size_t k = 0; !rc && k < n_pairs; k++) {
+        struct fd_pair *q = &pairs[k];
+        q->evolution = 1;
+        if (q->outcome != FD_ASKING) continue;
+        struct dream_citation cite = synth_src_citation(q->s);
+        rc = dream_article_footnote_add(q->after, &cite, &q->marker);
+        for (size_t i = 0; !rc && i < q->n_c; i++) {
+            if (!q->matched[i] || strcmp(q->cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) != 0) continue;
+            const char *lead = dream_article_lead(q->after);
+            int marks[4];
+            if (fd_markers(lead, marks, 4) == 0) break;
+            struct dbuf d = {0};
+            bool e = fd_note(&d, q->s) || dbuf_printf(&d, "Earlier text:\n%s\n\n%s", lead, classify_task);
+            rc = fd_ask(b, q, fd_take(&d, e));
+            break;
+        }
     }
-    size_t which[FOLD_MAX_CANDIDATES + 1];
-    for (size_t i = 0; !rc && i < n_c; i++) {
-        if (!matched[i]) continue;
-        bool is_lead = strcmp(cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) == 0;
-        long si = is_lead ? -1 : dream_article_section_find(after, cands[i].anchor);
-        if (!is_lead && si < 0) continue;
-        const char *body = is_lead ? dream_article_lead(after) : dream_article_section(after, (size_t)si)->body;
-        prompts[n_p] = fd_patch_prompt(p->wiki_dir, art->title, &cands[i], body, after, s, marker, is_lead ? (evolution ? 1 : 2) : 0);
-        if (!prompts[n_p]) rc = DREAM_ENOMEM;
-        which[n_p++] = i;
+    if (!rc) rc = fd_call("editor", b, 8, pairs, n_pairs);
+    for (size_t k = 0; !rc && k < n_pairs; k++) {
+        const char *answer = fd_answer(b, &pairs[k], 0);
+        if (answer && fd_contains(answer, "error") && !fd_contains(answer, "evolution")) pairs[k].evolution = 0;
     }
-    if (!rc) rc = fd_call("editor", prompts, n_p, p->max_tokens, answers);
-    /* 5. swap in each accepted draft */
-    for (size_t k = 0; !rc && k < n_p; k++) {
-        size_t i = which[k];
-        bool is_lead = strcmp(cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) == 0;
-        long si = is_lead ? -1 : dream_article_section_find(after, cands[i].anchor);
+    fd_batch_reset(b, pairs, n_pairs);
+    return rc;
+}
+
+/* Phase 4: one patch per matched candidate of every pair (the lead as a lead patch). */
+static int fd_patches(const struct dream_synth_params *p, struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b)
+{
+    int rc = DREAM_OK;
+    for (size_t k = 0; !rc && k < n_pairs; k++) {
+        struct fd_pair *q = &pairs[k];
+        if (q->outcome != FD_ASKING) continue;
+        for (size_t i = 0; !rc && i < q->n_c; i++) {
+            if (!q->matched[i]) continue;
+            bool is_lead = strcmp(q->cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) == 0;
+            long si = is_lead ? -1 : dream_article_section_find(q->after, q->cands[i].anchor);
+            if (!is_lead && si < 0) continue;
+            const char *body = is_lead ? dream_article_lead(q->after) : dream_article_section(q->after, (size_t)si)->body;
+            q->which[q->n_asked] = i;
+            rc = fd_ask(b, q, fd_patch_prompt(p->wiki_dir, q->art->title, &q->cands[i], body, q->after, q->s, q->marker,
+                                              is_lead ? (q->evolution ? 1 : 2) : 0));
+        }
+    }
+    if (!rc) rc = fd_call("editor", b, p->max_tokens, pairs, n_pairs);
+    return rc; /* the caller applies the answers, then resets b */
+}
+
+/* Phase 5, one pair: swap in each accepted draft, normalize, gate (word floor on each touched
+ * section), journal and write; or record why nothing was. */
+static int fd_apply(dream_store *store, const struct dream_synth_params *p, struct fd_pair *q, const struct fd_batch *b,
+                    const struct synth_stems *stems, struct dream_synth_result *res)
+{
+    const struct fd_article *art = q->art;
+    const struct synth_src *s = q->s;
+    if (q->outcome == FD_NOWHERE) {
+        res->unrouted++;
+        return synth_mark_routed(store, s->chunk, art->stem);
+    }
+    if (q->outcome == FD_NO_NAME)
+        return fd_fail(store, p, art, s, "no section said yes and the new section's name was unusable (2 to 5 new words, or NONE)", res);
+    dream_article *after = q->after;
+    char *touched[FOLD_MAX_CANDIDATES + 1];
+    size_t n_touched = 0, n_lead = 0, n_new = 0, n_patch = 0;
+    const char *may_vanish[64];
+    size_t n_vanish = 0;
+    int rc = DREAM_OK;
+    for (size_t k = 0; !rc && k < q->n_asked; k++) {
+        size_t i = q->which[k];
+        const char *answer = fd_answer(b, q, k);
+        bool is_lead = strcmp(q->cands[i].anchor, DREAM_ARTICLE_LEAD_ANCHOR) == 0;
+        long si = is_lead ? -1 : dream_article_section_find(after, q->cands[i].anchor);
         const char *old = is_lead ? dream_article_lead(after) : si >= 0 ? dream_article_section(after, (size_t)si)->body : NULL;
         if (!old) continue;
         char *oldcopy = strdup(old);
-        char *draft = answers[k] ? synth_sanitize(answers[k], is_lead ? NULL : cands[i].heading) : NULL;
-        if (!oldcopy || (answers[k] && !draft)) rc = DREAM_ENOMEM;
-        bool ok = !rc && draft && fd_patch_ok(oldcopy, draft, marker, is_lead && !evolution);
-        if (ok && is_lead && !evolution) {
+        char *draft = answer ? synth_sanitize(answer, is_lead ? NULL : q->cands[i].heading) : NULL;
+        if (!oldcopy || (answer && !draft)) rc = DREAM_ENOMEM;
+        bool ok = !rc && draft && fd_patch_ok(oldcopy, draft, q->marker, is_lead && !q->evolution);
+        if (ok && is_lead && !q->evolution) {
             /* an error correction: the wrong value's conversations may leave */
             int marks[16];
             size_t nm = fd_markers(oldcopy, marks, 16);
@@ -443,9 +559,9 @@ static int fd_one(dream_store *store, const struct dream_synth_params *p, const 
         }
         if (ok) rc = is_lead ? dream_article_set_lead(after, draft) : dream_article_section_set_body(after, (size_t)si, draft);
         if (ok && !rc) {
-            touched[n_touched++] = cands[i].anchor;
+            touched[n_touched++] = q->cands[i].anchor;
             if (is_lead) n_lead++;
-            else if (new_heading && i == n_c - 1) n_new++;
+            else if (q->new_heading && i == q->n_c - 1) n_new++;
             else n_patch++;
         } else if (!rc) {
             res->rejected++;
@@ -453,39 +569,49 @@ static int fd_one(dream_store *store, const struct dream_synth_params *p, const 
         free(oldcopy);
         free(draft);
     }
-    if (rc) goto done;
-    if (n_touched == 0) {
+    if (!rc && n_touched == 0) {
         rc = fd_fail(store, p, art, s, "no usable patch (empty, leaky, or without the new marker or an old one)", res);
-        goto done;
-    }
-    /* 6. normalize, gate (word floor on each touched section), journal and write */
-    struct dream_article_normalize_params np = {.stem = art->stem, .resolve = synth_resolve_stem, .resolve_ud = (void *)stems, .manage_stub = true};
-    rc = dream_article_normalize(after, &np, NULL, NULL);
-    struct synth_ledger rows[FOLD_MAX_CANDIDATES + 2];
-    size_t n_rows = 0;
-    rows[n_rows++] = (struct synth_ledger){.chunk = s->chunk};
-    for (size_t t = 0; t < n_touched; t++) rows[n_rows++] = (struct synth_ledger){.chunk = s->chunk, .section = touched[t]};
-    struct dream_gate_params gp = {.touched = (const char *const *)touched, .n_touched = n_touched, .may_vanish = may_vanish, .n_may_vanish = n_vanish};
-    bool accepted = false;
-    if (!rc) rc = synth_write(store, p->wiki_dir, FOLD_STAGE, art->stem, before, after, &gp, rows, n_rows, art->stem, 0, &accepted);
-    if (!rc && accepted) {
-        res->lead_patches += n_lead;
-        res->new_sections += n_new;
-        res->patched += n_patch;
     } else if (!rc) {
-        /* vetoed (or the file changed under us): nothing written */
-        rc = fd_fail(store, p, art, s, "the patched article failed the gate", res);
+        struct dream_article_normalize_params np = {.stem = art->stem, .resolve = synth_resolve_stem, .resolve_ud = (void *)stems, .manage_stub = true};
+        rc = dream_article_normalize(after, &np, NULL, NULL);
+        struct synth_ledger rows[FOLD_MAX_CANDIDATES + 2];
+        size_t n_rows = 0;
+        rows[n_rows++] = (struct synth_ledger){.chunk = s->chunk};
+        for (size_t t = 0; t < n_touched; t++) rows[n_rows++] = (struct synth_ledger){.chunk = s->chunk, .section = touched[t]};
+        struct dream_gate_params gp = {.touched = (const char *const *)touched, .n_touched = n_touched, .may_vanish = may_vanish, .n_may_vanish = n_vanish};
+        bool accepted = false;
+        if (!rc) rc = synth_write(store, p->wiki_dir, FOLD_STAGE, art->stem, q->before, after, &gp, rows, n_rows, art->stem, 0, &accepted);
+        if (!rc && accepted) {
+            res->lead_patches += n_lead;
+            res->new_sections += n_new;
+            res->patched += n_patch;
+        } else if (!rc) {
+            /* vetoed (or the file changed under us): nothing written */
+            rc = fd_fail(store, p, art, s, "the patched article failed the gate", res);
+        }
     }
-done:
     for (size_t i = 0; i < n_vanish; i++) free((char *)may_vanish[i]);
-    for (size_t i = 0; i < n_p; i++) {
-        free(prompts[i]);
-        free(answers[i]);
+    return rc;
+}
+
+/* Folds each pair of the round (of distinct articles) into its article; *done counts the pairs
+ * finished, wrote[k] says whether pair k's article was written. */
+static int fd_round(dream_store *store, const struct dream_synth_params *p, struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b,
+                    const struct synth_stems *stems, struct dream_synth_result *res, size_t *done, bool *wrote)
+{
+    int rc = fd_route(store, pairs, n_pairs, b);
+    if (!rc) rc = fd_new_sections(pairs, n_pairs, b);
+    if (!rc) rc = fd_classify(pairs, n_pairs, b);
+    if (!rc) rc = fd_patches(p, pairs, n_pairs, b);
+    for (size_t k = 0; !rc && k < n_pairs; k++) {
+        size_t before = res->patched + res->new_sections + res->lead_patches;
+        rc = fd_apply(store, p, &pairs[k], b, stems, res);
+        wrote[k] = res->patched + res->new_sections + res->lead_patches > before;
+        ++*done;
+        if (!rc && p->on_progress) p->on_progress(p->progress_ud, FOLD_STAGE, *done, res->eligible);
     }
-    free(new_heading);
-    fd_cands_free(cands, n_c);
-    dream_article_free(before);
-    dream_article_free(after);
+    fd_batch_reset(b, pairs, n_pairs);
+    for (size_t k = 0; k < n_pairs; k++) fd_pair_clear(&pairs[k]);
     return rc;
 }
 
@@ -503,21 +629,57 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
     if (p.limit && res.eligible > p.limit) res.eligible = p.limit;
     struct synth_stems stems = {0};
     if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
-    size_t done = 0, touched_articles = 0;
-    for (size_t i = 0; !p.dry_run && !rc && i < n && done < res.eligible; i++) {
-        size_t before = res.patched + res.new_sections + res.lead_patches;
-        for (size_t k = 0; !rc && k < arts[i].n_src && done < res.eligible; k++) {
-            rc = fd_one(store, &p, &arts[i], &arts[i].src[k], &stems, &res);
-            done++;
-            if (!rc && p.on_progress) p.on_progress(p.progress_ud, FOLD_STAGE, done, res.eligible);
-        }
-        touched_articles += res.patched + res.new_sections + res.lead_patches > before;
+    /* the pairs to fold: each article's chunks, oldest article first, up to the limit */
+    size_t *take = NULL, *next = NULL, *round_art = NULL;
+    bool *touched = NULL, *wrote = NULL;
+    struct fd_pair *pairs = NULL;
+    struct fd_batch b = {0};
+    size_t width = p.batch < n ? p.batch : n;
+    if (!rc && !p.dry_run && n) {
+        take = calloc(n, sizeof *take);
+        next = calloc(n, sizeof *next);
+        touched = calloc(n, sizeof *touched);
+        round_art = calloc(width, sizeof *round_art);
+        wrote = calloc(width, sizeof *wrote);
+        pairs = calloc(width, sizeof *pairs);
+        b.prompts = calloc(width * (FOLD_MAX_CANDIDATES + 1), sizeof *b.prompts);
+        b.answers = calloc(width * (FOLD_MAX_CANDIDATES + 1), sizeof *b.answers);
+        if (!take || !next || !touched || !round_art || !wrote || !pairs || !b.prompts || !b.answers)
+            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     }
+    size_t left = res.eligible;
+    for (size_t i = 0; !rc && take && i < n; i++) {
+        take[i] = arts[i].n_src < left ? arts[i].n_src : left;
+        left -= take[i];
+    }
+    size_t done = 0;
+    while (!rc && take) {
+        /* a round: the next pair of each of the first `batch` articles with pairs left */
+        size_t n_round = 0;
+        for (size_t i = 0; i < n && n_round < width; i++)
+            if (next[i] < take[i]) {
+                round_art[n_round] = i;
+                pairs[n_round++] = (struct fd_pair){.art = &arts[i], .s = &arts[i].src[next[i]++]};
+            }
+        if (n_round == 0) break;
+        rc = fd_round(store, &p, pairs, n_round, &b, &stems, &res, &done, wrote);
+        for (size_t k = 0; k < n_round; k++) touched[round_art[k]] |= wrote[k];
+    }
+    size_t touched_articles = 0;
+    for (size_t i = 0; touched && i < n; i++) touched_articles += touched[i];
     if (!rc && !p.dry_run && touched_articles) {
         char subject[160];
         snprintf(subject, sizeof subject, "fold %zu chunk(s) into %zu article(s)", done, touched_articles);
         rc = synth_commit(store, p.wiki_dir, subject, &res.committed);
     }
+    free(take);
+    free(next);
+    free(touched);
+    free(round_art);
+    free(wrote);
+    free(pairs);
+    free(b.prompts);
+    free(b.answers);
     synth_free_strings(stems.stems, stems.n);
     for (size_t i = 0; i < n; i++) fd_article_clear(&arts[i]);
     free(arts);
