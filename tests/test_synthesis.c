@@ -25,6 +25,7 @@
 #include "dreaming_test_util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -936,6 +937,188 @@ static void test_wikify_refresh_keeps_links_to_articles_only(void **state)
     assert_dream_check(c);
 }
 
+/* ---- an article no edit can be placed in ------------------------------------------------ */
+
+/* A person's hand edit left a code fence open on line 13 (it hides the References heading and
+ * anything an edit would add after it). The lead states the morning while the infobox says
+ * evening (reconcile would correct it), mentions Sourdough (link would wrap it), a body section
+ * says "the person wrote:" (wikify would tighten it), and the cello chunks are unseen (fold
+ * would patch it): every stage would edit it, and every edit of such an article is refused. */
+static const char unclosed_cello[] =
+    "# Cello Practice\n\n```info\ncurrent_routine: evening\n```\n\n**Cello Practice** happens in the morning.[^1] Its notes also "
+    "mention Sourdough.\n\n## Routine\n\nOn 2024-02-03 the person wrote: \"I practise scales first, then Bach\".[^1]\n\n```\nscales, "
+    "then Bach\n\n## References\n\n[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n";
+static const char plain_sourdough[] =
+    "# Sourdough\n\n```info\ncurrent_routine: evening\n```\n\n**Sourdough** is baked in the morning, says the person who also "
+    "practises Cello Practice.[^1]\n\n## Starter\n\nOn 2024-01-10 the person wrote: \"I feed the starter flour and water every "
+    "morning\".[^1]\n\n## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n";
+
+static char stderr_file[4400];
+static int stderr_saved = -1;
+
+/* Sends stderr to a file under c->root until stderr_text() (the warnings a stage logs). */
+static void stderr_capture(struct ctx *c)
+{
+    fflush(stderr);
+    snprintf(stderr_file, sizeof stderr_file, "%s/stderr.txt", c->root);
+    int fd = open(stderr_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    stderr_saved = dup(2);
+    assert_true(stderr_saved >= 0);
+    assert_true(dup2(fd, 2) >= 0);
+    close(fd);
+}
+
+/* What stderr got since stderr_capture (also passed on to the real stderr); malloc'd. */
+static char *stderr_text(void)
+{
+    fflush(stderr);
+    dup2(stderr_saved, 2);
+    close(stderr_saved);
+    stderr_saved = -1;
+    char *t = slurp(stderr_file);
+    assert_non_null(t);
+    fputs(t, stderr);
+    return t;
+}
+
+/* The corpus (the cello and sourdough entities routed to articles), the odd Cello_Practice and
+ * a plain Sourdough; both with a folded chunk so reconcile takes them up. */
+static void put_unclosed_and_plain(struct ctx *c)
+{
+    ingest(c, "claude");
+    ingest(c, "pi");
+    put_article(c, "Cello_Practice", unclosed_cello);
+    put_article(c, "Sourdough", plain_sourdough);
+    assert_int_equal(sqlite3_exec(store_db(c->store),
+                                  "INSERT INTO chunk_folded (chunk, article, section) SELECT min(id), 'Cello_Practice', '__lead__' FROM chunks "
+                                  "UNION ALL SELECT min(id), 'Sourdough', '__lead__' FROM chunks",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+}
+
+/* The stage ran to the end: the odd article is byte-identical, counted skipped once, and the
+ * warning names its file and the fence's line and says what to do; Sourdough was written. */
+static void assert_skipped_unclosed(struct ctx *c, const char *stage, const struct dream_synth_result *r, const char *log)
+{
+    char path[4300], want[4400];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    assert_string_equal(t, unclosed_cello);
+    free(t);
+    assert_int_equal(r->skipped, 1);
+    snprintf(want, sizeof want, "%s: skipped %s:13: ", stage, path);
+    if (!strstr(log, want)) fprintf(stderr, "want \"%s\" in the log\n", want);
+    assert_non_null(strstr(log, want));
+    assert_non_null(strstr(log, "never closes"));
+    assert_non_null(strstr(log, "close the fence"));
+    assert_int_equal(count_of(log, "Cello_Practice.md"), 1); /* one warning, not one per chunk or edit */
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    t = slurp(path);
+    if (!strcmp(t, plain_sourdough)) fprintf(stderr, "%s did not write Sourdough\n", stage);
+    assert_string_not_equal(t, plain_sourdough);
+    free(t);
+    assert_int_equal(git_head_has(c, "articles/Sourdough.md"), 1);
+    assert_int_equal(git_head_has(c, "articles/Cello_Practice.md"), 0);
+}
+
+/* Runs one stage with stderr captured; it must return 0. */
+static struct dream_synth_result run_captured(struct ctx *c, const char *name,
+                                              int (*stage)(dream_store *, const struct dream_synth_params *, struct dream_synth_result *),
+                                              char **log)
+{
+    use_fake();
+    stderr_capture(c);
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    struct dream_synth_result r = {0};
+    int rc = stage(c->store, &p, &r);
+    *log = stderr_text();
+    if (rc) fprintf(stderr, "%s: %s\n", name, dream_error_last());
+    assert_int_equal(rc, 0);
+    return r;
+}
+
+static void test_wikify_skips_an_article_with_an_unclosed_fence(void **state)
+{
+    struct ctx *c = *state;
+    put_unclosed_and_plain(c);
+    char *log;
+    struct dream_synth_result r = run_captured(c, "wikify", dream_synth_wikify, &log);
+    assert_int_equal(r.eligible, 2);
+    assert_int_equal(r.wikified, 1);
+    assert_skipped_unclosed(c, "wikify", &r, log);
+    free(log);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    assert_non_null(strstr(t, "they wrote:"));
+    free(t);
+    /* once the person closes the fence, the next run takes the article up */
+    const char *fixed_at = strstr(unclosed_cello, "then Bach\n\n## References");
+    assert_non_null(fixed_at);
+    char fixed[2048];
+    snprintf(fixed, sizeof fixed, "%.*sthen Bach\n```\n\n%s", (int)(fixed_at - unclosed_cello), unclosed_cello, fixed_at + strlen("then Bach\n\n"));
+    put_article(c, "Cello_Practice", fixed);
+    r = run_captured(c, "wikify", dream_synth_wikify, &log);
+    free(log);
+    assert_int_equal(r.skipped, 0);
+    assert_int_equal(r.wikified, 1);
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    t = slurp(path);
+    assert_non_null(strstr(t, "they wrote:"));
+    free(t);
+}
+
+static void test_fold_skips_an_article_with_an_unclosed_fence(void **state)
+{
+    struct ctx *c = *state;
+    put_unclosed_and_plain(c);
+    char *log;
+    struct dream_synth_result r = run_captured(c, "fold", dream_synth_fold, &log);
+    assert_true(r.patched + r.new_sections + r.lead_patches > 0);
+    assert_skipped_unclosed(c, "fold", &r, log);
+    free(log);
+    /* the cello chunks stay unseen: the next run warns again, until the fence is closed */
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_routed WHERE article = 'Cello_Practice'"), 0);
+    r = run_captured(c, "fold", dream_synth_fold, &log);
+    assert_int_equal(r.skipped, 1);
+    free(log);
+}
+
+static void test_reconcile_skips_an_article_with_an_unclosed_fence(void **state)
+{
+    struct ctx *c = *state;
+    put_unclosed_and_plain(c);
+    char *log;
+    struct dream_synth_result r = run_captured(c, "reconcile", dream_synth_reconcile, &log);
+    assert_int_equal(r.reconciled, 1);
+    assert_skipped_unclosed(c, "reconcile", &r, log);
+    free(log);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    assert_non_null(strstr(t, "current_routine: morning"));
+    free(t);
+}
+
+static void test_link_skips_an_article_with_an_unclosed_fence(void **state)
+{
+    struct ctx *c = *state;
+    put_unclosed_and_plain(c);
+    char *log;
+    struct dream_synth_result r = run_captured(c, "link", dream_synth_link, &log);
+    assert_int_equal(r.linked, 1);
+    assert_skipped_unclosed(c, "link", &r, log);
+    free(log);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    assert_non_null(strstr(t, "[[Cello_Practice|Cello Practice]]"));
+    free(t);
+}
+
 /* `dream check` (the binary) over the wiki exits 0. */
 static void assert_dream_check(struct ctx *c)
 {
@@ -1128,6 +1311,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wikify_refresh_refuses_junk_and_leaves_the_file_byte_identical, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_keeps_links_to_articles_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_batches_the_pairs_of_distinct_articles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wikify_skips_an_article_with_an_unclosed_fence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fold_skips_an_article_with_an_unclosed_fence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_skips_an_article_with_an_unclosed_fence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_link_skips_an_article_with_an_unclosed_fence, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,8 @@ struct dream_synth_result {
     size_t wikified;     /* articles written by wikify: sections tightened, infobox refreshed, or both */
     size_t refreshed;    /* of those, articles whose infobox, aliases or categories the refresh added to (wikify) */
     size_t committed;    /* files in this stage's git commit */
+    size_t skipped;      /* articles left as they are because no edit can be placed in them (a code fence that never
+                          * closes, NUL bytes): a warning names the file, the line and what to do; retried next run */
 };
 
 /* Creates the missing articles of routed entities (oldest entity first). */

@@ -22,15 +22,24 @@ static bool has_nul(const dream_article *a)
 
 /* Edits need text whose structure they can place things in: no NUL bytes, and no code fence
  * that never closes (anything added after its opener would vanish inside it). */
-static int refuse_unsafe(const dream_article *a)
+int dream_article_editable(const dream_article *a, int *fence_line)
 {
-    if (has_nul(a)) return dream_error_set(DREAM_EFORMAT, "the article holds NUL bytes; normalize it before editing");
+    if (fence_line) *fence_line = a->unclosed_fence_line;
+    if (has_nul(a)) {
+        if (fence_line) *fence_line = 0;
+        return dream_error_set(DREAM_EFORMAT, "the article holds NUL bytes; normalize it before editing");
+    }
     if (a->unclosed_fence_line)
         return dream_error_set(DREAM_EFORMAT,
                                "the code fence opened on line %d never closes, so an edit after it would vanish "
                                "inside it; normalize the article (it closes the fence) before editing",
                                a->unclosed_fence_line);
     return 0;
+}
+
+static int refuse_unsafe(const dream_article *a)
+{
+    return dream_article_editable(a, NULL);
 }
 
 static bool is_blank_span(const char *s, const char *e)

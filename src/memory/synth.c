@@ -339,6 +339,26 @@ char *synth_article_path(const char *wiki, const char *stem)
     return dbuf_take(&b);
 }
 
+bool synth_editable(const char *stage, const char *path, const dream_article *a, struct dream_synth_result *res)
+{
+    int line = 0;
+    if (dream_article_editable(a, &line) == DREAM_OK) return true;
+    dream_error_clear();
+    if (line)
+        dream_log(DREAM_LOG_WARN,
+                  "%s: skipped %s:%d: the code fence opened on this line never closes, so it hides the rest of the article and no "
+                  "edit can be placed after it; close the fence (a line like its opener after the code) and the next run takes "
+                  "the article up again",
+                  stage, path, line);
+    else
+        dream_log(DREAM_LOG_WARN,
+                  "%s: skipped %s: it holds NUL bytes, so no edit can be placed in it; remove them and the next run takes the "
+                  "article up again",
+                  stage, path);
+    res->skipped++;
+    return false;
+}
+
 void synth_log_verdict(const char *stem, const char *what, const struct dream_gate_verdict *v)
 {
     for (size_t i = 0; i < v->n_reasons; i++) dream_log(DREAM_LOG_WARN, "%s: %s refused by the gate: %s", stem, what, v->reasons[i]);

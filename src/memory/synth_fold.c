@@ -305,6 +305,7 @@ enum fd_outcome {
     FD_ASKING = 0, /* still in the phases */
     FD_NOWHERE,    /* no section said yes and the model answered NONE: the note adds nothing */
     FD_NO_NAME,    /* no section said yes and the new section's name was unusable */
+    FD_SKIPPED,    /* no edit can be placed in the article (synth_editable): nothing asked or recorded */
 };
 
 struct fd_pair {
@@ -395,13 +396,18 @@ static const char *fd_answer(const struct fd_batch *b, const struct fd_pair *q, 
 }
 
 /* Phase 1: re-read the article (a hand edit since the last run is what we patch), list its
- * candidates, and ask one yes/no per candidate, the note first in every prompt. */
-static int fd_route(dream_store *store, struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b)
+ * candidates, and ask one yes/no per candidate, the note first in every prompt. An article no
+ * edit can be placed in (a fence that never closes) is skipped with a warning. */
+static int fd_route(dream_store *store, struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b, struct dream_synth_result *res)
 {
     int rc = DREAM_OK;
     for (size_t k = 0; !rc && k < n_pairs; k++) {
         struct fd_pair *q = &pairs[k];
         rc = dream_article_read_file(q->art->path, &q->before);
+        if (!rc && !synth_editable(FOLD_STAGE, q->art->path, q->before, res)) {
+            q->outcome = FD_SKIPPED;
+            continue;
+        }
         if (!rc) rc = fd_candidates(q->before, q->cands, &q->n_c);
         for (size_t i = 0; !rc && i < q->n_c; i++) {
             struct dbuf d = {0};
@@ -413,6 +419,7 @@ static int fd_route(dream_store *store, struct fd_pair *pairs, size_t n_pairs, s
     if (!rc) rc = fd_call("section", b, 4, pairs, n_pairs);
     for (size_t k = 0; !rc && k < n_pairs; k++) {
         struct fd_pair *q = &pairs[k];
+        if (q->outcome == FD_SKIPPED) continue;
         for (size_t i = 0; i < q->n_c; i++)
             if (fd_yes(fd_answer(b, q, i)) && !fd_already_folded(store, q->s->chunk, q->art->stem, q->cands[i].anchor))
                 q->matched[i] = true, q->n_match++;
@@ -428,7 +435,7 @@ static int fd_new_sections(struct fd_pair *pairs, size_t n_pairs, struct fd_batc
     int rc = DREAM_OK;
     for (size_t k = 0; !rc && k < n_pairs; k++) {
         struct fd_pair *q = &pairs[k];
-        if (q->n_match) continue;
+        if (q->n_match || q->outcome != FD_ASKING) continue;
         struct dbuf d = {0};
         bool e = fd_note(&d, q->s) || dbuf_printf(&d, "Article: \"%s\"\nThe note is about: %s\nExisting sections:", q->art->title, q->s->label);
         for (size_t i = 0; !e && i < q->n_c; i++)
@@ -439,7 +446,7 @@ static int fd_new_sections(struct fd_pair *pairs, size_t n_pairs, struct fd_batc
     if (!rc) rc = fd_call("editor", b, 16, pairs, n_pairs);
     for (size_t k = 0; !rc && k < n_pairs; k++) {
         struct fd_pair *q = &pairs[k];
-        if (q->n_match) continue;
+        if (q->n_match || q->outcome != FD_ASKING) continue;
         const char *answer = fd_answer(b, q, 0);
         q->new_heading = fd_new_heading(answer, q->cands, q->n_c);
         if (!q->new_heading) {
@@ -524,6 +531,7 @@ static int fd_apply(dream_store *store, const struct dream_synth_params *p, stru
 {
     const struct fd_article *art = q->art;
     const struct synth_src *s = q->s;
+    if (q->outcome == FD_SKIPPED) return DREAM_OK; /* the chunk stays unseen: the next run tries again */
     if (q->outcome == FD_NOWHERE) {
         res->unrouted++;
         return synth_mark_routed(store, s->chunk, art->stem);
@@ -595,11 +603,12 @@ static int fd_apply(dream_store *store, const struct dream_synth_params *p, stru
 }
 
 /* Folds each pair of the round (of distinct articles) into its article; *done counts the pairs
- * finished, wrote[k] says whether pair k's article was written. */
+ * finished, wrote[k] says whether pair k's article was written, skipped[k] whether it was
+ * skipped (no edit can be placed in it). */
 static int fd_round(dream_store *store, const struct dream_synth_params *p, struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b,
-                    const struct synth_stems *stems, struct dream_synth_result *res, size_t *done, bool *wrote)
+                    const struct synth_stems *stems, struct dream_synth_result *res, size_t *done, bool *wrote, bool *skipped)
 {
-    int rc = fd_route(store, pairs, n_pairs, b);
+    int rc = fd_route(store, pairs, n_pairs, b, res);
     if (!rc) rc = fd_new_sections(pairs, n_pairs, b);
     if (!rc) rc = fd_classify(pairs, n_pairs, b);
     if (!rc) rc = fd_patches(p, pairs, n_pairs, b);
@@ -607,6 +616,7 @@ static int fd_round(dream_store *store, const struct dream_synth_params *p, stru
         size_t before = res->patched + res->new_sections + res->lead_patches;
         rc = fd_apply(store, p, &pairs[k], b, stems, res);
         wrote[k] = res->patched + res->new_sections + res->lead_patches > before;
+        skipped[k] = pairs[k].outcome == FD_SKIPPED;
         ++*done;
         if (!rc && p->on_progress) p->on_progress(p->progress_ud, FOLD_STAGE, *done, res->eligible);
     }
@@ -631,7 +641,7 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
     if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
     /* the pairs to fold: each article's chunks, oldest article first, up to the limit */
     size_t *take = NULL, *next = NULL, *round_art = NULL;
-    bool *touched = NULL, *wrote = NULL;
+    bool *touched = NULL, *wrote = NULL, *skipped = NULL;
     struct fd_pair *pairs = NULL;
     struct fd_batch b = {0};
     size_t width = p.batch < n ? p.batch : n;
@@ -641,10 +651,11 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
         touched = calloc(n, sizeof *touched);
         round_art = calloc(width, sizeof *round_art);
         wrote = calloc(width, sizeof *wrote);
+        skipped = calloc(width, sizeof *skipped);
         pairs = calloc(width, sizeof *pairs);
         b.prompts = calloc(width * (FOLD_MAX_CANDIDATES + 1), sizeof *b.prompts);
         b.answers = calloc(width * (FOLD_MAX_CANDIDATES + 1), sizeof *b.answers);
-        if (!take || !next || !touched || !round_art || !wrote || !pairs || !b.prompts || !b.answers)
+        if (!take || !next || !touched || !round_art || !wrote || !skipped || !pairs || !b.prompts || !b.answers)
             rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     }
     size_t left = res.eligible;
@@ -652,7 +663,7 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
         take[i] = arts[i].n_src < left ? arts[i].n_src : left;
         left -= take[i];
     }
-    size_t done = 0;
+    size_t done = 0, n_skipped = 0; /* done: pairs settled; n_skipped: of those, chunks of skipped articles */
     while (!rc && take) {
         /* a round: the next pair of each of the first `batch` articles with pairs left */
         size_t n_round = 0;
@@ -662,14 +673,23 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
                 pairs[n_round++] = (struct fd_pair){.art = &arts[i], .s = &arts[i].src[next[i]++]};
             }
         if (n_round == 0) break;
-        rc = fd_round(store, &p, pairs, n_round, &b, &stems, &res, &done, wrote);
-        for (size_t k = 0; k < n_round; k++) touched[round_art[k]] |= wrote[k];
+        rc = fd_round(store, &p, pairs, n_round, &b, &stems, &res, &done, wrote, skipped);
+        for (size_t k = 0; k < n_round; k++) {
+            size_t i = round_art[k];
+            touched[i] |= wrote[k];
+            if (rc || !skipped[k]) continue;
+            /* a skipped article's other chunks wait for it too: one warning, none recorded */
+            n_skipped += 1 + take[i] - next[i];
+            done += take[i] - next[i];
+            next[i] = take[i];
+            if (p.on_progress) p.on_progress(p.progress_ud, FOLD_STAGE, done, res.eligible);
+        }
     }
     size_t touched_articles = 0;
     for (size_t i = 0; touched && i < n; i++) touched_articles += touched[i];
     if (!rc && !p.dry_run && touched_articles) {
         char subject[160];
-        snprintf(subject, sizeof subject, "fold %zu chunk(s) into %zu article(s)", done, touched_articles);
+        snprintf(subject, sizeof subject, "fold %zu chunk(s) into %zu article(s)", done - n_skipped, touched_articles);
         rc = synth_commit(store, p.wiki_dir, subject, &res.committed);
     }
     free(take);
@@ -677,6 +697,7 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
     free(touched);
     free(round_art);
     free(wrote);
+    free(skipped);
     free(pairs);
     free(b.prompts);
     free(b.answers);

@@ -134,6 +134,12 @@ bool synth_parse_refresh(const char *answer, struct synth_refresh *out);
 void synth_refresh_free(struct synth_refresh *r);
 int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed);
 
+/* Whether stage may edit the article a read from path. False when no edit can be placed in it
+ * (dream_article_editable: a code fence that never closes, NUL bytes, typically a person's hand
+ * edit): then a warning names the file and the fence's line and says what to do, res->skipped
+ * counts it, and the stage leaves the file as it is and goes on with the other articles. */
+bool synth_editable(const char *stage, const char *path, const dream_article *a, struct dream_synth_result *res);
+
 /* Logs a gate verdict's reasons at warn level, naming the article. */
 void synth_log_verdict(const char *stem, const char *what, const struct dream_gate_verdict *v);
 

@@ -210,7 +210,8 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
     for (size_t i = 0; !rc && i < stems.n; i++) {
         char *path = synth_article_path(p.wiki_dir, stems.stems[i]);
         dream_article *before = NULL, *after = NULL;
-        if (!path || dream_article_read_file(path, &before) || dream_article_is_redirect(before)) {
+        if (!path || dream_article_read_file(path, &before) || dream_article_is_redirect(before) ||
+            !synth_editable(LINK_STAGE, path, before, &res)) {
             dream_error_clear();
             free(path);
             dream_article_free(before);

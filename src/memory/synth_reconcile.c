@@ -350,6 +350,11 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
     dream_article *before = NULL, *after = NULL;
     int rc = dream_article_read_file(art->path, &before);
     if (rc) return rc;
+    if (!synth_editable(RECONCILE_STAGE, art->path, before, res)) {
+        /* not recorded done: the next run takes it up again once the person has fixed it */
+        dream_article_free(before);
+        return DREAM_OK;
+    }
     const char *lead = dream_article_lead(before);
     bool changed = false;
     const char *touched[64];

@@ -81,6 +81,7 @@ struct wk_article {
     size_t first, n_sections;            /* its tighten prompts in the round: [first, first + n_sections) */
     size_t which[WIKIFY_MAX_SECTIONS];   /* the section each of them tightens */
     long refresh;                        /* its infobox refresh prompt in the round, or -1 */
+    bool skip;                           /* no edit can be placed in it: left as it is, not recorded done */
 };
 
 static void wk_article_clear(struct wk_article *w)
@@ -161,10 +162,13 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
     size_t k = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         rc = dream_article_read_file(w[i].path, &w[i].before);
-        if (!rc) rc = wk_high_water(store, w[i].stem, w[i].before);
         w[i].first = k;
         w[i].n_sections = 0;
         w[i].refresh = -1;
+        /* a hand edit no edit can be placed in (a fence that never closes): no prompt, no write */
+        w[i].skip = !rc && !synth_editable(WIKIFY_STAGE, w[i].path, w[i].before, res);
+        if (w[i].skip) continue;
+        if (!rc) rc = wk_high_water(store, w[i].stem, w[i].before);
         for (size_t s = 0; !rc && s < dream_article_section_count(w[i].before) && w[i].n_sections < WIKIFY_MAX_SECTIONS; s++) {
             const struct dream_article_section *sec = dream_article_section(w[i].before, s);
             if (sec->kind != DREAM_SECTION_BODY || dream_article_words(sec->body, strlen(sec->body)) < 8) continue;
@@ -194,6 +198,11 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
         else dream_error_clear();
     }
     for (size_t i = 0; !rc && i < n; i++) {
+        if (w[i].skip) {
+            /* not recorded done: the next run looks again (and warns again) until it is fixed */
+            if (p->on_progress) p->on_progress(p->progress_ud, WIKIFY_STAGE, done + i + 1, total);
+            continue;
+        }
         dream_article *after = NULL;
         const char *touched[WIKIFY_MAX_SECTIONS];
         size_t n_touched = 0;
