@@ -4,7 +4,8 @@
  * `snake_case: value` lines without kind or aliases; a new section's name is 2-5 words; a
  * correction is one line of at most 80 bytes; a refresh answer, once accepted, gives snake_case
  * fields without kind, one-line values, plain aliases and categories, and merged into a small
- * article leaves it passing the grammar and footnote checks. Never a crash or a leak. */
+ * article leaves it passing the grammar and footnote checks; an infobox value's links, once
+ * synth_unlink_redlinks has run, all resolve. Never a crash or a leak. */
 #include "synth_internal.h"
 
 #include "../src/util/buf.h"
@@ -15,6 +16,13 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Counts dream check's "points to no article" problems. */
+static void fz_redlink(void *ud, int line, const char *message)
+{
+    (void)line;
+    if (strstr(message, "points to no article")) (*(size_t *)ud)++;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -54,6 +62,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n_cats = 0;
     if (synth_parse_infobox(text, &box, cats, &n_cats) == 0 && box.data) {
         dbuf_putc(&box, '\0');
+        /* each line with its links to no article reduced to text (CREATE's rule) makes an infobox
+         * whose every link resolves */
+        static char *stems[] = {"T", "Maestro_Lee"};
+        struct synth_stems st = {stems, 2};
+        struct dbuf art = {0};
+        dbuf_puts(&art, "# T\n\n```info\n");
         for (const char *line = box.data; *line;) {
             size_t len = strcspn(line, "\n");
             const char *colon = memchr(line, ':', len);
@@ -61,8 +75,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (const char *k = line; k < colon; k++)
                 if (!(islower((unsigned char)*k) || isdigit((unsigned char)*k) || *k == '_')) abort();
             if ((colon - line == 4 && !strncmp(line, "kind", 4)) || (colon - line == 7 && !strncmp(line, "aliases", 7))) abort();
+            char *l = strndup(line, len), *u = l ? synth_unlink_redlinks(l, &st) : NULL;
+            if (u) dbuf_printf(&art, "%s\n", u);
+            free(u);
+            free(l);
             line += len + (line[len] == '\n');
         }
+        dbuf_puts(&art, "```\n\n**T** is a thing.\n");
+        dream_article *a = NULL;
+        if (art.data && dream_article_parse(art.data, art.len, &a) == 0) {
+            struct dream_article_check_params cp = {.stem = "T", .stems = (const char *const *)stems, .n_stems = 2};
+            size_t red = 0;
+            dream_article_check(a, &cp, fz_redlink, &red);
+            if (red) abort();
+        }
+        dream_article_free(a);
+        dbuf_free(&art);
     }
     dbuf_free(&box);
     if (n_cats > 4) abort();

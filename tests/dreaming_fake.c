@@ -14,6 +14,7 @@
 long dreaming_fake_calls;
 void (*dreaming_fake_on_call)(const char *stage);
 unsigned dreaming_fake_delay_us;
+const char *dreaming_fake_infobox_extra;
 
 /* The subjects the chunker tells apart, with the label it gives their chunks. */
 enum fake_subject { SUBJ_NONE, SUBJ_BREAD, SUBJ_BIKE, SUBJ_GARDEN, SUBJ_CELLO, SUBJ_SOLAR, SUBJ_KAYAK, SUBJ_CHESS, SUBJ_TAX, SUBJ_COUNT };
@@ -417,6 +418,7 @@ static char *fake_synthesis(const char *prompt)
         struct dbuf b = {0};
         dbuf_puts(&b, "type: pastime\ncategory: Hobbies\nstatus: active\nkind: person\n");
         if (*slot) dbuf_printf(&b, "current_routine: %s\n", slot);
+        if (dreaming_fake_infobox_extra) dbuf_puts(&b, dreaming_fake_infobox_extra);
         return dbuf_take(&b);
     }
     return strdup("I am sorry, I cannot help with that.");

@@ -25,5 +25,7 @@ int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_inp
 extern long dreaming_fake_calls;
 extern void (*dreaming_fake_on_call)(const char *stage);
 extern unsigned dreaming_fake_delay_us;
+/* Lines the synthesis stage's infobox answer (CREATE) ends with, when set (NULL: none). */
+extern const char *dreaming_fake_infobox_extra;
 
 #endif

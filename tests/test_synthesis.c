@@ -937,6 +937,47 @@ static void test_wikify_refresh_keeps_links_to_articles_only(void **state)
     assert_dream_check(c);
 }
 
+/* CREATE's infobox answer proposes [[links]] (dream check allows no redlink). A link stays when
+ * its article exists when the new article is written: in the vault before the run
+ * (Maestro_Lee, the person's own) or written earlier in this run (Sourdough, the oldest
+ * entity, is written first); it becomes the text it shows when it names no article (Violin
+ * Lessons) or one this run writes later (Home_Solar_Panels, the newest), since that one may
+ * yet fail to be written and an infobox value is never revisited. The vault passes dream check. */
+static void test_create_infobox_links_only_to_articles_that_exist(void **state)
+{
+    struct ctx *c = *state;
+    const char *own = "# Maestro Lee\n\nMy cello teacher.\n";
+    put_article(c, "Maestro_Lee", own);
+    ingest(c, "claude");
+    ingest(c, "pi");
+    dreaming_fake_infobox_extra = "teacher: [[Maestro Lee]]\nchosen_over: [[Violin Lessons|the violin]]\nneighbour: [[Violin Lessons]]\n"
+                                  "paired_with: [[Sourdough]]\nlater: [[Home Solar Panels|solar]]\n";
+    struct dream_synth_result r = create(c);
+    dreaming_fake_infobox_extra = NULL;
+    assert_int_equal(r.created, 5);
+    static const char *const stems[] = {"Sourdough", "Cello_Practice", "Balcony_garden", "Bicycle_Maintenance", "Home_Solar_Panels"};
+    for (size_t i = 0; i < sizeof stems / sizeof stems[0]; i++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/articles/%s.md", c->wiki, stems[i]);
+        char *t = slurp(path);
+        assert_non_null(t);
+        const char *box = strstr(t, "```info\n"), *end = box ? strstr(box + 8, "```\n") : NULL;
+        if (!box || !end) fprintf(stderr, "%s", t);
+        assert_true(box && end);
+        char info[2048];
+        snprintf(info, sizeof info, "%.*s", (int)(end - box), box);
+        bool ok = strstr(info, "\nteacher: [[Maestro_Lee|Maestro Lee]]\n") && strstr(info, "\nchosen_over: the violin\n") &&
+                  strstr(info, "\nneighbour: Violin Lessons\n") && strstr(info, "\nlater: solar\n") &&
+                  strstr(info, i == 0 ? "\npaired_with: Sourdough\n" : "\npaired_with: [[Sourdough]]\n") && !strstr(info, "[[Violin") &&
+                  !strstr(info, "[[Home");
+        if (!ok) fprintf(stderr, "--- %s ---\n%s", stems[i], t);
+        assert_true(ok);
+        free(t);
+    }
+    assert_vault_checks(c);
+    assert_dream_check(c);
+}
+
 /* ---- an article no edit can be placed in ------------------------------------------------ */
 
 /* A person's hand edit left a code fence open on line 13 (it hides the References heading and
@@ -1315,6 +1356,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_fold_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_skips_an_article_with_an_unclosed_fence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_infobox_links_only_to_articles_that_exist, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -766,6 +766,43 @@ char *synth_resolve_stem(void *ud, const char *target)
     return i < 0 ? NULL : strdup(s->stems[i]);
 }
 
+char *synth_unlink_redlinks(const char *value, const struct synth_stems *stems)
+{
+    struct dbuf b = {0};
+    int rc = DREAM_OK;
+    for (const char *p = value; !rc && *p;) {
+        const char *open = strstr(p, "[["), *close = open ? strstr(open, "]]") : NULL;
+        if (!open || !close || !stems) {
+            rc = dbuf_puts(&b, p);
+            break;
+        }
+        rc = dbuf_append(&b, p, (size_t)(open - p));
+        char *inner = rc ? NULL : strndup(open + 2, (size_t)(close - open - 2));
+        if (!inner) rc = DREAM_ENOMEM;
+        /* a bracket inside ([[a [[b]], [[a|[[b]]) makes no link to trust: its text, unbracketed */
+        bool odd = inner && strpbrk(inner, "[]") != NULL;
+        char *bar = inner ? strchr(inner, '|') : NULL;
+        if (bar && !odd) *bar = '\0';
+        char *hash = inner && !odd ? strchr(inner, '#') : NULL;
+        if (hash) *hash = '\0';
+        char *target = inner && !odd ? synth_resolve_stem((void *)stems, inner) : NULL;
+        if (!rc && target) {
+            rc = dbuf_append(&b, open, (size_t)(close + 2 - open));
+        } else if (!rc) {
+            for (const char *q = odd ? inner : bar ? bar + 1 : inner; !rc && *q; q++)
+                if (*q != '[' && *q != ']') rc = dbuf_putc(&b, *q);
+        }
+        free(target);
+        free(inner);
+        p = close + 2;
+    }
+    if (rc) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    return dbuf_take(&b);
+}
+
 int synth_policy(struct dbuf *b, const char *wiki, const char *page)
 {
     char *text = NULL;

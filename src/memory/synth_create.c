@@ -330,14 +330,35 @@ int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_
 
 /* ---- assembly ------------------------------------------------------------------------------ */
 
-/* The article of e from its drafts (lead NULL: a code-made lead; stub: no model prose at all). */
-static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, const struct synth_stems *stems, dream_article **out)
+/* The infobox lines of box ("key: value\n" each) with every value's [[link]] to an article not
+ * in live reduced to its text (synth_unlink_redlinks), into out. */
+static int cr_unlink_box(const struct dbuf *box, const struct synth_stems *live, struct dbuf *out)
 {
-    struct dbuf b = {0}, box = {0};
+    int rc = DREAM_OK;
+    for (const char *line = box->len ? box->data : ""; !rc && *line;) {
+        size_t len = strcspn(line, "\n");
+        char *l = strndup(line, len), *v = l ? synth_unlink_redlinks(l, live) : NULL;
+        rc = v ? dbuf_printf(out, "%s\n", v) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        free(v);
+        free(l);
+        line += len + (line[len] == '\n');
+    }
+    return rc;
+}
+
+/* The article of e from its drafts (lead NULL: a code-made lead; stub: no model prose at all).
+ * Prose links resolve against stems (the vault and every article of this run); infobox links
+ * only against live (see dream_synth_create). */
+static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, const struct synth_stems *stems, const struct synth_stems *live,
+                       dream_article **out)
+{
+    struct dbuf b = {0}, raw = {0}, box = {0};
     char *cats[4] = {0};
     size_t n_cats = 0;
     int rc = dbuf_printf(&b, "# %s\n\n", e->title);
-    if (!rc && !stub) rc = synth_parse_infobox(e->infobox, &box, cats, &n_cats);
+    if (!rc && !stub) rc = synth_parse_infobox(e->infobox, &raw, cats, &n_cats);
+    if (!rc && !stub) rc = cr_unlink_box(&raw, live, &box);
+    dbuf_free(&raw);
     if (!rc) rc = dbuf_printf(&b, "```info\n%skind: thing\n```\n\n", box.data && box.len ? box.data : "");
     if (!rc && lead && *lead) {
         rc = dbuf_printf(&b, "%s\n\n", lead);
@@ -378,9 +399,9 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
     return DREAM_OK;
 }
 
-/* Writes e's article (or records a failed attempt). */
+/* Writes e's article (or records a failed attempt); a written one joins live. */
 static int cr_finish(dream_store *store, const struct dream_synth_params *p, struct cr_entity *e, const struct synth_stems *stems,
-                     struct dream_synth_result *res)
+                     struct synth_stems *live, struct dream_synth_result *res)
 {
     size_t n_sections = 0;
     for (size_t h = 0; h < e->n_head; h++) n_sections += e->drafts[h] != NULL;
@@ -406,7 +427,7 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
         lead = NULL;
     }
     dream_article *a = NULL;
-    int rc = cr_assemble(e, lead, stub, stems, &a);
+    int rc = cr_assemble(e, lead, stub, stems, live, &a);
     free(lead);
     if (rc) return rc;
     struct synth_ledger *rows = calloc(2 * e->n_src + 1, sizeof *rows);
@@ -424,6 +445,7 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
     if (!rc && accepted) {
         if (stub) res->stubs++;
         else res->created++;
+        live->stems[live->n++] = e->stem; /* not owned: e outlives live */
     } else if (!rc) {
         res->rejected++;
         bool gave_up;
@@ -508,7 +530,7 @@ static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const 
 
 /* Drafts and writes the articles of e[0..n). */
 static int cr_batch(dream_store *store, const struct dream_synth_params *p, struct cr_entity *e, size_t n, const struct synth_stems *stems,
-                    struct dream_synth_result *res)
+                    struct synth_stems *live, struct dream_synth_result *res)
 {
     size_t total_sections = 0;
     char **prompts = calloc(n * (CREATE_MAX_HEADINGS + 2) + 1, sizeof *prompts);
@@ -587,7 +609,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     cr_free_prompts(answers, 2 * n);
     free(prompts);
     free(answers);
-    for (size_t i = 0; !rc && i < n; i++) rc = cr_finish(store, p, &e[i], stems, res);
+    for (size_t i = 0; !rc && i < n; i++) rc = cr_finish(store, p, &e[i], stems, live, res);
     return rc;
 }
 
@@ -624,9 +646,16 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
         n++;
     }
     res.eligible = n;
-    struct synth_stems stems = {0};
+    struct synth_stems stems = {0}, live = {0};
     if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
-    /* the new articles' stems count as link targets too */
+    /* An infobox [[link]] stays only when its article exists as the new article is written: in
+     * the vault, or written earlier in this run (live: borrowed pointers, grown by cr_finish).
+     * One this run writes later may yet fail (no stub before the last attempt, or the gate), and
+     * a value is never revisited (refresh keeps it, link only edits prose), so a link to it
+     * would be a redlink dream check refuses; it is written as its text. */
+    if (!rc && !p.dry_run && !(live.stems = calloc(stems.n + n + 1, sizeof *live.stems))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && !p.dry_run && i < stems.n; i++) live.stems[live.n++] = stems.stems[i];
+    /* the new articles' stems count as link targets of the prose */
     if (!rc && !p.dry_run && n) {
         char **g = realloc(stems.stems, (stems.n + n) * sizeof *g);
         if (!g) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
@@ -636,7 +665,7 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
     }
     for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
         size_t k = n - i < p.batch ? n - i : p.batch;
-        rc = cr_batch(store, &p, all + i, k, &stems, &res);
+        rc = cr_batch(store, &p, all + i, k, &stems, &live, &res);
         if (!rc && p.on_progress) p.on_progress(p.progress_ud, CREATE_STAGE, i + k, n);
     }
     if (!rc && !p.dry_run && (res.created || res.stubs)) {
@@ -644,6 +673,7 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
         snprintf(subject, sizeof subject, "create %zu article(s)", res.created + res.stubs);
         rc = synth_commit(store, p.wiki_dir, subject, &res.committed);
     }
+    free(live.stems);
     synth_free_strings(stems.stems, stems.n);
     for (size_t i = 0; i < n_all; i++) cr_entity_clear(&all[i]);
     free(all);

@@ -88,6 +88,13 @@ struct synth_stems {
 };
 char *synth_resolve_stem(void *ud, const char *target);
 
+/* value (one line: an infobox value) with each [[link]] whose target is no article of stems
+ * replaced by the text it shows ([[T|shown]] -> shown, [[T]] -> T; a link with a bracket inside
+ * -> its text without brackets), so a value the model wrote never adds a redlink (dream check
+ * allows none). The one rule for CREATE's infobox and WIKIFY's refresh. stems NULL: value as
+ * it is. malloc'd, NULL when out of memory. */
+char *synth_unlink_redlinks(const char *value, const struct synth_stems *stems);
+
 struct dbuf;
 /* Appends the Meta page `page` of wiki (the seeded text when wiki is NULL) between policy
  * delimiters; nothing when the page is empty. */

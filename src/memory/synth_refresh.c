@@ -215,39 +215,6 @@ static bool rf_is_title(const char *name, const char *stem)
     return true;
 }
 
-/* value with each [[link]] whose target is no article (stems given) replaced by the text it
- * shows, so a new field never adds a redlink; malloc'd, NULL when out of memory. */
-static char *rf_unlink_redlinks(const char *value, const struct synth_stems *stems)
-{
-    struct dbuf b = {0};
-    int rc = DREAM_OK;
-    for (const char *p = value; !rc && *p;) {
-        const char *open = strstr(p, "[["), *close = open ? strstr(open, "]]") : NULL;
-        if (!open || !close || !stems) {
-            rc = dbuf_puts(&b, p);
-            break;
-        }
-        rc = dbuf_append(&b, p, (size_t)(open - p));
-        char *inner = rc ? NULL : strndup(open + 2, (size_t)(close - open - 2));
-        if (!inner) rc = DREAM_ENOMEM;
-        char *bar = inner ? strchr(inner, '|') : NULL;
-        if (bar) *bar = '\0';
-        char *hash = inner ? strchr(inner, '#') : NULL;
-        if (hash) *hash = '\0';
-        char *target = inner ? synth_resolve_stem((void *)stems, inner) : NULL;
-        if (!rc && target) rc = dbuf_append(&b, open, (size_t)(close + 2 - open));
-        else if (!rc) rc = dbuf_puts(&b, bar ? bar + 1 : inner);
-        free(target);
-        free(inner);
-        p = close + 2;
-    }
-    if (rc) {
-        dbuf_free(&b);
-        return NULL;
-    }
-    return dbuf_take(&b);
-}
-
 int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed)
 {
     *changed = false;
@@ -258,7 +225,7 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
         const char *cur = dream_article_infobox_get(a, r->key[i]);
         if (cur && *cur) continue;
         if (!cur && have >= REFRESH_MAX_FIELDS) continue;
-        char *v = rf_unlink_redlinks(r->value[i], stems);
+        char *v = synth_unlink_redlinks(r->value[i], stems);
         rc = v ? dream_article_infobox_set(a, r->key[i], v) : dream_error_set(DREAM_ENOMEM, "out of memory");
         free(v);
         if (!rc && !cur) have++;
