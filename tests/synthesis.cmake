@@ -28,3 +28,14 @@ if(TARGET dream_memory AND TARGET dream)
   target_include_directories(test_synthesis_resume PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   add_dependencies(test_synthesis_resume dream)
 endif()
+
+# An article no edit can be placed in (a code fence that never closes) is named in a warning and
+# counted in the stage's summary line; the run still succeeds and the file stays as it was.
+if(TARGET dream)
+  set(_k ${CMAKE_BINARY_DIR}/tests/synthesis-cli-skip)
+  set(_g ${CMAKE_SOURCE_DIR}/tests/data/dreaming/golden/wikify)
+  add_test(NAME cli_run_skip_unclosed_fence
+           COMMAND sh -c "rm -rf '${_k}' && DREAM_HOME='${_k}' '$<TARGET_FILE:dream>' init --quiet && cp '${_g}/Sourdough.md' '${_g}/Cello_Practice.md' '${_k}/wiki/articles/' && printf '\\n```c\\nint x;\\n' >> '${_k}/wiki/articles/Cello_Practice.md' && cp '${_k}/wiki/articles/Cello_Practice.md' '${_k}/before.md' && DREAM_HOME='${_k}' '$<TARGET_FILE:dream>' run --stage link 2>&1 && cmp '${_k}/before.md' '${_k}/wiki/articles/Cello_Practice.md' && echo unchanged")
+  set_tests_properties(cli_run_skip_unclosed_fence PROPERTIES
+    PASS_REGULAR_EXPRESSION "warning: link: skipped [^\n]*/Cello_Practice.md:[0-9]+: the code fence opened on this line never closes.*link: 2 article\\(s\\): .*1 article\\(s\\) left as they are: no edit can be placed in them.*\nunchanged")
+endif()

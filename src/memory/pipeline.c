@@ -318,6 +318,8 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
             r.eligible, r.wikified, r.refreshed, r.rejected, r.committed, dt);
     }
     count(rep, "committed", r.committed);
+    count(rep, "skipped", r.skipped);
+    if (r.skipped) say(rep, "; %zu article(s) left as they are: no edit can be placed in them (the warnings above name each)", r.skipped);
     return 0;
 }
 
