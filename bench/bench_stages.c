@@ -17,11 +17,24 @@
  * change in the machine's load touches both sides alike; the line then gives the median of the
  * R ratios and the medians of the two rates.
  *
- * usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] [--repeat R] */
+ * With --stage fold it measures FOLD instead: two stores of N chunks spread over 12 routed
+ * entities, each with a small article in a fresh vault, folded with the seam at width W both
+ * times: once one (article, chunk) pair per round (--batch 1: each phase's call holds one pair's
+ * questions, as FOLD asked before rounds), once with rounds of B pairs of distinct articles (each
+ * phase one call across the round). Prints
+ *   STAGE-BENCH stage=fold chunks=N articles=A max_tokens=M width=W pair_at_a_time=X/s rounds_bB=Y/s
+ *               ratio=R articles_equal=yes|no
+ * articles_equal compares every article the two runs left (exact decoding: rounds must not
+ * change what is written).
+ *
+ * usage: bench_stages [--stage extract|fold] [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] [--repeat R] */
+#include "dream/article.h"
 #include "dream/error.h"
 #include "dream/extract.h"
 #include "dream/model.h"
 #include "dream/store.h"
+#include "dream/synthesis.h"
+#include "dream/vault.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -44,13 +57,18 @@ static int die(const char *what, int rc)
     exit(1);
 }
 
+static const char *const subjects[] = {"repotting a fig tree",   "tuning a cello",          "baking rye bread",
+                                       "fixing a bicycle brake", "planning a hiking route", "learning chess endgames",
+                                       "insulating an attic",    "brewing cold coffee",     "sharpening kitchen knives",
+                                       "training for a 10k run", "knitting a scarf",        "setting up a fish tank"};
+#define N_SUBJECTS ((int)(sizeof subjects / sizeof subjects[0]))
+/* The article title of each subject (fold). */
+static const char *const titles[] = {"Fig Tree",      "Cello",      "Rye Bread",     "Bicycle Brake", "Hiking Route", "Chess Endgames",
+                                     "Attic Insulation", "Cold Brew", "Kitchen Knives", "Running",      "Knitting",     "Fish Tank"};
+
 /* N conversations about varied everyday subjects, one chunk each (messages 0..3). */
 static void make_store(const char *path, int n)
 {
-    static const char *const subjects[] = {"repotting a fig tree",    "tuning a cello",          "baking rye bread",
-                                           "fixing a bicycle brake",  "planning a hiking route", "learning chess endgames",
-                                           "insulating an attic",     "brewing cold coffee",     "sharpening kitchen knives",
-                                           "training for a 10k run",  "knitting a scarf",        "setting up a fish tank"};
     unlink(path);
     dream_store *s;
     int rc = dream_store_open(path, &s);
@@ -117,9 +135,8 @@ static char *names_of(const char *path)
     return out;
 }
 
-/* Runs extract over the store at path with the seam's width from DREAM_MEMORY_BATCH=width;
- * returns chunks per second (model load and warm-up not counted). */
-static double run_extract(const char *path, const char *model, int width, int batch, int max_tokens, int threads, size_t *names)
+/* The seam on model at width (DREAM_MEMORY_BATCH), loaded and warmed up. */
+static void seam_up(const char *model, int width, int threads)
 {
     char w[16];
     snprintf(w, sizeof w, "%d", width);
@@ -131,16 +148,22 @@ static double run_extract(const char *path, const char *model, int width, int ba
     c.n_threads = threads;
     int rc = dream_seam_configure(&c);
     if (rc) die("configuring the seam", rc);
-    /* Load and warm up outside the timing. */
     struct dream_local_input in = {.user = "Name the subject of: a question about bread."};
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = 4;
     char *warm = NULL;
     if ((rc = dream_call_local("entity", &in, &opts, &warm))) die("warming up the model", rc);
     free(warm);
+}
 
+/* Runs extract over the store at path with the seam's width from DREAM_MEMORY_BATCH=width;
+ * returns chunks per second (model load and warm-up not counted). */
+static double run_extract(const char *path, const char *model, int width, int batch, int max_tokens, int threads, size_t *names)
+{
+    seam_up(model, width, threads);
     dream_store *s;
-    if ((rc = dream_store_open(path, &s))) die("opening the store", rc);
+    int rc = dream_store_open(path, &s);
+    if (rc) die("opening the store", rc);
     struct dream_extract_params p;
     dream_extract_default_params(&p);
     p.batch = (size_t)batch;
@@ -161,6 +184,106 @@ static double run_extract(const char *path, const char *model, int width, int ba
     return dt > 0 ? (double)r.eligible / dt : 0;
 }
 
+/* The fold bench's setup on top of make_store: the 12 subjects as entities routed to articles,
+ * each chunk mentioning its subject, and a fresh vault with one short article per subject (a
+ * lead and two sections citing a seed note), none of the chunks seen yet. */
+static void make_fold_store(const char *path, const char *wiki, int n)
+{
+    make_store(path, n);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK) die("opening the store", 0);
+    char sql[1024];
+    for (int k = 0; k < N_SUBJECTS && k < n; k++) {
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO pipeline_entities (id, name, normal, squeezed, route, article_title, chunk_count, created_at) "
+                 "VALUES (%d, '%s', 'subject %d', 'subject%d', 'article', '%s', 1, 0)",
+                 k + 1, titles[k], k, k, titles[k]);
+        if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+            fprintf(stderr, "bench_stages: writing entities to %s: %s\n", path, sqlite3_errmsg(db));
+            exit(1);
+        }
+    }
+    snprintf(sql, sizeof sql,
+             "INSERT INTO chunk_mentions (chunk, normal, surface, entity) SELECT ch.id, 'subject ' || ((c.updated_at - 1000) %% %d), "
+             "'subject', ((c.updated_at - 1000) %% %d) + 1 FROM chunks ch JOIN conversations c ON c.id = ch.conversation",
+             N_SUBJECTS, N_SUBJECTS);
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, "bench_stages: writing mentions to %s: %s\n", path, sqlite3_errmsg(db));
+        exit(1);
+    }
+    sqlite3_close(db);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", wiki);
+    if (system(cmd) != 0) die("removing the old vault", 0);
+    int rc = dream_vault_init(wiki, NULL, NULL, NULL);
+    if (rc) die("making the vault", rc);
+    for (int k = 0; k < N_SUBJECTS && k < n; k++) {
+        char *stem = dream_article_stem(titles[k]);
+        char file[400];
+        snprintf(file, sizeof file, "%s/articles/%s.md", wiki, stem);
+        free(stem);
+        FILE *f = fopen(file, "w");
+        if (!f) die("writing an article", 0);
+        fprintf(f,
+                "# %s\n\n**%s** is a project the person took up: %s.[^1]\n\n## Getting Started\n\nThe person first asked what to "
+                "buy and read one guide before trying %s on a weekend.[^1]\n\n## Progress\n\nThe person kept notes after each "
+                "session so the next one went faster.[^1]\n\n## References\n\n[^1]: `conv:%08x#seed-%d` (2020-01-01, Seed note %d)\n",
+                titles[k], titles[k], subjects[k], subjects[k], 0xa11ce00u + (unsigned)k, k, k);
+        fclose(f);
+    }
+}
+
+/* Every article of wiki as "name\ntext" blocks (malloc'd). */
+static char *articles_of(const char *wiki)
+{
+    char dir[300], cmd[400];
+    snprintf(dir, sizeof dir, "%s/articles", wiki);
+    snprintf(cmd, sizeof cmd, "cd '%s' && for f in $(ls *.md | sort); do echo \"=== $f\"; cat \"$f\"; done", dir);
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    size_t cap = 4096, len = 0, got;
+    char *out = malloc(cap);
+    while (out && (got = fread(out + len, 1, cap - len - 1, p)) > 0) {
+        len += got;
+        if (cap - len < 2) {
+            char *g = realloc(out, cap *= 2);
+            if (!g) break;
+            out = g;
+        }
+    }
+    pclose(p);
+    if (out) out[len] = '\0';
+    return out;
+}
+
+/* Folds the store at path into wiki with the seam at width and `batch` pairs a round; returns
+ * chunks per second (model load and warm-up not counted). */
+static double run_fold(const char *path, const char *wiki, const char *model, int width, int batch, int max_tokens, int threads)
+{
+    seam_up(model, width, threads);
+    dream_store *s;
+    int rc = dream_store_open(path, &s);
+    if (rc) die("opening the store", rc);
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = wiki;
+    p.batch = (size_t)batch;
+    p.max_tokens = max_tokens;
+    struct dream_synth_result r;
+    double t0 = now_s();
+    if ((rc = dream_synth_fold(s, &p, &r))) die("running fold", rc);
+    double dt = now_s() - t0;
+    struct dream_batch_stats bs = dream_seam_batch_stats();
+    dream_store_close(s);
+    dream_seam_shutdown();
+    if (bs.prompt_tokens)
+        fprintf(stderr, "bench_stages: fold, %d pair(s) a round: scheduler: %ld prompt tokens (%ld from shared prefixes), %ld generated in %ld steps\n",
+                batch, bs.prompt_tokens, bs.saved_tokens, bs.generated, bs.steps);
+    fprintf(stderr, "bench_stages: fold, %d pair(s) a round: %zu chunks in %.2f s (%zu patched, %zu new sections, %zu leads, %zu refused, %zu nowhere)\n",
+            batch, r.eligible, dt, r.patched, r.new_sections, r.lead_patches, r.rejected, r.unrouted);
+    return dt > 0 ? (double)r.eligible / dt : 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -178,15 +301,16 @@ static double median(const double *v, int n)
 
 int main(int argc, char **argv)
 {
-    const char *model = "build/models/tiny-gemma4.gguf";
+    const char *model = "build/models/tiny-gemma4.gguf", *stage = "extract";
     int n = 32, width = 4, batch = 8, max_tokens = 32, threads = 0, repeat = 1;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
-            fprintf(stderr, "usage: bench_stages [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] [--repeat R]\n");
+            fprintf(stderr, "usage: bench_stages [--stage extract|fold] [--model PATH] [--n N] [--width W] [--batch B] [--max-tokens M] [--threads T] [--repeat R]\n");
             return 2;
         }
         if (!strcmp(argv[i], "--model")) model = v;
+        else if (!strcmp(argv[i], "--stage")) stage = v;
         else if (!strcmp(argv[i], "--n")) n = atoi(v);
         else if (!strcmp(argv[i], "--width")) width = atoi(v);
         else if (!strcmp(argv[i], "--batch")) batch = atoi(v);
@@ -198,6 +322,10 @@ int main(int argc, char **argv)
             return 2;
         }
         i++;
+    }
+    if (strcmp(stage, "extract") != 0 && strcmp(stage, "fold") != 0) {
+        fprintf(stderr, "bench_stages: --stage is extract or fold, not '%s'\n", stage);
+        return 2;
     }
     if (n < 1 || width < 2 || batch < 1 || max_tokens < 1 || threads < 0 || repeat < 1 || repeat > 99) {
         fprintf(stderr, "bench_stages: --n, --batch, --max-tokens must be positive, --width at least 2, --repeat 1 to 99\n");
@@ -211,7 +339,28 @@ int main(int argc, char **argv)
     double serial[99], batched[99], ratio[99];
     size_t names_serial = 0, names_batched = 0;
     bool same = true;
-    for (int r = 0; r < repeat; r++) {
+    if (!strcmp(stage, "fold")) {
+        char serial_wiki[64], batched_wiki[64];
+        snprintf(serial_wiki, sizeof serial_wiki, "%s/serial-wiki", dir);
+        snprintf(batched_wiki, sizeof batched_wiki, "%s/batched-wiki", dir);
+        for (int r = 0; r < repeat; r++) {
+            make_fold_store(serial_path, serial_wiki, n);
+            make_fold_store(batched_path, batched_wiki, n);
+            serial[r] = run_fold(serial_path, serial_wiki, model, width, 1, max_tokens, threads);
+            batched[r] = run_fold(batched_path, batched_wiki, model, width, batch, max_tokens, threads);
+            ratio[r] = serial[r] > 0 ? batched[r] / serial[r] : 0.0;
+            char *a = articles_of(serial_wiki), *b = articles_of(batched_wiki);
+            same = same && a && b && strcmp(a, b) == 0;
+            free(a);
+            free(b);
+            if (repeat > 1) fprintf(stderr, "bench_stages: round %d: ratio %.2fx\n", r + 1, ratio[r]);
+        }
+        printf("STAGE-BENCH stage=fold chunks=%d articles=%d max_tokens=%d width=%d repeat=%d pair_at_a_time=%.2f/s rounds_b%d=%.2f/s "
+               "ratio=%.2fx articles_equal=%s\n",
+               n, n < N_SUBJECTS ? n : N_SUBJECTS, max_tokens, width, repeat, median(serial, repeat), batch, median(batched, repeat),
+               median(ratio, repeat), same ? "yes" : "no");
+    }
+    for (int r = 0; !strcmp(stage, "extract") && r < repeat; r++) {
         make_store(serial_path, n);
         make_store(batched_path, n);
         serial[r] = run_extract(serial_path, model, 1, batch, max_tokens, threads, &names_serial);
@@ -223,10 +372,11 @@ int main(int argc, char **argv)
         free(b);
         if (repeat > 1) fprintf(stderr, "bench_stages: round %d: ratio %.2fx\n", r + 1, ratio[r]);
     }
-    printf("STAGE-BENCH stage=extract chunks=%d max_tokens=%d stage_batch=%d repeat=%d serial=%.2f/s batched_w%d=%.2f/s ratio=%.2fx "
-           "names=%zu/%zu stored_names_equal=%s\n",
-           n, max_tokens, batch, repeat, median(serial, repeat), width, median(batched, repeat), median(ratio, repeat), names_serial,
-           names_batched, same ? "yes" : "no");
+    if (!strcmp(stage, "extract"))
+        printf("STAGE-BENCH stage=extract chunks=%d max_tokens=%d stage_batch=%d repeat=%d serial=%.2f/s batched_w%d=%.2f/s ratio=%.2fx "
+               "names=%zu/%zu stored_names_equal=%s\n",
+               n, max_tokens, batch, repeat, median(serial, repeat), width, median(batched, repeat), median(ratio, repeat), names_serial,
+               names_batched, same ? "yes" : "no");
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : 1;

@@ -19,7 +19,10 @@
  * new section's name and patches that. A yes for the lead is a LEAD PATCH, preceded by the
  * evolution/error classifier when the lead already cites something. Every patch keeps the
  * section's markers and adds the new one, and the whole article passes the gate with the word
- * floor on each touched section; otherwise nothing is written.
+ * floor on each touched section; otherwise nothing is written. The pairs go in rounds of up to
+ * `batch` pairs of distinct articles (one article's chunks stay in order, each patch changes
+ * it): each phase (section-route, new-section name, classifier, patches) is one batched call
+ * across the round, and each pair's answers are used as if it had been asked alone.
  *
  * Writes are journaled in the store (table synth_writes) in the transaction that records the
  * ledger rows, then made on disk; a run killed in between is finished (or undone, when the
@@ -45,7 +48,7 @@ extern "C" {
 struct dream_synth_params {
     const char *wiki_dir;  /* the vault (articles/ under it); required */
     size_t limit;          /* create: at most this many entities; fold: at most this many chunks; 0 = all */
-    size_t batch;          /* entities per batched round of model calls (default 8) */
+    size_t batch;          /* entities (fold: pairs of distinct articles) per batched round of model calls (default 8) */
     int max_attempts;      /* failed attempts before an entity is given a stub (default 3) */
     int max_tokens;        /* answer budget of a draft (default 768) */
     bool dry_run;          /* count the work only */
