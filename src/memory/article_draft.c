@@ -109,7 +109,8 @@ int dream_article_sanitize_draft(const char *draft, const char *heading, char **
     struct draft_line *L = malloc(cap * sizeof *L);
     if (!L) return dream_error_set(DREAM_ENOMEM, "out of memory cleaning a draft");
     for (const char *p = draft; p < draft + len || (n == 0 && p == draft);) {
-        const char *nl = memchr(p, '\n', (size_t)(draft + len - p));
+        size_t off = (size_t)(p - draft);
+        const char *nl = off < len ? memchr(p, '\n', len - off) : NULL;
         const char *e = nl ? nl : draft + len;
         const char *ce = e;
         while (ce > p && ce[-1] == '\r') ce--;

@@ -134,7 +134,7 @@ int dream_vault_init(const char *dir, struct dream_vault_init_result *out, dream
     size_t n_written = 0;
     int rc = DREAM_OK;
     for (size_t i = 0; i < n_seeds; i++) {
-        enum dream_vault_file_state st;
+        enum dream_vault_file_state st = DREAM_VAULT_KEPT; /* set by vault_seed_one when it succeeds */
         rc = vault_seed_one(dir, &seeds[i], &st);
         if (rc) goto done;
         if (st == DREAM_VAULT_CREATED) {
