@@ -5,7 +5,9 @@
  * correction is one line of at most 80 bytes; a refresh answer, once accepted, gives snake_case
  * fields without kind, one-line values, plain aliases and categories, and merged into a small
  * article leaves it passing the grammar and footnote checks; an infobox value's links, once
- * synth_unlink_redlinks has run, all resolve. Never a crash or a leak. */
+ * synth_unlink_redlinks has run, all resolve; a sanitized draft placed as a section, once
+ * synth_unlink_new_redlinks has run (as every write does), links to no missing article but the
+ * ones the article had. Never a crash or a leak. */
 #include "synth_internal.h"
 
 #include "../src/util/buf.h"
@@ -42,6 +44,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (close && close + 1 < line + len && close[1] == ':') abort();
         }
         line += len + (line[len] == '\n');
+    }
+    /* the draft as a new section of T (the vault: T alone), its model links reduced: only T and
+     * the person's own [[Hand]] (a link to no article the article already had) stay links */
+    if (clean) {
+        static const char own[] = "# T\n\n**T** is a thing, says [[Hand]].\n";
+        struct dbuf art = {0};
+        dbuf_printf(&art, "%s\n## Notes\n\n%s\n", own, clean);
+        dream_article *before = NULL, *after = NULL;
+        size_t unlinked = 0;
+        if (art.data && dream_article_parse(own, sizeof own - 1, &before) == 0 && dream_article_parse(art.data, art.len, &after) == 0 &&
+            synth_unlink_new_redlinks(after, before, "/nonexistent/dream-fuzz-wiki", "T", &unlinked) == 0) {
+            static const char *const vault[] = {"T", "Hand"};
+            struct dream_article_check_params cp = {.stem = "T", .stems = vault, .n_stems = 2};
+            size_t red = 0;
+            dream_article_check(after, &cp, fz_redlink, &red);
+            if (red) abort();
+            if (!strstr(dream_article_text(after, NULL), "says [[Hand]].")) abort(); /* the person's own link stays */
+        }
+        dream_article_free(before);
+        dream_article_free(after);
+        dbuf_free(&art);
     }
     free(clean);
     char *gist = synth_gist(text, 320);

@@ -15,6 +15,7 @@ long dreaming_fake_calls;
 void (*dreaming_fake_on_call)(const char *stage);
 unsigned dreaming_fake_delay_us;
 const char *dreaming_fake_infobox_extra;
+const char *dreaming_fake_prose_extra;
 
 /* The subjects the chunker tells apart, with the label it gives their chunks. */
 enum fake_subject { SUBJ_NONE, SUBJ_BREAD, SUBJ_BIKE, SUBJ_GARDEN, SUBJ_CELLO, SUBJ_SOLAR, SUBJ_KAYAK, SUBJ_CHESS, SUBJ_TAX, SUBJ_COUNT };
@@ -125,6 +126,17 @@ char *dreaming_fake_entities(const char *prompt)
 
 /* ---- the synthesis stages (tests/data/dreaming/golden) ------------------------------------ */
 
+/* A prose answer: b's text, then (when set) a space and dreaming_fake_prose_extra on its last
+ * line. */
+static char *fake_prose(struct dbuf *b)
+{
+    if (dreaming_fake_prose_extra) {
+        while (b->len && (b->data[b->len - 1] == '\n' || b->data[b->len - 1] == ' ')) b->data[--b->len] = '\0';
+        dbuf_printf(b, " %s\n", dreaming_fake_prose_extra);
+    }
+    return dbuf_take(b);
+}
+
 /* The quoted value after key (e.g. `Article: "`) up to the next quote, into out. */
 static void fake_quoted(const char *prompt, const char *key, char *out, size_t cap)
 {
@@ -197,7 +209,7 @@ static char *fake_section(const char *prompt)
         dbuf_printf(&b, "%sOn %s the person wrote: \"%s\".[^%d]", b.len ? " " : "", date, sent, n);
     }
     dbuf_putc(&b, '\n');
-    return dbuf_take(&b);
+    return fake_prose(&b);
 }
 
 /* The practice slot ("morning" or "evening") the latest-dated source of a prompt's list names
@@ -243,7 +255,7 @@ static char *fake_lead(const char *prompt)
     fake_slot(prompt, slot, sizeof slot, &m);
     if (*slot) dbuf_printf(&b, " The person practises in the %s.[^%d]", slot, m);
     dbuf_putc(&b, '\n');
-    return dbuf_take(&b);
+    return fake_prose(&b);
 }
 
 /* The note of a fold prompt: [start, end). */
@@ -316,7 +328,7 @@ static char *fake_fold(const char *stage, const char *prompt)
                 dbuf_putc(&b, *cur++);
             }
         }
-        return dbuf_take(&b);
+        return fake_prose(&b);
     }
     if (strstr(prompt, "EVOLUTION or ERROR")) return strdup("EVOLUTION");
     if (strstr(prompt, "Answer that earlier value only, or NONE.")) {
@@ -338,6 +350,28 @@ static char *fake_fold(const char *stage, const char *prompt)
         if (f && lead && fake_find(f, f + strcspn(f, "\n"), "morning") && fake_find(lead, f, "in the evening")) return strdup("evening");
         if (f && lead && fake_find(f, f + strcspn(f, "\n"), "evening") && fake_find(lead, f, "in the morning")) return strdup("morning");
         return strdup("KEEP");
+    }
+    if (strstr(prompt, "Output only the section's new prose.")) {
+        /* reconcile's rewrite of a section still stating the old value: each mention of it told
+         * as the past ("morning no longer, evening now"), the rest as it was */
+        const char *cur = strstr(prompt, "Section text:\n<<<\n"), *end = cur ? strstr(cur, ">>>\n") : NULL;
+        const char *now = end ? strstr(end, " is now ") : NULL, *no = now ? strstr(now, ", no longer ") : NULL;
+        if (!cur || !end || !no) return strdup("no");
+        cur += strlen("Section text:\n<<<\n");
+        char neu[64], old[64];
+        snprintf(neu, sizeof neu, "%.*s", (int)(no - now - 8), now + 8);
+        snprintf(old, sizeof old, "%.*s", (int)strcspn(no + 12, "."), no + 12);
+        size_t ol = strlen(old);
+        struct dbuf b = {0};
+        while (cur < end) {
+            if (ol && (size_t)(end - cur) >= ol && !strncasecmp(cur, old, ol)) {
+                dbuf_printf(&b, "%s no longer, %s now", old, neu);
+                cur += ol;
+            } else {
+                dbuf_putc(&b, *cur++);
+            }
+        }
+        return fake_prose(&b);
     }
     if (!fake_note(prompt, &ns, &ne)) return strdup("no");
     if (!strcmp(stage, "section")) {
@@ -390,7 +424,7 @@ static char *fake_fold(const char *stage, const char *prompt)
         } else {
             dbuf_printf(&b, "%.*s Earlier, the person practised in the %s.[^%d]\n", (int)(cur_end - cur), cur, slot ? slot : "same way", n);
         }
-        return dbuf_take(&b);
+        return fake_prose(&b);
     }
     const char *cur = strstr(prompt, "Current text:\n<<<\n"), *cur_end = cur ? strstr(cur, ">>>\n") : NULL;
     const char *cite = strstr(prompt, "citing it as [^"), *dated = strstr(prompt, "(dated ");
@@ -403,7 +437,7 @@ static char *fake_fold(const char *stage, const char *prompt)
     fake_user_sentence(ns, ne, sent, sizeof sent);
     struct dbuf b = {0};
     dbuf_printf(&b, "%.*s%sLater, on %s, the person wrote: \"%s\".[^%d]\n", (int)(cur_end - cur), cur, cur_end > cur ? " " : "", date, sent, n);
-    return dbuf_take(&b);
+    return fake_prose(&b);
 }
 
 static char *fake_synthesis(const char *prompt)

@@ -27,5 +27,9 @@ extern void (*dreaming_fake_on_call)(const char *stage);
 extern unsigned dreaming_fake_delay_us;
 /* Lines the synthesis stage's infobox answer (CREATE) ends with, when set (NULL: none). */
 extern const char *dreaming_fake_infobox_extra;
+/* Text every prose answer of the writing stages ends with, when set (NULL: none): CREATE's
+ * section drafts and lead, FOLD's patches (of a section, a new section or the lead), RECONCILE's
+ * section rewrites and WIKIFY's tightened sections. */
+extern const char *dreaming_fake_prose_extra;
 
 #endif

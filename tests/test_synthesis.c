@@ -978,6 +978,235 @@ static void test_create_infobox_links_only_to_articles_that_exist(void **state)
     assert_dream_check(c);
 }
 
+/* ---- links a model answer adds ---------------------------------------------------------- */
+
+/* What every prose answer of the fake ends with below: two links to no article and one to the
+ * person's own article Maestro_Lee. dream check allows no link to a missing article, so the
+ * first two must be written as the text they show and the third kept (normalize spells it
+ * [[Maestro_Lee|Maestro Lee]]). */
+static const char model_links[] = "See [[No Such Article|shown text]], [[No Such Thing]] and [[Maestro Lee]].";
+static const char model_links_written[] = "See shown text, No Such Thing and [[Maestro_Lee|Maestro Lee]].";
+
+/* The article stem's text (malloc'd); it holds the model's links as written (at least `least`
+ * times) and no link to the missing articles. */
+static char *assert_model_links(struct ctx *c, const char *stem, size_t least)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/%s.md", c->wiki, stem);
+    char *t = slurp(path);
+    assert_non_null(t);
+    bool ok = count_of(t, model_links_written) >= least && !strstr(t, "[[No Such") && !strstr(t, "[[No_Such");
+    if (!ok) fprintf(stderr, "--- %s (want %zu x '%s') ---\n%s", stem, least, model_links_written, t);
+    assert_true(ok);
+    return t;
+}
+
+/* The person's hand-written link to an article that does not exist, in a section of their own. */
+#define HAND_LINK "[[My Old Teacher]]"
+static const char hand_section[] = "## My Own Notes\n\nI play in the evening, after work, as " HAND_LINK " taught me long ago.\n\n";
+
+/* Inserts section (a heading and its body) into the article stem just before ## References. */
+static void hand_insert(struct ctx *c, const char *stem, const char *section)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/%s.md", c->wiki, stem);
+    char *t = slurp(path);
+    assert_non_null(t);
+    char *at = strstr(t, "## References");
+    assert_non_null(at);
+    struct dbuf b = {0};
+    dbuf_printf(&b, "%.*s%s%s", (int)(at - t), t, section, at);
+    assert_int_equal(file_write_atomic(path, b.data, b.len), 0);
+    dbuf_free(&b);
+    free(t);
+}
+
+struct hand_problems {
+    size_t hand, other;
+};
+
+static void hand_problem(void *ud, int line, const char *message)
+{
+    struct hand_problems *h = ud;
+    if (strstr(message, HAND_LINK)) {
+        h->hand++;
+    } else {
+        fprintf(stderr, "  line %d: %s\n", line, message);
+        h->other++;
+    }
+}
+
+/* The person's hand-written link in stem is still there, untouched, and is the only thing dream
+ * check's rules find in the vault; once the person fixes it, `dream check` passes. */
+static void assert_only_the_hand_link_is_missing(struct ctx *c, const char *stem)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/articles", c->wiki);
+    static char names[64][256];
+    size_t n = list_md(dir, names, 64);
+    char *stems[64];
+    for (size_t i = 0; i < n; i++) stems[i] = strndup(names[i], strlen(names[i]) - 3);
+    struct hand_problems h = {0};
+    for (size_t i = 0; i < n; i++) {
+        char path[4600];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        dream_article *a;
+        assert_int_equal(dream_article_read_file(path, &a), 0);
+        struct dream_article_check_params p = {.stem = stems[i], .stems = (const char *const *)stems, .n_stems = n};
+        size_t before = h.hand;
+        dream_article_check(a, &p, hand_problem, &h);
+        if (h.hand > before) assert_string_equal(stems[i], stem);
+        dream_article_free(a);
+    }
+    for (size_t i = 0; i < n; i++) free(stems[i]);
+    assert_int_equal(h.hand, 1);
+    assert_int_equal(h.other, 0);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/%s.md", c->wiki, stem);
+    char *t = slurp(path);
+    char *at = strstr(t, HAND_LINK);
+    assert_non_null(at);
+    memmove(at, at + 2, strlen(at + 2) + 1);               /* the person writes the name plain */
+    at = strstr(at, "]]");
+    memmove(at, at + 2, strlen(at + 2) + 1);
+    assert_int_equal(file_write_atomic(path, t, strlen(t)), 0);
+    free(t);
+    assert_dream_check(c);
+}
+
+/* CREATE: every section draft and the lead end with the model's links. Those to no article are
+ * written as their text, the one to the person's article stays; so does one to an article of
+ * this run written earlier (Sourdough, the oldest), while one to an article this run writes
+ * later (Home_Solar_Panels, the newest: it may yet fail) becomes its text, except in that
+ * article itself, which exists once written. The vault passes dream check. */
+static void test_create_writes_model_links_to_no_article_as_text(void **state)
+{
+    struct ctx *c = *state;
+    put_article(c, "Maestro_Lee", "# Maestro Lee\n\nMy cello teacher.\n");
+    ingest(c, "claude");
+    ingest(c, "pi");
+    dreaming_fake_prose_extra = "See [[No Such Article|shown text]], [[No Such Thing]] and [[Maestro Lee]]. Also [[Sourdough|bread]] and "
+                                "[[Home Solar Panels|solar]].";
+    struct dream_synth_result r = create(c);
+    dreaming_fake_prose_extra = NULL;
+    assert_int_equal(r.created, 5);
+    static const char *const stems[] = {"Sourdough", "Cello_Practice", "Balcony_garden", "Bicycle_Maintenance", "Home_Solar_Panels"};
+    for (size_t i = 0; i < sizeof stems / sizeof stems[0]; i++) {
+        char *t = assert_model_links(c, stems[i], 2); /* the lead and at least one section */
+        bool ok = strstr(t, "Also [[Sourdough|bread]] and ") &&
+                  strstr(t, i == 4 ? "and [[Home_Solar_Panels|solar]]." : "and solar.") && (i == 4 || !strstr(t, "[[Home"));
+        if (!ok) fprintf(stderr, "--- %s ---\n%s", stems[i], t);
+        assert_true(ok);
+        free(t);
+    }
+    assert_vault_checks(c);
+    assert_dream_check(c);
+}
+
+/* FOLD: the patches of sections (the person's own among them), a new section and a lead patch
+ * (a note saying the practice moved to the evening) all end with the model's links: written as
+ * text where they name no article; the person's own link to a missing article is left as it is. */
+static void test_fold_writes_model_links_to_no_article_as_text(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    put_article(c, "Maestro_Lee", "# Maestro Lee\n\nMy cello teacher.\n");
+    hand_insert(c, "Cello_Practice", hand_section);
+    ingest(c, "openai");
+    put_cello(c, "cello-june", JUN_20, "An update on cello practice: I switched, and now I practise in the evening after work.",
+              "Evenings work if you warm up first.");
+    assert_int_equal(fixture_run_pipeline(c->store, seeds_wiki, 0, NULL, NULL), 0);
+    dreaming_fake_prose_extra = model_links;
+    struct dream_synth_result r = fold(c);
+    dreaming_fake_prose_extra = NULL;
+    fprintf(stderr, "fold: %zu eligible, %zu patched, %zu new sections, %zu leads, %zu refused\n", r.eligible, r.patched, r.new_sections,
+            r.lead_patches, r.rejected);
+    assert_true(r.patched >= 1);
+    assert_true(r.new_sections >= 1);
+    assert_int_equal(r.lead_patches, 1);
+    assert_int_equal(r.rejected, 0);
+    free(assert_model_links(c, "Balcony_garden", 1));
+    free(assert_model_links(c, "Bicycle_Maintenance", 1));
+    char *t = assert_model_links(c, "Cello_Practice", 2);
+    assert_non_null(strstr(t, "## My Own Notes\n\nI play in the evening, after work, as " HAND_LINK " taught me long ago."));
+    dream_article *a;
+    assert_int_equal(dream_article_parse(t, strlen(t), &a), 0);
+    if (!strstr(dream_article_lead(a), model_links_written)) fprintf(stderr, "lead: %s\n", dream_article_lead(a));
+    assert_non_null(strstr(dream_article_lead(a), model_links_written)); /* the lead patch */
+    dream_article_free(a);
+    free(t);
+    assert_only_the_hand_link_is_missing(c, "Cello_Practice");
+}
+
+/* RECONCILE: the person's own section states the morning as current, with a link of theirs to a
+ * missing article; after the note that practice moved to the evening, reconcile has the model
+ * rewrite it, and the rewrite ends with the model's links. */
+static void test_reconcile_writes_model_links_to_no_article_as_text(void **state)
+{
+    struct ctx *c = *state;
+    put_cello(c, "cello-morning", JAN_05, "I keep my cello practice in the morning before work.", "Mornings suit practice: the hands are fresh.");
+    put_cello(c, "cello-lesson", FEB_10, "My cello lesson went well; the teacher liked the scales of my cello practice.", "Good scales make everything easier.");
+    assert_int_equal(fixture_run_pipeline(c->store, seeds_wiki, 0, NULL, NULL), 0);
+    assert_int_equal(create(c).created, 1);
+    assert_int_equal(reconcile(c).reconciled, 0);
+    put_article(c, "Maestro_Lee", "# Maestro Lee\n\nMy cello teacher.\n");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    const char *m = strstr(t, "practises in the morning.[^");
+    assert_non_null(m);
+    char routine[256];
+    snprintf(routine, sizeof routine, "## Routine\n\nThe slot is morning, as " HAND_LINK " advised.[^%d]\n\n", atoi(m + 27));
+    free(t);
+    hand_insert(c, "Cello_Practice", routine);
+    put_cello(c, "cello-evening", JUN_20, "An update on cello practice: I switched, and now I practise in the evening after work.",
+              "Evenings work if you warm up first.");
+    assert_int_equal(fixture_run_pipeline(c->store, seeds_wiki, 0, NULL, NULL), 0);
+    assert_int_equal(fold(c).lead_patches, 1);
+    dreaming_fake_prose_extra = model_links;
+    struct dream_synth_result r = reconcile(c);
+    dreaming_fake_prose_extra = NULL;
+    assert_int_equal(r.reconciled, 1);
+    t = assert_model_links(c, "Cello_Practice", 1);
+    assert_non_null(strstr(t, "current_routine: evening"));
+    const char *rewritten = strstr(t, "## Routine\n\nThe slot is morning no longer, evening now, as " HAND_LINK " advised.[^");
+    if (!rewritten) fprintf(stderr, "%s", t);
+    assert_non_null(rewritten);
+    assert_non_null(strstr(rewritten, model_links_written));
+    free(t);
+    assert_only_the_hand_link_is_missing(c, "Cello_Practice");
+}
+
+/* WIKIFY: every tightened section ends with the model's links, the person's own section (with
+ * their link to a missing article) among them. */
+static void test_wikify_writes_model_links_to_no_article_as_text(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    put_article(c, "Maestro_Lee", "# Maestro Lee\n\nMy cello teacher.\n");
+    hand_insert(c, "Cello_Practice", hand_section);
+    dreaming_fake_prose_extra = model_links;
+    struct dream_synth_result r = wikify(c);
+    dreaming_fake_prose_extra = NULL;
+    assert_int_equal(r.eligible, 5);
+    assert_int_equal(r.wikified, 5);
+    static const char *const stems[] = {"Sourdough", "Cello_Practice", "Balcony_garden", "Bicycle_Maintenance", "Home_Solar_Panels"};
+    for (size_t i = 0; i < sizeof stems / sizeof stems[0]; i++) free(assert_model_links(c, stems[i], 1));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    const char *own = strstr(t, "## My Own Notes\n\nI play in the evening, after work, as " HAND_LINK " taught me long ago. ");
+    if (!own) fprintf(stderr, "%s", t);
+    assert_non_null(own);
+    assert_non_null(strstr(own, model_links_written));
+    free(t);
+    assert_only_the_hand_link_is_missing(c, "Cello_Practice");
+}
+
 /* ---- an article no edit can be placed in ------------------------------------------------ */
 
 /* A person's hand edit left a code fence open on line 13 (it hides the References heading and
@@ -1357,6 +1586,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_reconcile_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_infobox_links_only_to_articles_that_exist, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_writes_model_links_to_no_article_as_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fold_writes_model_links_to_no_article_as_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_writes_model_links_to_no_article_as_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wikify_writes_model_links_to_no_article_as_text, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,6 +80,10 @@ int dream_article_write_file(const dream_article *a, const char *path);
 /* The current text without copying (valid until the next edit), and its length. */
 const char *dream_article_text(const dream_article *a, size_t *len);
 
+/* Replaces the whole article with the parse of len bytes of text (as dream_article_parse does,
+ * in place: a holds text afterwards). Fails only with DREAM_ENOMEM. */
+int dream_article_set_text(dream_article *a, const char *text, size_t len);
+
 /* 0 when edits can be placed in a; else DREAM_EFORMAT with the error set, the refusal every
  * edit below gives such an article: a code fence that never closes (*fence_line: its opener's
  * line, 1-based) or NUL bytes (*fence_line 0). fence_line may be NULL. Normalize repairs both. */

@@ -724,6 +724,17 @@ const char *dream_article_text(const dream_article *a, size_t *len)
     return a->text;
 }
 
+int dream_article_set_text(dream_article *a, const char *text, size_t len)
+{
+    /* a copy first: text may be (a view into) the article's own text, which the re-parse frees */
+    char *copy = malloc(len + 1);
+    if (!copy) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (len) memcpy(copy, text, len);
+    int rc = art_reparse(a, copy, len);
+    free(copy);
+    return rc;
+}
+
 int art_rerender(dream_article *a)
 {
     struct dbuf b = {0};

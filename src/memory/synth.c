@@ -411,12 +411,17 @@ static int synth_mark_written(dream_store *store, int64_t seq)
 }
 
 int synth_write(dream_store *store, const char *wiki, const char *stage, const char *stem, const dream_article *before,
-                const dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
+                dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
                 const char *article_for_rows, int64_t done_item, bool *accepted)
 {
     *accepted = false;
+    size_t unlinked = 0;
+    int rc = synth_unlink_new_redlinks(after, before, wiki, stem, &unlinked);
+    if (rc) return rc;
+    if (unlinked)
+        dream_log(DREAM_LOG_INFO, "%s: %s: %zu link(s) the model added to no article written as the text they show", stem, stage, unlinked);
     struct dream_gate_verdict v;
-    int rc = dream_article_gate(before, after, gate, &v);
+    rc = dream_article_gate(before, after, gate, &v);
     if (rc) return rc;
     if (!v.accepted) {
         synth_log_verdict(stem, stage, &v);
@@ -785,7 +790,11 @@ char *synth_unlink_redlinks(const char *value, const struct synth_stems *stems)
         if (bar && !odd) *bar = '\0';
         char *hash = inner && !odd ? strchr(inner, '#') : NULL;
         if (hash) *hash = '\0';
-        char *target = inner && !odd ? synth_resolve_stem((void *)stems, inner) : NULL;
+        /* the target as the article parser (and so dream check) reads it: trimmed */
+        char *t = inner;
+        while (t && isspace((unsigned char)*t)) t++;
+        for (size_t l = t ? strlen(t) : 0; l && isspace((unsigned char)t[l - 1]); l--) t[l - 1] = '\0';
+        char *target = inner && !odd ? synth_resolve_stem((void *)stems, t) : NULL;
         if (!rc && target) {
             rc = dbuf_append(&b, open, (size_t)(close + 2 - open));
         } else if (!rc) {
@@ -801,6 +810,80 @@ char *synth_unlink_redlinks(const char *value, const struct synth_stems *stems)
         return NULL;
     }
     return dbuf_take(&b);
+}
+
+/* The stems of the vault's articles now, with stem (the article being written) among them. */
+static int synth_live_stems(const char *wiki, const char *stem, struct synth_stems *out)
+{
+    int rc = synth_list_stems(wiki, &out->stems, &out->n);
+    char **g = rc ? NULL : realloc(out->stems, (out->n + 1) * sizeof *g);
+    if (!rc && !g) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!rc) {
+        out->stems = g;
+        if (!(out->stems[out->n++] = strdup(stem))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    return rc;
+}
+
+/* One pass of synth_unlink_new_redlinks over a; *changed counts the links it reduced. */
+static int synth_unlink_pass(dream_article *a, const char *const *old, size_t n_old, const char *wiki, const char *stem,
+                             struct synth_stems *live, bool *listed, size_t *changed)
+{
+    size_t len, from = 0;
+    const char *text = dream_article_text(a, &len);
+    struct dbuf b = {0};
+    const struct synth_stems none = {0};
+    int rc = DREAM_OK;
+    for (size_t i = 0; !rc && i < dream_article_link_count(a); i++) {
+        const struct dream_article_link *l = dream_article_link(a, i);
+        /* what dream check skips, and what the text the stage started from already linked to */
+        if (!l->target[0] || dream_article_link_is_meta(l->target) || l->offset < from) continue;
+        if (n_old && dream_article_resolve_link(old, n_old, l->target) >= 0) continue;
+        if (!*listed) {
+            rc = synth_live_stems(wiki, stem, live);
+            *listed = true;
+            if (rc) break;
+        }
+        if (dream_article_resolve_link((const char *const *)live->stems, live->n, l->target) >= 0) continue;
+        char *raw = strndup(text + l->offset, l->len), *shown = raw ? synth_unlink_redlinks(raw, &none) : NULL;
+        if (!shown) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (!rc) rc = dbuf_append(&b, text + from, l->offset - from);
+        if (!rc) rc = dbuf_puts(&b, shown);
+        from = l->offset + l->len;
+        (*changed)++;
+        free(shown);
+        free(raw);
+    }
+    if (!rc && *changed) rc = dbuf_append(&b, text + from, len - from);
+    if (!rc && *changed) rc = dream_article_set_text(a, b.data, b.len);
+    dbuf_free(&b);
+    return rc;
+}
+
+int synth_unlink_new_redlinks(dream_article *a, const dream_article *before, const char *wiki, const char *stem, size_t *unlinked)
+{
+    *unlinked = 0;
+    size_t n_old = before ? dream_article_link_count(before) : 0;
+    const char **old = n_old ? calloc(n_old, sizeof *old) : NULL;
+    if (n_old && !old) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n_old; i++) old[i] = dream_article_link(before, i)->target;
+    struct synth_stems live = {0};
+    bool listed = false;
+    int rc = DREAM_OK;
+    /* a pass rewrites every such link; the text shown has no brackets, so each pass that changes
+     * something removes '[' bytes, and a link its removal formed anew is seen by the next pass */
+    for (size_t changed = 1; !rc && changed;) {
+        changed = 0;
+        rc = synth_unlink_pass(a, old, n_old, wiki, stem, &live, &listed, &changed);
+        *unlinked += changed;
+    }
+    if (!rc && *unlinked) {
+        struct dream_article_normalize_params np = {.stem = stem, .resolve = synth_resolve_stem, .resolve_ud = &live, .manage_stub = true};
+        rc = dream_article_normalize(a, &np, NULL, NULL);
+    }
+    synth_free_strings(live.stems, live.n);
+    free(old);
+    return rc;
 }
 
 int synth_policy(struct dbuf *b, const char *wiki, const char *page)

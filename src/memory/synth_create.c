@@ -347,8 +347,9 @@ static int cr_unlink_box(const struct dbuf *box, const struct synth_stems *live,
 }
 
 /* The article of e from its drafts (lead NULL: a code-made lead; stub: no model prose at all).
- * Prose links resolve against stems (the vault and every article of this run); infobox links
- * only against live (see dream_synth_create). */
+ * Prose links are spelled against stems (the vault and every article of this run; synth_write
+ * keeps only those to an article that exists as it writes); infobox links only against live
+ * (see dream_synth_create). */
 static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, const struct synth_stems *stems, const struct synth_stems *live,
                        dream_article **out)
 {
@@ -655,7 +656,8 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
      * would be a redlink dream check refuses; it is written as its text. */
     if (!rc && !p.dry_run && !(live.stems = calloc(stems.n + n + 1, sizeof *live.stems))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && !p.dry_run && i < stems.n; i++) live.stems[live.n++] = stems.stems[i];
-    /* the new articles' stems count as link targets of the prose */
+    /* the new articles' stems count as link targets of the prose for normalize's spelling only:
+     * as each article is written, synth_write reduces a link to one not written yet to its text */
     if (!rc && !p.dry_run && n) {
         char **g = realloc(stems.stems, (stems.n + n) * sizeof *g);
         if (!g) rc = dream_error_set(DREAM_ENOMEM, "out of memory");

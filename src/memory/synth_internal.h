@@ -55,14 +55,17 @@ struct synth_ledger {
     const char *section;
 };
 
-/* Gates after against before (NULL: a new file) and, when accepted, journals the write with the
- * ledger rows (and the routed rows of every chunk in routed[]), writes the file atomically
- * (dream_article_replace_file) and marks the write done. A gate rejection writes nothing;
+/* First, in after, every [[link]] the model added (its target is none that a link of before
+ * resolves to) that points to no article of the vault as it is now (nor to stem itself) is
+ * reduced to the text it shows (synth_unlink_new_redlinks), so no answer leaves a vault dream
+ * check refuses. Then gates after against before (NULL: a new file) and, when accepted,
+ * journals the write with the ledger rows (and the routed rows of every chunk in routed[]),
+ * writes the file atomically (dream_article_replace_file) and marks the write done. A gate rejection writes nothing;
  * *accepted tells which (the reasons go to the log). A file changed since `before` was read
  * (a hand edit in the meantime) is a rejection too, and the journaled rows are undone.
  * done_item (0: none) is recorded done for stage in the journal's transaction. */
 int synth_write(dream_store *store, const char *wiki, const char *stage, const char *stem, const dream_article *before,
-                const dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
+                dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
                 const char *article_for_rows, int64_t done_item, bool *accepted);
 
 /* Records (chunk, stem) as routed with no write (the chunk went nowhere). */
@@ -91,9 +94,22 @@ char *synth_resolve_stem(void *ud, const char *target);
 /* value (one line: an infobox value) with each [[link]] whose target is no article of stems
  * replaced by the text it shows ([[T|shown]] -> shown, [[T]] -> T; a link with a bracket inside
  * -> its text without brackets), so a value the model wrote never adds a redlink (dream check
- * allows none). The one rule for CREATE's infobox and WIKIFY's refresh. stems NULL: value as
- * it is. malloc'd, NULL when out of memory. */
+ * allows none). The one rule for CREATE's infobox, WIKIFY's refresh and (link by link) every
+ * write's model-added links (synth_unlink_new_redlinks). The target is trimmed as the article
+ * parser trims it. stems NULL: value as it is. malloc'd, NULL when out of memory. */
 char *synth_unlink_redlinks(const char *value, const struct synth_stems *stems);
+
+/* The one rule for links in what a stage writes (synth_write applies it to every write): each
+ * [[link]] of a that dream check would refuse (a non-meta target no article resolves to, by
+ * dream_article_resolve_link over the vault's stems as the write happens plus stem, the article
+ * being written) and that the model added (no link of before, NULL for a new article, has a
+ * target resolving to the same) becomes the text it shows, as synth_unlink_redlinks reduces it;
+ * a link to an existing article, and any link already in before (a person's own, even to a
+ * missing article), stays as it is. So a CREATE link to an article the same run writes later
+ * (which may yet fail) is text; cross-linking (synth_link.c) links such mentions once the
+ * article exists. When anything changed, a is normalized again (stem, links, stub). *unlinked
+ * counts the links reduced. */
+int synth_unlink_new_redlinks(dream_article *a, const dream_article *before, const char *wiki, const char *stem, size_t *unlinked);
 
 struct dbuf;
 /* Appends the Meta page `page` of wiki (the seeded text when wiki is NULL) between policy
