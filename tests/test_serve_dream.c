@@ -328,6 +328,7 @@ static void test_streamed_run_is_the_whole_pipeline_and_a_second_run_waits(void 
     json_t *done = json_array_get(ev, at++);
     assert_int_equal(at, n);
     assert_string_equal(json_string_value(json_object_get(done, "event")), "done");
+    assert_true(json_is_false(json_object_get(json_object_get(done, "data"), "stopped")));
     json_t *stages = json_object_get(json_object_get(done, "data"), "stages");
     assert_int_equal(json_array_size(stages), 9);
     assert_int_equal(count_of(json_array_get(stages, 0), "chunks"), 18);
@@ -454,6 +455,59 @@ static void test_a_stage_call_gets_its_turn_between_joining_chat_requests(void *
     for (int i = 0; i < CHAT_POOL; i++) assert_true(i >= atomic_load(&chat_taken) || chat_pool[i].status == 0);
 }
 
+static void *stopper(void *arg)
+{
+    (void)arg;
+    dream_server_stop(srv); /* waits for the running stage */
+    return NULL;
+}
+
+/* Last: stopping the server while a run works lets the running stage finish, starts no other,
+ * and ends the stream with done, "stopped": true. */
+static void test_stopping_the_server_ends_the_run_after_its_stage(void **state)
+{
+    (void)state;
+    /* fresh work for segment: one more conversation in the store */
+    char more[4200];
+    snprintf(more, sizeof more, "%s/grown", data_dir);
+    dream_store *st;
+    assert_int_equal(dream_store_open(served.store, &st), 0);
+    assert_int_equal(fixture_ingest(st, more), 0);
+    dream_store_close(st);
+    pthread_mutex_lock(&brake_mu);
+    brake_armed = true;
+    brake_entered = brake_released = false;
+    pthread_mutex_unlock(&brake_mu);
+    dreaming_fake_on_call = brake;
+    struct reply streamed;
+    pthread_t client, stop;
+    assert_int_equal(pthread_create(&client, NULL, stream_client, &streamed), 0);
+    pthread_mutex_lock(&brake_mu);
+    while (!brake_entered) pthread_cond_wait(&brake_cv, &brake_mu);
+    pthread_mutex_unlock(&brake_mu);
+    assert_int_equal(pthread_create(&stop, NULL, stopper, NULL), 0);
+    usleep(200 * 1000); /* the stop is waiting for the run */
+    pthread_mutex_lock(&brake_mu);
+    brake_released = true;
+    pthread_cond_broadcast(&brake_cv);
+    pthread_mutex_unlock(&brake_mu);
+    pthread_join(client, NULL);
+    pthread_join(stop, NULL);
+    srv = NULL;
+    dreaming_fake_on_call = NULL;
+    assert_int_equal(streamed.status, 200);
+    json_t *ev = sse_events(streamed.body);
+    json_t *last = json_array_get(ev, json_array_size(ev) - 1);
+    assert_string_equal(json_string_value(json_object_get(last, "event")), "done");
+    json_t *d = json_object_get(last, "data");
+    assert_true(json_is_true(json_object_get(d, "stopped")));
+    assert_int_equal(json_array_size(json_object_get(d, "stages")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(d, "stages"), 0), "stage")), "segment");
+    json_decref(ev);
+    free(streamed.body);
+    assert_int_equal(dream_run_lock_holder(served.store), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -493,9 +547,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_served_run_equals_the_direct_run),
         cmocka_unit_test(test_a_lock_held_by_another_run_is_a_409),
         cmocka_unit_test(test_a_stage_call_gets_its_turn_between_joining_chat_requests),
+        cmocka_unit_test(test_stopping_the_server_ends_the_run_after_its_stage),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    dream_server_stop(srv);
+    if (srv) dream_server_stop(srv);
     dream_seam_set_backend(NULL);
     dream_seam_shutdown();
     curl_global_cleanup();

@@ -9,13 +9,14 @@
  *   event: start     data: {"stage"}
  *   event: progress  data: {"stage","done","total"}
  *   event: stage     data: {"stage","skipped","dry_run","seconds","counts":{...},"summary"}
- *   event: done      data: {"ok":true,"stages":[<each stage event's object>]}
+ *   event: done      data: {"ok":true,"stopped","stages":[<each stage event's object>]}
  *   event: error     data: {"error":{"message","type","param","code"},"stages":[...]}
  *
  * With "stream": false the reply is the done (200) or error object once the run ends (404 for
  * an unknown conversation, 500 when a stage failed). A
  * client that goes away does not stop the run: what it does is stored either way, and every
- * stage is resumable. A stopping server lets the running stage finish and starts no other.
+ * stage is resumable. A stopping server lets the running stage finish and starts no other
+ * ("stopped": true in the done object; the next run goes on from there).
  *
  * The body (optional, JSON): {"stage","limit","batch","dry_run","conversation","tie_break",
  * "engagement","stream"}, as `dream run`'s options. */
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One run: written by its thread, read by the connection that asked for it. */
 struct dream_run {
@@ -48,6 +50,7 @@ struct serve_dream {
     pthread_mutex_t mu;
     pthread_cond_t idle; /* signalled when a run's thread ends */
     int running;         /* run threads alive (detached; at most one holds the lock) */
+    int streams;         /* event streams not yet closed */
     bool stopping;
 };
 
@@ -130,7 +133,8 @@ static void *run_thread(void *arg)
                              "stages", r->stages);
         dbuf_free(&clean);
     } else {
-        r->final = json_pack("{sb sO}", "ok", 1, "stages", r->stages);
+        /* fewer stages than asked for: the server was stopping and the run ended early */
+        r->final = json_pack("{sb sb sO}", "ok", 1, "stopped", should_stop(r->owner), "stages", r->stages);
     }
     json_incref(r->final);
     run_event_locked(r, rc ? "error" : "done", r->final);
@@ -172,8 +176,13 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void stream_done(void *cls)
 {
     struct dream_stream *st = cls;
+    struct serve_dream *d = st->r->owner;
     run_unref(st->r);
     free(st);
+    pthread_mutex_lock(&d->mu);
+    d->streams--;
+    pthread_cond_broadcast(&d->idle);
+    pthread_mutex_unlock(&d->mu);
 }
 
 /* ---- the handler ----------------------------------------------------------------------------- */
@@ -316,7 +325,10 @@ enum MHD_Result serve_dream_run(struct serve_request *rq)
             return MHD_NO;
         }
         st->r = r;
-        return serve_reply_stream(rq, stream_read, st, stream_done);
+        pthread_mutex_lock(&d->mu);
+        d->streams++;
+        pthread_mutex_unlock(&d->mu);
+        return serve_reply_stream(rq, stream_read, st, stream_done); /* stream_done runs even when this fails */
     }
     pthread_mutex_lock(&r->mu);
     while (!r->ended) pthread_cond_wait(&r->cv, &r->mu);
@@ -341,7 +353,8 @@ int serve_dream_start(struct dream_server *s)
     return 0;
 }
 
-/* No new run starts; waits for the running ones, which stop before their next stage. */
+/* No new run starts; waits for the running ones, which stop before their next stage, and (up
+ * to 5 s) for their streams to be sent. */
 void serve_dream_stop(struct dream_server *s)
 {
     struct serve_dream *d = s->dream;
@@ -349,6 +362,13 @@ void serve_dream_stop(struct dream_server *s)
     pthread_mutex_lock(&d->mu);
     d->stopping = true;
     while (d->running > 0) pthread_cond_wait(&d->idle, &d->mu);
+    /* then give the streams a moment to send their last events (a client that stopped
+     * reading is not waited for long) */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    while (d->streams > 0 && pthread_cond_timedwait(&d->idle, &d->mu, &until) == 0) {
+    }
     pthread_mutex_unlock(&d->mu);
 }
 
