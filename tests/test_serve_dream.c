@@ -213,6 +213,29 @@ static void *stream_client(void *arg)
     return NULL;
 }
 
+/* Starts a streamed run (on thread *t, its reply in *r) whose first model call waits for
+ * release_brake(); returns once the run is in that call, holding the lock. */
+static void start_braked_run(struct reply *r, pthread_t *t)
+{
+    pthread_mutex_lock(&brake_mu);
+    brake_armed = true;
+    brake_entered = brake_released = false;
+    pthread_mutex_unlock(&brake_mu);
+    dreaming_fake_on_call = brake;
+    assert_int_equal(pthread_create(t, NULL, stream_client, r), 0);
+    pthread_mutex_lock(&brake_mu);
+    while (!brake_entered) pthread_cond_wait(&brake_cv, &brake_mu);
+    pthread_mutex_unlock(&brake_mu);
+}
+
+static void release_brake(void)
+{
+    pthread_mutex_lock(&brake_mu);
+    brake_released = true;
+    pthread_cond_broadcast(&brake_cv);
+    pthread_mutex_unlock(&brake_mu);
+}
+
 static size_t count_of(json_t *stage_obj, const char *name)
 {
     return (size_t)json_integer_value(json_object_get(json_object_get(stage_obj, "counts"), name));
@@ -255,18 +278,9 @@ static void test_bad_bodies_are_400s_naming_the_field(void **state)
 static void test_streamed_run_is_the_whole_pipeline_and_a_second_run_waits(void **state)
 {
     (void)state;
-    pthread_mutex_lock(&brake_mu);
-    brake_armed = true;
-    brake_entered = brake_released = false;
-    pthread_mutex_unlock(&brake_mu);
-    dreaming_fake_on_call = brake;
-
     struct reply streamed;
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, stream_client, &streamed), 0);
-    pthread_mutex_lock(&brake_mu);
-    while (!brake_entered) pthread_cond_wait(&brake_cv, &brake_mu);
-    pthread_mutex_unlock(&brake_mu);
+    start_braked_run(&streamed, &t);
 
     /* The run is in its first model call and holds the lock. */
     struct reply busy = http("POST", "/v1/memory/dream", "{}");
@@ -295,10 +309,7 @@ static void test_streamed_run_is_the_whole_pipeline_and_a_second_run_waits(void 
     json_decref(dj);
     free(dry.body);
 
-    pthread_mutex_lock(&brake_mu);
-    brake_released = true;
-    pthread_cond_broadcast(&brake_cv);
-    pthread_mutex_unlock(&brake_mu);
+    release_brake();
     pthread_join(t, NULL);
     dreaming_fake_on_call = NULL;
 
@@ -474,23 +485,12 @@ static void test_stopping_the_server_ends_the_run_after_its_stage(void **state)
     assert_int_equal(dream_store_open(served.store, &st), 0);
     assert_int_equal(fixture_ingest(st, more), 0);
     dream_store_close(st);
-    pthread_mutex_lock(&brake_mu);
-    brake_armed = true;
-    brake_entered = brake_released = false;
-    pthread_mutex_unlock(&brake_mu);
-    dreaming_fake_on_call = brake;
     struct reply streamed;
     pthread_t client, stop;
-    assert_int_equal(pthread_create(&client, NULL, stream_client, &streamed), 0);
-    pthread_mutex_lock(&brake_mu);
-    while (!brake_entered) pthread_cond_wait(&brake_cv, &brake_mu);
-    pthread_mutex_unlock(&brake_mu);
+    start_braked_run(&streamed, &client);
     assert_int_equal(pthread_create(&stop, NULL, stopper, NULL), 0);
     usleep(200 * 1000); /* the stop is waiting for the run */
-    pthread_mutex_lock(&brake_mu);
-    brake_released = true;
-    pthread_cond_broadcast(&brake_cv);
-    pthread_mutex_unlock(&brake_mu);
+    release_brake();
     pthread_join(client, NULL);
     pthread_join(stop, NULL);
     srv = NULL;
