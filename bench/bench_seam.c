@@ -6,6 +6,8 @@
  *                  section patch (~1.5k in, 100–400 out)
  *   uniform        every call 256 in, 64 out
  *   shared-prefix  N calls sharing one 1,024-token prefix, 32-token tails, 32 out
+ *   rounds         a fold round: groups of 6 calls sharing a 660-token chunk prefix (its own per
+ *                  group), 40-token tails, 2 out; --prefix-slots N sets how many prefixes are kept
  * Every output runs to its planned length (end-of-generation ignored), so random weights give
  * real lengths. Serial is dream_generate per call; batched is one dream_batcher_run per width;
  * both in this one process and run, so the ratio is meaningful on any machine. Prints one line
@@ -61,6 +63,12 @@ static void make_workload(const char *name, int n, double scale, struct workload
         for (int i = 0; i < 60; i++) sys[s][i] = rnd(1000, 30000);
     if (!strcmp(name, "uniform")) {
         for (int i = 0; i < n; i++) add(w, NULL, 0, uniform_in, uniform_out);
+    } else if (!strcmp(name, "rounds")) { /* fold rounds: groups of 6 yes/no questions, each group on its own chunk */
+        for (int i = 0; i < n; i++) {
+            if (i % 6 == 0) /* the next group's chunk: the stage head, then 600 tokens of its own */
+                for (int j = 0; j < 660; j++) shared[j] = j < 60 ? sys[2][j] : rnd(1000, 30000);
+            add(w, shared, 660, 40, 2);
+        }
     } else if (!strcmp(name, "shared-prefix")) {
         for (int i = 0; i < 1024; i++) shared[i] = rnd(1000, 30000);
         for (int i = 0; i < n; i++) add(w, shared, 1024, 32, 32);
@@ -91,13 +99,14 @@ static double now_s(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix] [--n N] [--widths 2,4,8,8n]\n"
+    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix|rounds] [--n N] [--widths 2,4,8,8n]\n"
                     "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n"
-                    "                  [--unified] [--step N] [--host-sampling] [--device-sampling] [--no-compact]\n"
+                    "                  [--unified] [--step N] [--host-sampling] [--device-sampling] [--no-compact] [--prefix-slots N]\n"
                     "  --unified        one shared KV pool, decode and prefill packed in one decode (GPU layout; not exact)\n"
                     "  --step N         batched step budget / prefill chunk (default 512)\n"
                     "  --host-sampling  take the argmax on the host even when the model runs on a GPU\n"
                     "  --device-sampling take it in llama.cpp's graph even on a CPU\n"
+                    "  --prefix-slots N shared prefixes the batcher keeps (default 2)\n"
                     "  --no-compact     leave finished sequences' slots as holes (to measure what compaction saves);\n"
                     "                   a width written '8n' runs width 8 so, in the same run as the others\n");
 }
@@ -105,7 +114,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *workload = "dreaming", *widths_s = "2,4,8,16";
-    int n = 16, threads = 0, seed = 1, fa = 0, step = 512, device_sampling = -1;
+    int n = 16, threads = 0, seed = 1, fa = 0, step = 512, device_sampling = -1, prefix_slots = -1;
     double scale = 1.0;
     bool reuse = true, unified = false, compact = true;
     for (int i = 1; i < argc; i++) {
@@ -121,6 +130,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--flash-attn")) fa = 1;
         else if (!strcmp(a, "--unified")) unified = true;
         else if (!strcmp(a, "--no-compact")) compact = false;
+        else if (!strcmp(a, "--prefix-slots") && v) prefix_slots = atoi(argv[++i]);
         else if (!strcmp(a, "--host-sampling")) device_sampling = 0;
         else if (!strcmp(a, "--device-sampling")) device_sampling = 1; /* llama.cpp's sampler even on a CPU */
         else if (!strcmp(a, "--step") && v) step = atoi(argv[++i]);
@@ -211,6 +221,7 @@ int main(int argc, char **argv)
         bp.compact = compact && !strchr(tok, 'n'); /* "8n": width 8 without compaction */
         bp.step_tokens = step;
         bp.device_sampling = device_sampling;
+        if (prefix_slots >= 0) bp.prefix_slots = prefix_slots;
         dream_batcher *b = NULL;
         if (dream_batcher_new(m, &bp, &b)) {
             fprintf(stderr, "bench_seam: width %d: %s\n", width, dream_error_last());

@@ -193,7 +193,9 @@ struct dream_batch_params {
     int flash_attn;    /* as dream_session_params */
     bool prefix_reuse; /* share identical token prefixes (default true) */
     int prefix_min;    /* shortest prefix worth sharing, in tokens (default 64) */
-    int prefix_slots;  /* prefixes kept (default 2) */
+    int prefix_slots;  /* prefixes kept; -1 (default): as many as the width, 2..16, since a
+                          fold round asks a group of questions per article, each group on its
+                          own chunk (each slot is one more KV stream of seq_ctx cells) */
     bool kv_unified;   /* one KV pool shared by all sequences, and every step packs decode tokens
                           and several sequences' prefill into one llama_decode (as llama-server).
                           Faster on a GPU, but a sequence's cells then sit at other indices than

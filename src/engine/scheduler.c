@@ -68,7 +68,7 @@ struct dream_batch_params dream_batch_default_params(void)
         .flash_attn = 0,
         .prefix_reuse = true,
         .prefix_min = 64,
-        .prefix_slots = 2,
+        .prefix_slots = -1,
         .kv_unified = false,
         .device_sampling = -1,
         .compact = true,
@@ -80,7 +80,8 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
 {
     *out = NULL;
     struct dream_batch_params p = params ? *params : dream_batch_default_params();
-    if (p.prefix_slots < 0 || p.prefix_slots > 64) p.prefix_slots = 2;
+    if (p.prefix_slots < 0 || p.prefix_slots > 64) /* auto: one per sequence, 2..16 */
+        p.prefix_slots = p.width < 2 ? 2 : p.width > 16 ? 16 : p.width;
     if (!p.prefix_reuse) p.prefix_slots = 0;
     if (p.width < 1 || p.width + p.prefix_slots > 256)
         return dream_error_set(DREAM_EINVAL, "batch width %d (+%d prefix slots) is outside 1..256", p.width, p.prefix_slots);
