@@ -5,6 +5,7 @@
 
 #include "dream/error.h"
 #include "dream/log.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -198,30 +199,11 @@ int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (n bytes left), or 0 when it is invalid (overlong
- * forms, surrogates and code points past U+10FFFF included). */
+/* Length of the valid UTF-8 sequence at p (n bytes left), or 0 when it is invalid or cut short. */
 static size_t ingest_utf8_len(const unsigned char *p, size_t n)
 {
-    unsigned char c = p[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else
-        return 0;
-    if (n < len) return 0;
-    if (p[1] < lo || p[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    return len;
+    int l = utf8_seq_len(p, n);
+    return l > 0 ? (size_t)l : 0;
 }
 
 static int ingest_hex4(const char *p)

@@ -99,8 +99,12 @@ long dream_run_lock_holder(const char *store_path)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
     long pid = 0;
-    if (flock(fd, LOCK_SH | LOCK_NB) == 0) flock(fd, LOCK_UN);
-    else if (errno == EWOULDBLOCK) pid = lock_read_pid(fd), pid = pid > 0 ? pid : -1;
+    if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+        flock(fd, LOCK_UN);
+    } else if (errno == EWOULDBLOCK) { /* held: by the pid it wrote, or by one that wrote none */
+        pid = lock_read_pid(fd);
+        if (pid <= 0) pid = -1;
+    }
     close(fd);
     return pid;
 }

@@ -2,32 +2,7 @@
  * split across tokens (hold the tail back until it completes), and a model can emit bytes that
  * are not UTF-8 at all (they become U+FFFD, as JSON needs valid UTF-8). */
 #include "serve_internal.h"
-
-/* The length of the valid UTF-8 sequence at s[0..n), 0 when it is invalid, or -(needed) when
- * it is a valid but incomplete start. */
-static int seq_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    int len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else return 0;
-    for (int i = 1; i < len; i++) {
-        if ((size_t)i >= n) return -len;
-        unsigned b = s[i];
-        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF)) return 0;
-    }
-    return len;
-}
+#include "util/utf8.h"
 
 int serve_utf8_clean(const char *text, size_t len, struct dbuf *out)
 {
@@ -35,7 +10,7 @@ int serve_utf8_clean(const char *text, size_t len, struct dbuf *out)
     size_t i = 0;
     int rc = dbuf_reserve(out, len + 1);
     while (!rc && i < len) {
-        int k = seq_len(s + i, len - i);
+        int k = utf8_seq_len(s + i, len - i);
         if (k > 0) {
             rc = dbuf_append(out, s + i, (size_t)k);
             i += (size_t)k;
@@ -54,7 +29,7 @@ size_t serve_utf8_complete(const char *text, size_t len)
     for (size_t back = 1; back <= 3 && back <= len; back++) {
         size_t at = len - back;
         if ((s[at] & 0xC0) == 0x80) continue; /* a continuation byte: look further back */
-        return seq_len(s + at, back) < 0 ? at : len;
+        return utf8_seq_len(s + at, back) < 0 ? at : len;
     }
     return len;
 }

@@ -1,0 +1,26 @@
+/* utf8.c — see utf8.h. */
+#include "util/utf8.h"
+
+int utf8_seq_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    int len;
+    unsigned lo = 0x80, hi = 0xBF; /* the second byte's range, narrower after E0, ED, F0, F4 */
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    for (int i = 1; i < len; i++) {
+        if ((size_t)i >= n) return -len;
+        unsigned b = s[i];
+        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF)) return 0;
+    }
+    return len;
+}
