@@ -16,6 +16,7 @@
 #include "dream/extract.h"
 #include "dream/ingest.h"
 #include "dream/model.h"
+#include "../src/util/utf8.h"
 #include "dream/segment.h"
 #include "dream/store.h"
 #include "entity_name.h"
@@ -473,6 +474,26 @@ static void test_extract_long_chunk_is_shown_cut(void **state)
     assert_null(strstr(fake_last_prompt, "noted"));
 }
 
+/* A message cut at text_cap is cut before a character, never inside one: a prompt that is not
+ * valid UTF-8 cannot be sent to a remote backend (train/oracle.py saw empty prompts). */
+static void test_extract_message_cut_keeps_utf8_whole(void **state)
+{
+    dream_store *s = *state;
+    put_conv(s, "a", "name: Sourdough\nCr\xc3\xa8me br\xc3\xbbl\xc3\xa9" "e", 2000);
+    segment_all(s);
+    struct dream_extract_params p;
+    dream_extract_default_params(&p);
+    p.text_cap = 19; /* "name: Sourdough\nCr" is 18 bytes; the 19th starts the two-byte e-grave */
+    struct dream_extract_result r;
+    assert_int_equal(dream_extract_run(s, &p, &r), 0);
+    assert_non_null(strstr(fake_last_prompt, "name: Sourdough\nCr\n[... 13 more bytes not shown]"));
+    for (const unsigned char *q = (const unsigned char *)fake_last_prompt; *q;) {
+        int n = utf8_seq_len(q, strlen((const char *)q));
+        assert_true(n > 0);
+        q += n;
+    }
+}
+
 static void test_extract_state_goes_with_a_deleted_chunk(void **state)
 {
     dream_store *s = *state;
@@ -533,6 +554,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_extract_dry_run_touches_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_resegmented_chunk_is_extracted_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_distinctive_tokens_fold_only_when_unambiguous, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extract_message_cut_keeps_utf8_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_long_chunk_is_shown_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_state_goes_with_a_deleted_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_over_the_sample_corpus_routes_its_recurring_subjects, setup, teardown),

@@ -163,6 +163,36 @@ static void test_remote_retries_transient_errors_keeps_order_and_bounds_concurre
     dream_seam_set_backend(NULL);
 }
 
+/* A turn that is not valid UTF-8 cannot be sent as JSON: the call fails naming it, and no
+ * request goes out (it used to go out with the user turn left out). */
+static void test_remote_fails_a_turn_that_is_not_utf8(void **state)
+{
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, scripted, NULL,
+                                            MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
+    assert_non_null(d);
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port);
+    struct dream_remote_params p;
+    dream_remote_default_params(&p);
+    p.url = url;
+    p.backoff_ms = 10;
+    assert_int_equal(dream_seam_use_remote(&p), 0);
+    pthread_mutex_lock(&mu);
+    int before = n_requests;
+    pthread_mutex_unlock(&mu);
+    struct dream_local_input in = {.user = "a price cut inside a euro sign: 12 \xe2\x82"};
+    char *out = NULL;
+    assert_int_equal(dream_call_local("entity", &in, NULL, &out), DREAM_EFORMAT);
+    assert_null(out);
+    assert_non_null(strstr(dream_error_last(), "user turn"));
+    assert_non_null(strstr(dream_error_last(), "UTF-8"));
+    pthread_mutex_lock(&mu);
+    assert_int_equal(n_requests, before);
+    pthread_mutex_unlock(&mu);
+    dream_seam_set_backend(NULL);
+    MHD_stop_daemon(d);
+}
+
 static void test_remote_rejects_a_url_that_is_not_http(void **state)
 {
     struct dream_remote_params p;
@@ -220,6 +250,7 @@ int main(int argc, char **argv)
     model_path = argc > 2 ? argv[2] : NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_remote_rejects_a_url_that_is_not_http),
+        cmocka_unit_test(test_remote_fails_a_turn_that_is_not_utf8),
         cmocka_unit_test(test_remote_retries_transient_errors_keeps_order_and_bounds_concurrency),
         cmocka_unit_test(test_remote_batch_equals_local_answers),
     };

@@ -12,6 +12,7 @@
 #include "entity_name.h"
 #include "stage_state.h"
 #include "store_internal.h"
+#include "util/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,8 +126,9 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
             size_t len = text ? strlen(text) : 0;
             rc = dbuf_printf(&b, "[%s]\n", (const char *)sqlite3_column_text(st, 0));
             if (!rc && p->text_cap && len > p->text_cap) {
-                rc = dbuf_append(&b, text, p->text_cap);
-                if (!rc) rc = dbuf_printf(&b, "\n[... %zu more bytes not shown]\n", len - p->text_cap);
+                size_t shown = utf8_prefix(text, len, p->text_cap);
+                rc = dbuf_append(&b, text, shown);
+                if (!rc) rc = dbuf_printf(&b, "\n[... %zu more bytes not shown]\n", len - shown);
             } else if (!rc) {
                 rc = dbuf_printf(&b, "%s\n", text ? text : "");
             }

@@ -14,6 +14,7 @@
 #include "segment_answer.h"
 #include "stage_state.h"
 #include "store_internal.h"
+#include "util/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,8 +186,9 @@ static int seg_render(const struct seg_conv *c, const char *wiki, size_t first, 
         if (i > first) rc = dbuf_puts(&b, "---\n");
         if (!rc) rc = dbuf_printf(&b, "[%s] (id: %s, position %zu)\n", c->messages[i].role, c->messages[i].id, i);
         if (text_cap && len > text_cap) {
-            if (!rc) rc = dbuf_append(&b, text, text_cap);
-            if (!rc) rc = dbuf_printf(&b, "\n[... %zu more bytes of this message not shown]\n", len - text_cap);
+            size_t shown = utf8_prefix(text, len, text_cap);
+            if (!rc) rc = dbuf_append(&b, text, shown);
+            if (!rc) rc = dbuf_printf(&b, "\n[... %zu more bytes of this message not shown]\n", len - shown);
         } else if (!rc) {
             rc = dbuf_printf(&b, "%s\n", text);
         }

@@ -9,6 +9,7 @@
 #include "dream/error.h"
 #include "dream/log.h"
 #include "dream/vault.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -96,10 +97,9 @@ static int synth_src_messages(dream_store *store, struct synth_src *s, int64_t c
             if (!s->msg) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         }
         const char *text = (const char *)sqlite3_column_text(st, 4);
-        size_t len = text ? strlen(text) : 0;
-        if (len > 1400) len = 1400;
+        size_t full = text ? strlen(text) : 0, len = text ? utf8_prefix(text, full, 1400) : 0;
         if (!rc && b.len < 6000)
-            rc = dbuf_printf(&b, "[%s] %.*s%s\n", role ? role : "?", (int)len, text ? text : "", len == 1400 ? " [...]" : "");
+            rc = dbuf_printf(&b, "[%s] %.*s%s\n", role ? role : "?", (int)len, text ? text : "", len < full ? " [...]" : "");
     }
     sqlite3_finalize(st);
     if (rc) {

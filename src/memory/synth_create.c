@@ -6,6 +6,7 @@
 #include "dream/model.h"
 #include "stage_state.h"
 #include "synth_internal.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -127,7 +128,8 @@ static int cr_digest(struct dbuf *b, const struct cr_entity *e, size_t cap)
         const struct synth_src *s = &e->src[i];
         rc = dbuf_printf(b, "[%s] %s — %s:", s->date, s->title, s->label);
         /* one line per note: the transcript's line breaks become spaces */
-        for (size_t k = 0; !rc && s->text[k] && k < cap; k++) rc = dbuf_putc(b, s->text[k] == '\n' ? ' ' : s->text[k]);
+        size_t n = utf8_prefix(s->text, strlen(s->text), cap);
+        for (size_t k = 0; !rc && k < n; k++) rc = dbuf_putc(b, s->text[k] == '\n' ? ' ' : s->text[k]);
         if (!rc) rc = dbuf_putc(b, '\n');
     }
     return rc ? rc : dbuf_puts(b, "\n");
@@ -180,8 +182,8 @@ static char *cr_lead_prompt(const char *wiki, const struct cr_entity *e, const s
     if (!rc && !infobox) rc = cr_links(&b, stems, e->stem);
     if (!rc) rc = dbuf_puts(&b, "Sources (each with its marker and date):\n");
     for (size_t i = 0; !rc && i < e->n_src; i++) {
-        size_t len = strlen(e->src[i].text);
-        rc = dbuf_printf(&b, "[^%zu] (%s) %s: %.*s\n", i + 1, e->src[i].date, e->src[i].label, (int)(len < 600 ? len : 600), e->src[i].text);
+        size_t len = utf8_prefix(e->src[i].text, strlen(e->src[i].text), 600);
+        rc = dbuf_printf(&b, "[^%zu] (%s) %s: %.*s\n", i + 1, e->src[i].date, e->src[i].label, (int)len, e->src[i].text);
     }
     if (!rc) rc = dbuf_printf(&b, "\n%s", infobox ? infobox_task : lead_task);
     if (rc) {

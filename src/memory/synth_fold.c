@@ -6,6 +6,7 @@
 #include "dream/model.h"
 #include "stage_state.h"
 #include "synth_internal.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -100,9 +101,9 @@ static const char classify_task[] =
 /* The note as the shared prefix of every question about one chunk. */
 static int fd_note(struct dbuf *b, const struct synth_src *s)
 {
-    size_t len = strlen(s->text);
-    return dbuf_printf(b, "--- Note (%s, %s) ---\n%.*s%s--- end of note ---\n\n", s->date, s->title, (int)(len < 1400 ? len : 1400), s->text,
-                       len && s->text[(len < 1400 ? len : 1400) - 1] == '\n' ? "" : "\n");
+    size_t len = utf8_prefix(s->text, strlen(s->text), 1400);
+    return dbuf_printf(b, "--- Note (%s, %s) ---\n%.*s%s--- end of note ---\n\n", s->date, s->title, (int)len, s->text,
+                       len && s->text[len - 1] == '\n' ? "" : "\n");
 }
 
 struct fd_cand {

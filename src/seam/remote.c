@@ -64,15 +64,26 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
     return dbuf_append(&t->reply, p, size * n) ? 0 : size * n;
 }
 
+/* The request's JSON, or NULL with the error set: a turn that is not valid UTF-8 (JSON cannot
+ * carry it) fails the call instead of being left out of the request. */
 static char *request_body(const struct remote *r, const char *system, const char *user, int max_tokens)
 {
-    json_t *msgs = json_array();
-    if (system) json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "system", "content", system));
-    json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "user", "content", user));
+    json_t *msgs = json_array(), *sys = NULL, *usr = json_pack("{s:s, s:s}", "role", "user", "content", user);
+    if (system) sys = json_pack("{s:s, s:s}", "role", "system", "content", system);
+    if (!msgs || !usr || (system && !sys)) {
+        json_decref(msgs);
+        json_decref(usr);
+        json_decref(sys);
+        dream_error_set(DREAM_EFORMAT, "the %s turn of the request is not valid UTF-8 (or memory ran out)", usr ? "system" : "user");
+        return NULL;
+    }
+    if (sys) json_array_append_new(msgs, sys);
+    json_array_append_new(msgs, usr);
     json_t *req = json_pack("{s:s, s:o, s:f, s:i, s:b}", "model", r->model, "messages", msgs, "temperature", 0.0, "max_tokens", max_tokens,
                             "stream", 0);
     char *s = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
+    if (!s) dream_error_set(DREAM_ENOMEM, "out of memory");
     return s;
 }
 
@@ -139,7 +150,7 @@ static int remote_call(void *ud, const char *stage, const struct dream_local_inp
         out[i] = NULL;
         ts[i].index = i;
         ts[i].body = request_body(r, in[i].system ? in[i].system : dflt, in[i].user, o->max_tokens);
-        if (!ts[i].body) first_err = dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (!ts[i].body) first_err = dream_error_wrap(dream_error_code(), "stage '%s', input %zu", stage, i);
     }
     size_t left = first_err ? 0 : n;
     size_t next = 0; /* calls before next have started at least once */

@@ -24,3 +24,12 @@ int utf8_seq_len(const unsigned char *s, size_t n)
     }
     return len;
 }
+
+size_t utf8_prefix(const char *s, size_t len, size_t cap)
+{
+    if (len <= cap) return len;
+    size_t n = cap;
+    /* s[n] is the first byte left out: while it continues a sequence, the cut is inside one */
+    for (int back = 0; n > 0 && back < 3 && ((unsigned char)s[n] & 0xC0) == 0x80; back++) n--;
+    return n;
+}

@@ -10,4 +10,9 @@
  * are a valid start that n cuts short. n must be at least 1. */
 int utf8_seq_len(const unsigned char *s, size_t n);
 
+/* The length of the longest prefix of s[0..len) that is at most cap bytes and does not end
+ * inside a UTF-8 sequence: prompts show long texts cut at a byte budget, and a cut through a
+ * character would make the prompt invalid UTF-8 (a JSON request refuses it). */
+size_t utf8_prefix(const char *s, size_t len, size_t cap);
+
 #endif
