@@ -1,7 +1,9 @@
 /*
  * test_tools.c — dream-make-model and dream-make-adapter: determinism, models that llama.cpp loads
  * and decodes with the expected shape, vocabulary and chat template, adapters that change logits
- * exactly when they should, and clear errors.
+ * exactly when they should, and clear errors. And the training tools: trained weights
+ * (PREFIX.json + PREFIX.bin.N) written into GGUFs value for value, weights that do not fit
+ * refused by name, and dream-dataset's tokens (the rendered prompt, the answer that decodes back).
  *
  * Needs the `tiny_models` fixture (DREAM_TEST_BUILD/models/tiny-*.gguf) and LLAMA_SRC.
  */
@@ -19,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "dream/model.h"
 #include "llama.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -441,7 +444,7 @@ static void test_make_model_errors_are_clear(void **state)
     snprintf(cmd, sizeof cmd, "%s --arch gemma4 --llama-src /nonexistent-llama -o %s", mm, out);
     tt_expect_error(cmd, "/nonexistent-llama/models/ggml-vocab-gemma-4.gguf", "--llama-src");
     snprintf(cmd, sizeof cmd, "%s --arch llama9 -o %s", mm, out);
-    tt_expect_error(cmd, "unknown --arch 'llama9'", "gemma4 or qwen3");
+    tt_expect_error(cmd, "unknown --arch 'llama9'", "gemma4, qwen3 or llama");
     snprintf(cmd, sizeof cmd, "%s --arch qwen3 --type q3_k -o %s", mm, out);
     tt_expect_error(cmd, "unknown --type 'q3_k'", "q4_k");
     snprintf(cmd, sizeof cmd, "%s --arch qwen3 --preset huge -o %s", mm, out);
@@ -499,6 +502,381 @@ static void test_make_adapter_errors_are_clear(void **state)
     unlink(junk);
 }
 
+/* ---- the llama graph, trained weights and the dataset tool ---- */
+
+/* A small llama shape every test below uses (1 layer; the Phi-3 vocabulary is most of it). */
+#define TT_LLAMA_SHAPE "--layers 1 --embd 64 --heads 2 --kv-heads 1 --head-dim 32 --ff 96"
+#define TT_E 64
+#define TT_F 96
+#define TT_HD 32
+#define TT_V 32064
+
+/* tmp-tools/llama.gguf: the random llama model of that shape (made once). */
+static const char *tt_llama_model(void)
+{
+    const char *p = tt_path("tmp-tools/llama.gguf");
+    if (!file_exists(p)) tt_make_model(p, "--arch llama " TT_LLAMA_SHAPE " --type q8_0 --seed 9");
+    return p;
+}
+
+static void test_tiny_llama_loads_with_phi3_vocab_and_template(void **state)
+{
+    (void)state;
+    struct llama_model *m = tt_load(tt_llama_model());
+    assert_non_null(m);
+    tt_check_model(m, "llama", 1, TT_E, TT_V, "microsoft-Phi-3.5-mini-instruct.jinja");
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    /* <|end|> closes every turn and is where the greedy decode stops. */
+    llama_token t[8];
+    assert_int_equal(llama_tokenize(v, "<|end|>", 7, t, 8, false, true), 1);
+    assert_true(llama_vocab_is_eog(v, t[0]));
+    assert_true(llama_vocab_is_control(v, t[0]));
+    /* No "phi3" in the name: llama.cpp would then RSTRIP every special token. */
+    char name[128];
+    assert_true(llama_model_meta_val_str(m, "general.name", name, sizeof name) > 0);
+    assert_null(strstr(name, "phi"));
+    llama_model_free(m);
+}
+
+/* The value of element i of tensor k: a multiple of 1/1024 below 1, so exact in f16. */
+static float tt_value(int k, int64_t i)
+{
+    return (float)((int)((k * 131 + i * 7) % 2001) - 1000) / 1024.0f;
+}
+
+struct tt_wt {
+    char name[64];
+    int nd;
+    int64_t shape[2]; /* row-major */
+    bool f32;
+};
+
+/* The llama tensors of TT_LLAMA_SHAPE in train.py's order and row-major shapes. */
+static int tt_llama_tensors(struct tt_wt *t, bool untied)
+{
+    int n = 0;
+#define TT_ADD(nm, a, b) (snprintf(t[n].name, sizeof t[n].name, "%s", nm), t[n].nd = (b) ? 2 : 1, t[n].shape[0] = (a), t[n].shape[1] = (b), t[n].f32 = false, n++)
+    TT_ADD("token_embd.weight", TT_V, TT_E);
+    TT_ADD("output_norm.weight", TT_E, 0);
+    if (untied) TT_ADD("output.weight", TT_V, TT_E);
+    TT_ADD("blk.0.attn_norm.weight", TT_E, 0);
+    TT_ADD("blk.0.attn_q.weight", 2 * TT_HD, TT_E);
+    TT_ADD("blk.0.attn_k.weight", TT_HD, TT_E);
+    TT_ADD("blk.0.attn_v.weight", TT_HD, TT_E);
+    TT_ADD("blk.0.attn_output.weight", TT_E, 2 * TT_HD);
+    TT_ADD("blk.0.ffn_norm.weight", TT_E, 0);
+    TT_ADD("blk.0.ffn_gate.weight", TT_F, TT_E);
+    TT_ADD("blk.0.ffn_up.weight", TT_F, TT_E);
+    TT_ADD("blk.0.ffn_down.weight", TT_E, TT_F);
+#undef TT_ADD
+    return n;
+}
+
+static int64_t tt_nel(const struct tt_wt *t)
+{
+    return t->shape[0] * (t->nd == 2 ? t->shape[1] : 1);
+}
+
+/* Writes PREFIX.json + PREFIX.bin.N (parts of part_bytes) as train.py does, tensor k filled with
+ * tt_value(k, i). drop_last_part leaves the last part out (total_bytes then disagrees). */
+static void tt_write_weights(const char *prefix, const char *kind, const char *config, const struct tt_wt *t, int n,
+                             size_t part_bytes, bool drop_last_part)
+{
+    struct dbuf data = {0}, idx = {0};
+    assert_int_equal(dbuf_printf(&idx, "{\"format\": \"dream-weights\", \"version\": 1, \"kind\": \"%s\", \"config\": %s, "
+                                       "\"tensors\": {",
+                                 kind, config),
+                     0);
+    for (int k = 0; k < n; k++) {
+        while (data.len % 64) assert_int_equal(dbuf_putc(&data, 0), 0);
+        if (t[k].nd == 2)
+            assert_int_equal(dbuf_printf(&idx, "%s\"%s\": {\"shape\": [%lld, %lld], \"dtype\": \"%s\", \"offset\": %zu}",
+                                         k ? ", " : "", t[k].name, (long long)t[k].shape[0], (long long)t[k].shape[1],
+                                         t[k].f32 ? "f32" : "f16", data.len),
+                             0);
+        else
+            assert_int_equal(dbuf_printf(&idx, "%s\"%s\": {\"shape\": [%lld], \"dtype\": \"%s\", \"offset\": %zu}",
+                                         k ? ", " : "", t[k].name, (long long)t[k].shape[0], t[k].f32 ? "f32" : "f16",
+                                         data.len),
+                             0);
+        for (int64_t i = 0; i < tt_nel(&t[k]); i++) {
+            float v = tt_value(k, i);
+            if (t[k].f32) {
+                assert_int_equal(dbuf_append(&data, &v, 4), 0);
+            } else {
+                ggml_fp16_t h = ggml_fp32_to_fp16(v);
+                assert_int_equal(dbuf_append(&data, &h, 2), 0);
+            }
+        }
+    }
+    assert_int_equal(dbuf_printf(&idx, "}, \"total_bytes\": %zu}", data.len), 0);
+    char path[1024];
+    snprintf(path, sizeof path, "%s.json", prefix);
+    assert_int_equal(file_write_atomic(path, idx.data, idx.len), 0);
+    size_t parts = (data.len + part_bytes - 1) / part_bytes;
+    for (size_t p = 0; p < parts; p++) {
+        snprintf(path, sizeof path, "%s.bin.%zu", prefix, p);
+        if (drop_last_part && p == parts - 1) {
+            unlink(path);
+            continue;
+        }
+        size_t len = data.len - p * part_bytes < part_bytes ? data.len - p * part_bytes : part_bytes;
+        assert_int_equal(file_write_atomic(path, data.data + p * part_bytes, len), 0);
+    }
+    dbuf_free(&data);
+    dbuf_free(&idx);
+}
+
+static const char *TT_LLAMA_CONFIG =
+    "{\"arch\": \"llama\", \"n_vocab\": 32064, \"n_embd\": 64, \"n_layer\": 1, \"n_head\": 2, \"n_head_kv\": 1, "
+    "\"head_dim\": 32, \"n_ff\": 96, \"n_ctx\": 4096, \"rope_base\": 10000.0, \"rms_eps\": 1e-05}";
+
+/* Asserts that every tensor of the GGUF at path holds exactly tt_value(k, i) for t[k]. */
+static void tt_check_gguf_values(const char *path, const struct tt_wt *t, int n)
+{
+    struct ggml_context *gctx = NULL;
+    struct gguf_init_params ip = {.no_alloc = false, .ctx = &gctx};
+    struct gguf_context *g = gguf_init_from_file(path, ip);
+    assert_non_null(g);
+    assert_int_equal(gguf_get_n_tensors(g), n);
+    for (int k = 0; k < n; k++) {
+        struct ggml_tensor *x = ggml_get_tensor(gctx, t[k].name);
+        assert_non_null(x);
+        assert_int_equal(ggml_nelements(x), tt_nel(&t[k]));
+        assert_int_equal(x->ne[0], t[k].nd == 2 ? t[k].shape[1] : t[k].shape[0]); /* ne = shape reversed */
+        for (int64_t i = 0; i < tt_nel(&t[k]); i++) {
+            float got = x->type == GGML_TYPE_F16 ? ggml_fp16_to_fp32(((const ggml_fp16_t *)x->data)[i])
+                                                 : ((const float *)x->data)[i];
+            if (got != tt_value(k, i)) fail_msg("%s[%lld] is %g, expected %g", t[k].name, (long long)i, got, tt_value(k, i));
+        }
+    }
+    gguf_free(g);
+    ggml_free(gctx);
+}
+
+static void test_make_model_writes_trained_weights_exactly(void **state)
+{
+    (void)state;
+    struct tt_wt t[16];
+    const char *prefix = tt_path("tmp-tools/trained");
+    const char *out = tt_path("tmp-tools/trained.gguf");
+    for (int untied = 0; untied < 2; untied++) {
+        int n = tt_llama_tensors(t, untied);
+        /* Parts of 1 MB: the 4 MB embedding spans several, as train.py's 15 MiB parts do. */
+        tt_write_weights(prefix, "model", TT_LLAMA_CONFIG, t, n, 1000000, false);
+        char args[1024];
+        snprintf(args, sizeof args, "--arch llama --weights %s --type f16", prefix);
+        tt_make_model(out, args);
+        tt_check_gguf_values(out, t, n);
+        struct llama_model *m = tt_load(out);
+        assert_non_null(m);
+        assert_int_equal(llama_model_n_layer(m), 1);
+        assert_int_equal(llama_model_n_embd(m), TT_E);
+        llama_model_free(m);
+        snprintf(args, sizeof args, "--arch llama --weights %s --type q8_0", prefix);
+        tt_make_model(out, args);
+        tt_load_and_decode(out);
+    }
+    unlink(out);
+}
+
+static void test_make_model_refuses_weights_that_do_not_fit(void **state)
+{
+    (void)state;
+    struct tt_wt t[16];
+    char cmd[2048];
+    const char *prefix = tt_path("tmp-tools/bad");
+    const char *out = tt_path("tmp-tools/bad.gguf");
+    const char *mm = tt_path("bin/dream-make-model");
+    snprintf(cmd, sizeof cmd, "%s --llama-src '%s' --arch llama --weights %s -o %s", mm, tt_llama_src(), prefix, out);
+
+    int n = tt_llama_tensors(t, false);
+    t[n - 2] = t[n - 1]; /* blk.0.ffn_up.weight is missing */
+    tt_write_weights(prefix, "model", TT_LLAMA_CONFIG, t, n - 1, 1 << 20, false);
+    tt_expect_error(cmd, "has no tensor blk.0.ffn_up.weight", "[96, 64]");
+
+    n = tt_llama_tensors(t, false);
+    t[3].shape[0] = 48; /* attn_q with 48 rows */
+    tt_write_weights(prefix, "model", TT_LLAMA_CONFIG, t, n, 1 << 20, false);
+    tt_expect_error(cmd, "blk.0.attn_q.weight has shape [48, 64] but the model needs [64, 64]", NULL);
+
+    n = tt_llama_tensors(t, false);
+    snprintf(t[n].name, sizeof t[n].name, "blk.0.attn_qq.weight");
+    t[n].nd = 1, t[n].shape[0] = 4, t[n].f32 = false;
+    tt_write_weights(prefix, "model", TT_LLAMA_CONFIG, t, n + 1, 1 << 20, false);
+    tt_expect_error(cmd, "blk.0.attn_qq.weight that this model does not have", NULL);
+
+    n = tt_llama_tensors(t, false);
+    tt_write_weights(prefix, "model", TT_LLAMA_CONFIG, t, n, 1 << 20, true);
+    tt_expect_error(cmd, "total_bytes", "missing");
+
+    tt_write_weights(prefix, "lora", "{\"rank\": 4, \"alpha\": 8}", t, 1, 1 << 20, false);
+    tt_expect_error(cmd, "not a model", "dream-make-adapter");
+
+    char cmd2[2100];
+    snprintf(cmd2, sizeof cmd2, "%s --layers 2", cmd);
+    tt_expect_error(cmd2, "gives the shape itself", NULL);
+    snprintf(cmd2, sizeof cmd2, "%s --llama-src '%s' --arch qwen3 --weights %s -o %s", mm, tt_llama_src(), prefix, out);
+    tt_expect_error(cmd2, "--weights is for --arch llama", NULL);
+    snprintf(cmd2, sizeof cmd2, "%s --arch llama --weights %s/nothing-here -o %s", mm, tt_path("tmp-tools"), out);
+    tt_expect_error(cmd2, "nothing-here.json", NULL);
+    assert_false(file_exists(out));
+}
+
+static void test_make_adapter_writes_trained_lora_exactly(void **state)
+{
+    (void)state;
+    const char *model = tt_llama_model();
+    const char *prefix = tt_path("tmp-tools/trained-lora");
+    const char *out = tt_path("tmp-tools/trained-lora.gguf");
+    struct tt_wt t[4] = {
+        {"blk.0.attn_q.weight.lora_a", 2, {4, TT_E}, true},
+        {"blk.0.attn_q.weight.lora_b", 2, {2 * TT_HD, 4}, true},
+        {"blk.0.ffn_down.weight.lora_a", 2, {4, TT_F}, true},
+        {"blk.0.ffn_down.weight.lora_b", 2, {TT_E, 4}, true},
+    };
+    tt_write_weights(prefix, "lora", "{\"rank\": 4, \"alpha\": 8.0, \"stage\": \"route\"}", t, 4, 1 << 20, false);
+    char args[1024];
+    snprintf(args, sizeof args, "--weights %s", prefix);
+    tt_make_adapter(model, out, args);
+    tt_check_gguf_values(out, t, 4);
+    struct llama_model *m = tt_load(model);
+    assert_non_null(m);
+    struct llama_adapter_lora *ad = llama_adapter_lora_init(m, out);
+    assert_non_null(ad);
+    llama_adapter_lora_free(ad);
+    llama_model_free(m);
+
+    char cmd[2048];
+    t[1].shape[1] = 3; /* B of rank 3 against A of rank 4 */
+    tt_write_weights(prefix, "lora", "{\"rank\": 4, \"alpha\": 8.0}", t, 4, 1 << 20, false);
+    snprintf(cmd, sizeof cmd, "%s --model %s --weights %s -o %s", tt_path("bin/dream-make-adapter"), model, prefix, out);
+    tt_expect_error(cmd, "blk.0.attn_q.weight.lora_b has shape [64, 3] but the model needs [64, 4]", NULL);
+    snprintf(cmd, sizeof cmd, "%s --model %s --weights %s --rank 8 -o %s", tt_path("bin/dream-make-adapter"), model, prefix,
+             out);
+    tt_expect_error(cmd, "gives the rank, alpha and matrices itself", NULL);
+    unlink(out);
+}
+
+/* A little-endian u32 of a byte buffer. */
+static uint32_t tt_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The Phi-3.5 template's rendering of [system?, user] with the generation prompt. */
+static void tt_render_phi3(struct dbuf *b, const char *system, const char *user)
+{
+    dbuf_reset(b);
+    if (system) assert_int_equal(dbuf_printf(b, "<|system|>\n%s<|end|>\n", system), 0);
+    assert_int_equal(dbuf_printf(b, "<|user|>\n%s<|end|>\n<|assistant|>\n", user), 0);
+}
+
+static void test_dataset_prompt_is_the_rendered_template_and_answer_round_trips(void **state)
+{
+    (void)state;
+    const char *model = tt_llama_model();
+    const char *recs = tt_path("tmp-tools/records.jsonl");
+    const char *out = tt_path("tmp-tools/ds.bin");
+    char longuser[3000];
+    memset(longuser, 'a', sizeof longuser - 1);
+    for (size_t i = 5; i < sizeof longuser - 1; i += 6) longuser[i] = ' ';
+    longuser[sizeof longuser - 1] = '\0';
+    struct dbuf r = {0};
+    /* kept: route (system null: the stage's default), entity (its own system), chunk (no default
+     * system), synthesis (an answer that starts with a space); skipped: another stage, too long. */
+    assert_int_equal(dbuf_printf(&r,
+                                 "{\"stage\": \"route\", \"kind\": \"k\", \"system\": null, \"user\": \"Is it about X?\", \"answer\": \"yes\"}\n"
+                                 "{\"stage\": \"elsewhere\", \"kind\": \"k\", \"system\": null, \"user\": \"u\", \"answer\": \"a\"}\n"
+                                 "\n"
+                                 "{\"stage\": \"entity\", \"kind\": \"k\", \"system\": \"Own system.\", \"user\": \"Name them.\", \"answer\": \"Brooks B17 saddle\\nCommute bike\"}\n"
+                                 "{\"stage\": \"chunk\", \"kind\": \"k\", \"system\": null, \"user\": \"%s\", \"answer\": \"x\"}\n"
+                                 "{\"stage\": \"chunk\", \"kind\": \"k\", \"user\": \"hello\", \"answer\": \"3 ducks\"}\n"
+                                 "{\"stage\": \"synthesis\", \"kind\": \"k\", \"system\": \"S.\", \"user\": \"Write.\", \"answer\": \"  two spaces,\\n\\nthen text.\"}\n",
+                                 longuser),
+                     0);
+    assert_int_equal(file_write_atomic(recs, r.data, r.len), 0);
+    char *log = NULL;
+    int rc = tt_run(&log, "%s --model %s --max-tokens 200 -o %s %s", tt_path("bin/dream-dataset"), model, out, recs);
+    if (rc) fprintf(stderr, "%s\n", log);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(log, "not in --stages: elsewhere (1 records, skipped)"));
+    free(log);
+
+    struct {
+        const char *stage, *system, *user, *answer;
+        uint32_t source;
+    } want[] = {
+        {"route", dream_stage_default_system("route"), "Is it about X?", "yes", 0},
+        {"entity", "Own system.", "Name them.", "Brooks B17 saddle\nCommute bike", 2},
+        {"chunk", NULL, "hello", "3 ducks", 4},
+        {"synthesis", "S.", "Write.", "  two spaces,\n\nthen text.", 5},
+    };
+    static const char *stages[] = {"chunk", "entity", "route", "section", "synthesis", "editor"};
+    char *bin = NULL;
+    size_t len = 0;
+    assert_int_equal(file_read_all(out, 0, &bin, &len), 0);
+    const unsigned char *u = (const unsigned char *)bin;
+    assert_memory_equal(u, "DMDS", 4);
+    assert_int_equal(tt_u32(u + 4), 2);
+    assert_int_equal(tt_u32(u + 8), 4);
+    assert_int_equal(tt_u32(u + 12), TT_V);
+    assert_int_equal(tt_u32(u + 16), 6);
+    assert_int_equal(tt_u32(u + 20), 2); /* u16 tokens */
+    for (int i = 0; i < 6; i++) assert_string_equal(bin + 32 + 64 * i, stages[i]);
+    const unsigned char *rec = u + 32 + 64 * 6, *tok = rec + 16 * 4;
+    assert_int_equal(len, (size_t)(tok - u) + 2 * (size_t)tt_u32(u + 24));
+
+    struct llama_model *m = tt_load(model);
+    assert_non_null(m);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    llama_token end_tok;
+    assert_int_equal(llama_tokenize(v, "<|end|>", 7, &end_tok, 1, false, true), 1);
+    struct dbuf text = {0};
+    for (int k = 0; k < 4; k++, rec += 16) {
+        uint32_t n_prompt = tt_u32(rec), n_answer = tt_u32(rec + 4);
+        assert_string_equal(stages[tt_u32(rec + 8)], want[k].stage);
+        assert_int_equal(tt_u32(rec + 12), want[k].source);
+        /* The prompt: llama.cpp's own tokenization of the template's rendering (no BOS: the
+         * Phi-3.5 template writes none). */
+        tt_render_phi3(&text, want[k].system, want[k].user);
+        llama_token expect[512];
+        int ne = llama_tokenize(v, text.data, (int32_t)text.len, expect, 512, false, true);
+        assert_int_equal(n_prompt, ne);
+        for (int i = 0; i < ne; i++) assert_int_equal(tok[2 * i] | tok[2 * i + 1] << 8, expect[i]);
+        tok += 2 * n_prompt;
+        /* The answer decodes back to exactly its text and ends with <|end|>. */
+        dbuf_reset(&text);
+        for (uint32_t i = 0; i + 1 < n_answer; i++) {
+            char piece[64];
+            int pn = llama_token_to_piece(v, tok[2 * i] | tok[2 * i + 1] << 8, piece, sizeof piece, 0, false);
+            assert_true(pn >= 0);
+            assert_int_equal(dbuf_append(&text, piece, (size_t)pn), 0);
+        }
+        assert_string_equal(text.data ? text.data : "", want[k].answer);
+        assert_int_equal(tok[2 * (n_answer - 1)] | tok[2 * (n_answer - 1) + 1] << 8, end_tok);
+        tok += 2 * n_answer;
+    }
+    dbuf_free(&text);
+    dbuf_free(&r);
+    free(bin);
+    llama_model_free(m);
+
+    char *js = NULL;
+    assert_int_equal(file_read_all(tt_path("tmp-tools/ds.json"), 0, &js, NULL), 0);
+    assert_non_null(strstr(js, "\"pieces_hex\""));
+    assert_non_null(strstr(js, "\"skipped_long\":1"));
+    free(js);
+
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --model %s --end-token hello -o %s %s", tt_path("bin/dream-dataset"), model, out, recs);
+    tt_expect_error(cmd, "--end-token 'hello' is not one end-of-generation token", NULL);
+    assert_int_equal(file_write_atomic(recs, "{\"stage\": \"route\", \"user\": 3}\n", 31), 0);
+    snprintf(cmd, sizeof cmd, "%s --model %s -o %s %s", tt_path("bin/dream-dataset"), model, out, recs);
+    tt_expect_error(cmd, "records.jsonl:1", "\"user\" is not a string");
+    unlink(recs);
+}
+
 int main(void)
 {
     if (file_mkdirs(tt_path("tmp-tools"), 0755) != 0) {
@@ -517,6 +895,11 @@ int main(void)
         cmocka_unit_test(test_f16_q8_0_q4_k_models_load_and_decode),
         cmocka_unit_test(test_make_model_errors_are_clear),
         cmocka_unit_test(test_make_adapter_errors_are_clear),
+        cmocka_unit_test(test_tiny_llama_loads_with_phi3_vocab_and_template),
+        cmocka_unit_test(test_make_model_writes_trained_weights_exactly),
+        cmocka_unit_test(test_make_model_refuses_weights_that_do_not_fit),
+        cmocka_unit_test(test_make_adapter_writes_trained_lora_exactly),
+        cmocka_unit_test(test_dataset_prompt_is_the_rendered_template_and_answer_round_trips),
     };
     return cmocka_run_group_tests(tests, tt_setup, tt_teardown);
 }

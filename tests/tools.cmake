@@ -1,4 +1,4 @@
-# Tests of tools/: dream-make-model and dream-make-adapter.
+# Tests of tools/: dream-make-model, dream-make-adapter and dream-dataset.
 
 # Fixture: the tiny models every model-using test relies on. Other modules require it with
 # FIXTURES tiny_models and read ${CMAKE_BINARY_DIR}/models/tiny-{gemma4,qwen3}.gguf and
@@ -9,6 +9,7 @@ add_test(NAME tiny_models
 set_tests_properties(tiny_models PROPERTIES FIXTURES_SETUP tiny_models TIMEOUT 300
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 
-dream_add_test(NAME test_tools SOURCES test_tools.c LIBS dream_util dream::llama FIXTURES tiny_models
+# dream_seam: the stages' default system turns, which dream-dataset must use as the seam does.
+dream_add_test(NAME test_tools SOURCES test_tools.c LIBS dream_seam dream_util dream::llama FIXTURES tiny_models
   TIMEOUT 300)
-add_dependencies(test_tools dream-make-model dream-make-adapter)
+add_dependencies(test_tools dream-make-model dream-make-adapter dream-dataset)

@@ -20,8 +20,9 @@
 /* Below this many elements a batch is not worth spreading over threads. */
 #define GW_THREAD_MIN_ELEMS (256 * 1024)
 
-int gw_list_add(struct gw_list *l, enum ggml_type type, int n_dims, const int64_t ne[4], enum gw_fill fill,
-                float value, const char *name_fmt, ...)
+/* The body of gw_list_add and gw_list_add_data: appends one description, name from fmt/ap. */
+static int gw_list_addv(struct gw_list *l, enum ggml_type type, int n_dims, const int64_t ne[4], enum gw_fill fill,
+                        float value, const char *name_fmt, va_list ap)
 {
     if (n_dims < 1 || n_dims > 4) return dream_error_set(DREAM_EINVAL, "tensor with %d dimensions", n_dims);
     if (l->len == l->cap) {
@@ -33,10 +34,7 @@ int gw_list_add(struct gw_list *l, enum ggml_type type, int n_dims, const int64_
     }
     struct gw_tensor *t = &l->items[l->len];
     memset(t, 0, sizeof *t);
-    va_list ap;
-    va_start(ap, name_fmt);
     int n = vsnprintf(t->name, sizeof t->name, name_fmt, ap);
-    va_end(ap);
     if (n < 0 || (size_t)n >= sizeof t->name)
         return dream_error_set(DREAM_EINVAL, "tensor name '%s...' is longer than %d characters", t->name,
                                GGML_MAX_NAME - 1);
@@ -51,6 +49,32 @@ int gw_list_add(struct gw_list *l, enum ggml_type type, int n_dims, const int64_
     t->fill = fill;
     t->value = value;
     l->len++;
+    return 0;
+}
+
+int gw_list_add(struct gw_list *l, enum ggml_type type, int n_dims, const int64_t ne[4], enum gw_fill fill,
+                float value, const char *name_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, name_fmt);
+    int rc = gw_list_addv(l, type, n_dims, ne, fill, value, name_fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int gw_list_add_data(struct gw_list *l, enum ggml_type type, int n_dims, const int64_t ne[4], const void *data,
+                     enum ggml_type data_type, const char *name_fmt, ...)
+{
+    if (data_type != GGML_TYPE_F32 && data_type != GGML_TYPE_F16)
+        return dream_error_set(DREAM_EINVAL, "tensor data of type %s; only f32 and f16 values can be written",
+                               ggml_type_name(data_type));
+    va_list ap;
+    va_start(ap, name_fmt);
+    int rc = gw_list_addv(l, type, n_dims, ne, GW_FILL_DATA, 0.0f, name_fmt, ap);
+    va_end(ap);
+    if (rc) return rc;
+    l->items[l->len - 1].data = data;
+    l->items[l->len - 1].data_type = data_type;
     return 0;
 }
 
@@ -130,10 +154,18 @@ static uint64_t gw_name_hash(const char *s)
     return h;
 }
 
-/* Fills one row: a splitmix64 stream seeded from (seed, name, row), mapped to uniform [-a, a]. */
+/* Fills one row: a splitmix64 stream seeded from (seed, name, row), mapped to uniform [-a, a];
+ * or the constant; or row `row` of the caller's data, widened to F32. */
 static void gw_fill_row(const struct gw_tensor *t, uint64_t seed, uint64_t name_hash, int64_t row, float *out)
 {
     int64_t n = t->ne[0];
+    if (t->fill == GW_FILL_DATA) {
+        if (t->data_type == GGML_TYPE_F16)
+            ggml_fp16_to_fp32_row((const ggml_fp16_t *)t->data + row * n, out, n);
+        else
+            memcpy(out, (const float *)t->data + row * n, (size_t)n * sizeof *out);
+        return;
+    }
     if (t->fill == GW_FILL_CONST) {
         for (int64_t i = 0; i < n; i++) out[i] = t->value;
         return;

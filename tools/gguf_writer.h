@@ -4,7 +4,8 @@
  * The model and adapter makers describe each tensor (name, type, shape, how to fill it) and hand
  * the list with a metadata context to gw_write(). The data of each tensor is produced in row
  * batches (deterministic pseudo-random values from the seed, the tensor's name and the row index,
- * or a constant), converted to the tensor's type with ggml_quantize_chunk, and streamed to a
+ * a constant, or the caller's own F32/F16 values: trained weights), converted to the tensor's
+ * type with ggml_quantize_chunk, and streamed to a
  * temporary file next to the output, which is renamed into place only when complete. So a file
  * of several GiB needs a few MiB of memory, and the same inputs give byte-identical files whatever
  * the thread count.
@@ -21,6 +22,7 @@
 enum gw_fill {
     GW_FILL_RANDOM, /* uniform in [-a, a] with standard deviation `value` (a = value * sqrt(3)) */
     GW_FILL_CONST,  /* every element = value */
+    GW_FILL_DATA,   /* the caller's values (gw_tensor.data), converted to the tensor's type */
 };
 
 struct gw_tensor {
@@ -30,6 +32,9 @@ struct gw_tensor {
     int64_t ne[4]; /* ggml order: ne[0] is the row length */
     enum gw_fill fill;
     float value;
+    const void *data;          /* GW_FILL_DATA: row-major rows of ne[0] values; not owned, and
+                                  must stay valid until gw_write returns */
+    enum ggml_type data_type;  /* GW_FILL_DATA: GGML_TYPE_F32 or GGML_TYPE_F16 */
 };
 
 /* A growable list of tensor descriptions. A zeroed struct is an empty list. */
@@ -43,6 +48,12 @@ struct gw_list {
  * DREAM_EINVAL when the formatted name does not fit GGML_MAX_NAME or a dimension is < 1. */
 int gw_list_add(struct gw_list *l, enum ggml_type type, int n_dims, const int64_t ne[4], enum gw_fill fill,
                 float value, const char *name_fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* Appends a tensor whose values are data (data_type F32 or F16, row-major, gw_tensor_nelements
+ * values; borrowed until gw_write returns). Errors as gw_list_add, and DREAM_EINVAL for another
+ * data_type. */
+int gw_list_add_data(struct gw_list *l, enum ggml_type type, int n_dims, const int64_t ne[4], const void *data,
+                     enum ggml_type data_type, const char *name_fmt, ...) __attribute__((format(printf, 7, 8)));
 
 void gw_list_free(struct gw_list *l);
 

@@ -7,8 +7,13 @@
  * adapter.type = "lora", adapter.lora.alpha; for each adapted weight W [n_in, n_out] (ggml order)
  * two tensors W.lora_a [n_in, rank] and W.lora_b [rank, n_out]. The effect on W·x is
  * (alpha / rank) * scale * B·(A·x).
+ *
+ * With --weights PREFIX the matrices are trained ones (train/train.py --lora writes PREFIX.json
+ * kind "lora" + PREFIX.bin[.N]: W.lora_a of row-major shape [rank, n_in] and W.lora_b of
+ * [n_out, rank], config.rank and config.alpha), checked against the model's weights.
  */
 #include "gguf_writer.h"
+#include "weights.h"
 
 #include "dream/error.h"
 #include "util/file.h"
@@ -32,15 +37,20 @@ struct ma_opts {
     float scale_init;
     uint64_t seed;
     enum ggml_type type;
+    const char *weights; /* trained LoRA weights PREFIX, or NULL (random / zero) */
+    bool random_opts;    /* an option of the random adapter was given */
 };
 
 static void ma_usage(FILE *f)
 {
     fprintf(f,
             "usage: dream-make-adapter --model MODEL.gguf -o OUT.gguf [options]\n"
+            "       dream-make-adapter --model MODEL.gguf --weights PREFIX -o OUT.gguf [--type T]\n"
             "\n"
             "Writes a LoRA adapter GGUF for MODEL (its general.architecture and weight shapes),\n"
             "deterministic from the seed. Adapted weight W gains (alpha/rank) * scale * B*A.\n"
+            "With --weights, the trained adapter of PREFIX.json + PREFIX.bin[.N] (train/train.py\n"
+            "--lora): its rank, alpha and matrices; every W.lora_a/W.lora_b pair must fit MODEL.\n"
             "\n"
             "  --model PATH      the base model GGUF (required)\n"
             "  -o, --output PATH the adapter GGUF to write (required)\n"
@@ -56,10 +66,12 @@ static void ma_usage(FILE *f)
             "                    (default 0.5); A has standard deviation 1/sqrt(n_in)\n"
             "  --seed N          random seed (default 1)\n"
             "  --type f32|f16    tensor type (default f32)\n"
+            "  --weights PREFIX  trained matrices instead of random ones (not with --rank, --alpha,\n"
+            "                    --targets, --init, --scale-init or --seed: the file says them)\n"
             "  -h, --help        this help\n");
 }
 
-enum { OPT_MODEL = 256, OPT_RANK, OPT_ALPHA, OPT_TARGETS, OPT_INIT, OPT_SCALE_INIT, OPT_SEED, OPT_TYPE };
+enum { OPT_MODEL = 256, OPT_RANK, OPT_ALPHA, OPT_TARGETS, OPT_INIT, OPT_SCALE_INIT, OPT_SEED, OPT_TYPE, OPT_WEIGHTS };
 
 /* Parses a finite float option value; reports the option and value on error. */
 static int ma_parse_float(const char *opt, const char *s, float *out)
@@ -85,6 +97,7 @@ static int ma_parse_args(int argc, char **argv, struct ma_opts *o)
         {"scale-init", required_argument, 0, OPT_SCALE_INIT},
         {"seed", required_argument, 0, OPT_SEED},
         {"type", required_argument, 0, OPT_TYPE},
+        {"weights", required_argument, 0, OPT_WEIGHTS},
         {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -102,10 +115,13 @@ static int ma_parse_args(int argc, char **argv, struct ma_opts *o)
     while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         int rc = 0;
         char *end = NULL;
+        if (c == OPT_RANK || c == OPT_ALPHA || c == OPT_TARGETS || c == OPT_INIT || c == OPT_SCALE_INIT || c == OPT_SEED)
+            o->random_opts = true;
         switch (c) {
         case 'h': ma_usage(stdout); return 1;
         case 'o': o->out = optarg; break;
         case OPT_MODEL: o->model = optarg; break;
+        case OPT_WEIGHTS: o->weights = optarg; break;
         case OPT_TARGETS: o->targets = optarg; break;
         case OPT_RANK:
             errno = 0;
@@ -134,6 +150,11 @@ static int ma_parse_args(int argc, char **argv, struct ma_opts *o)
     if (optind < argc) return dream_error_set(DREAM_EINVAL, "unexpected argument '%s'; see --help", argv[optind]);
     if (!o->model) return dream_error_set(DREAM_EINVAL, "--model PATH is required (the base model GGUF)");
     if (!o->out) return dream_error_set(DREAM_EINVAL, "-o PATH is required (the adapter GGUF to write)");
+    if (o->weights && o->random_opts)
+        return dream_error_set(DREAM_EINVAL,
+                               "--weights %s gives the rank, alpha and matrices itself; drop --rank, --alpha, "
+                               "--targets, --init, --scale-init and --seed",
+                               o->weights);
     return 0;
 }
 
@@ -198,6 +219,36 @@ static int ma_add_tensors(struct gw_list *l, const struct gguf_context *model, c
     return 0;
 }
 
+/* Adds the trained pair W.lora_a / W.lora_b of every 2-D weight W of the model that w holds, in
+ * the model's tensor order, each checked against W's shape and the rank. */
+static int ma_add_trained(struct gw_list *l, const struct gguf_context *model, struct dw_weights *w,
+                          const struct ma_opts *o, long rank)
+{
+    for (int64_t i = 0; i < gguf_get_n_tensors(model); i++) {
+        const char *name = gguf_get_tensor_name(model, i);
+        const int64_t *ne = gguf_get_tensor_ne(model, i);
+        char a_name[GGML_MAX_NAME + 8], b_name[GGML_MAX_NAME + 8];
+        snprintf(a_name, sizeof a_name, "%s.lora_a", name);
+        snprintf(b_name, sizeof b_name, "%s.lora_b", name);
+        bool has_a = dw_find(w, a_name) != NULL, has_b = dw_find(w, b_name) != NULL;
+        if (!has_a && !has_b) continue;
+        if (ne[1] <= 1 || ne[2] != 1 || ne[3] != 1)
+            return dream_error_set(DREAM_EFORMAT, "%s.json adapts %s, which is not a 2-D weight of %s", o->weights, name,
+                                   o->model);
+        int64_t a_ne[4] = {ne[0], rank, 1, 1};
+        int64_t b_ne[4] = {rank, ne[1], 1, 1};
+        struct dw_tensor *a = NULL, *b = NULL;
+        int rc = dw_expect(w, a_name, 2, a_ne, &a);
+        if (!rc) rc = dw_expect(w, b_name, 2, b_ne, &b);
+        if (!rc) rc = gw_list_add_data(l, o->type, 2, a_ne, a->data, a->data_type, "%s", a_name);
+        if (!rc) rc = gw_list_add_data(l, o->type, 2, b_ne, b->data, b->data_type, "%s", b_name);
+        if (rc) return dream_error_wrap(rc, "model %s", o->model);
+    }
+    int rc = dw_check_all_used(w);
+    if (!rc && l->len == 0) rc = dream_error_set(DREAM_EFORMAT, "%s.json holds no LoRA tensors", o->weights);
+    return rc;
+}
+
 static int ma_run(const struct ma_opts *o)
 {
     if (!file_exists(o->model))
@@ -215,17 +266,34 @@ static int ma_run(const struct ma_opts *o)
 
     struct gguf_context *meta = gguf_init_empty();
     struct gw_list l = {0};
+    struct dw_weights w = {0};
     int rc = 0;
     if (!meta) {
         rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         goto out;
     }
     float alpha = isnan(o->alpha) ? (float)o->rank : o->alpha;
+    long rank = o->rank;
+    if (o->weights) {
+        rc = dw_load(o->weights, &w);
+        if (rc) {
+            dream_error_wrap(rc, "--weights %s", o->weights);
+            goto out;
+        }
+        double a = 0;
+        if (strcmp(w.kind, "lora") != 0)
+            rc = dream_error_set(DREAM_EINVAL, "%s.json holds a %s, not a LoRA adapter; give model weights to dream-make-model",
+                                 o->weights, w.kind);
+        if (!rc) rc = dw_config_int(&w, "rank", 1, 65536, &rank);
+        if (!rc) rc = dw_config_float(&w, "alpha", &a);
+        alpha = (float)a;
+        if (rc) goto out;
+    }
     gguf_set_val_str(meta, "general.architecture", arch);
     gguf_set_val_str(meta, "general.type", "adapter");
     gguf_set_val_str(meta, "adapter.type", "lora");
     gguf_set_val_f32(meta, "adapter.lora.alpha", alpha);
-    rc = ma_add_tensors(&l, model, o);
+    rc = o->weights ? ma_add_trained(&l, model, &w, o, rank) : ma_add_tensors(&l, model, o);
     uint64_t bytes = 0;
     /* A few threads at most: adapters are small. */
     if (!rc) rc = gw_write(o->out, meta, &l, o->seed, 2, &bytes);
@@ -233,11 +301,12 @@ static int ma_run(const struct ma_opts *o)
         int64_t params = gw_list_nelements(&l);
         printf("dream-make-adapter: arch=%s weights=%zu rank=%ld alpha=%g init=%s params=%" PRId64
                " type=%s bytes=%" PRIu64 " path=%s\n",
-               arch, l.len / 2, o->rank, (double)alpha, o->zero ? "zero" : "random", params,
+               arch, l.len / 2, rank, (double)alpha, o->weights ? "trained" : o->zero ? "zero" : "random", params,
                ggml_type_name(o->type), bytes, o->out);
     }
 out:
     gw_list_free(&l);
+    dw_free(&w);
     if (meta) gguf_free(meta);
     gguf_free(model);
     return rc;

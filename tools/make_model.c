@@ -1,15 +1,20 @@
 /*
- * make_model.c — dream-make-model: writes a random-weight GGUF of a real architecture (Gemma 4 or
- * Qwen3) with the real tokenizer and chat template from the pinned llama.cpp tree, so the engine,
- * scheduler, adapters and benchmarks can run on a genuine model graph without downloading weights.
+ * make_model.c — dream-make-model: writes a random-weight GGUF of a real architecture (Gemma 4,
+ * Qwen3, or Llama with the Phi-3 vocabulary) with the real tokenizer and chat template from the
+ * pinned llama.cpp tree, so the engine, scheduler, adapters and benchmarks can run on a genuine
+ * model graph without downloading weights. With --weights it writes trained weights instead
+ * (train/train.py's PREFIX.json + PREFIX.bin[.N]): that is how dream-mini becomes a GGUF.
  *
- * The output is a pure function of the arguments: the same arguments give a byte-identical file.
+ * The output is a pure function of the arguments (and the weights): the same arguments give a
+ * byte-identical file.
  */
 #include "gguf_writer.h"
+#include "weights.h"
 
 #include "dream/error.h"
 #include "util/file.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,6 +35,11 @@
 #define MM_GEMMA4_VOCAB "models/ggml-vocab-gemma-4.gguf"
 #define MM_QWEN3_TEMPLATE "models/templates/Qwen-Qwen3-0.6B.jinja"
 #define MM_QWEN3_VOCAB "models/ggml-vocab-qwen2.gguf"
+#define MM_PHI3_TEMPLATE "models/templates/microsoft-Phi-3.5-mini-instruct.jinja"
+#define MM_PHI3_VOCAB "models/ggml-vocab-phi-3.gguf"
+/* dream-mini's hyper-parameters of the llama graph (random llama models use them too). */
+#define MM_LLAMA_ROPE_BASE 10000.0
+#define MM_LLAMA_RMS_EPS 1e-5
 
 struct mm_shape {
     int layers, embd, heads, kv_heads, head_dim, head_dim_swa, ff, window, shared_kv, ctx;
@@ -52,10 +62,16 @@ static const struct mm_preset mm_presets[] = {
     {"e4b", {42, 2560, 8, 2, 512, 256, 10240, 512, 18, 131072},
      "the Gemma-4-E4B shape without per-layer embeddings (gemma4: 4.56B params,\n"
      "            ~2.6 GB at Q4_K, ~4.8 GB at Q8_0; Q4_K takes minutes on a few cores)"},
+    {"mini", {8, 384, 6, 2, 64, 64, 1536, 512, 0, 8192},
+     "the dream-mini shape (llama: 29.6M params tied, 32 MB at Q8_0; --untied 41.9M, 45 MB)"},
 };
 
 struct mm_opts {
     const char *arch;
+    const char *vocab;   /* llama: the vocabulary (phi3); gemma4 and qwen3 have their own */
+    const char *weights; /* trained weights PREFIX (PREFIX.json + PREFIX.bin[.N]), or NULL */
+    bool untied;         /* llama: a separate output.weight (random models; weights say it themselves) */
+    double rope_base, rms_eps;
     const char *preset;
     struct mm_shape shape;
     int set[10]; /* which shape fields were given on the command line, by option index */
@@ -69,10 +85,13 @@ struct mm_opts {
 static void mm_usage(FILE *f)
 {
     fprintf(f,
-            "usage: dream-make-model --arch gemma4|qwen3 -o PATH [options]\n"
+            "usage: dream-make-model --arch gemma4|qwen3|llama -o PATH [options]\n"
+            "       dream-make-model --arch llama --weights PREFIX -o PATH [--type T]\n"
             "\n"
             "Writes a random-weight GGUF of a real architecture, deterministic from the seed\n"
             "(the same arguments give a byte-identical file). Noise text, real graph.\n"
+            "With --weights, the trained weights of PREFIX.json + PREFIX.bin (or the parts\n"
+            "PREFIX.bin.0, .1, ...) as train/train.py writes them; the shape comes from the file.\n"
             "\n"
             "  --arch A          gemma4: the real Gemma 4 tokenizer (262144 tokens, " MM_GEMMA4_VOCAB ")\n"
             "                    and chat template (" MM_GEMMA4_TEMPLATE "), sliding-window\n"
@@ -80,7 +99,19 @@ static void mm_usage(FILE *f)
             "                    qwen3: the qwen2 tokenizer (151936 tokens, " MM_QWEN3_VOCAB ")\n"
             "                    and the Qwen3 chat template (" MM_QWEN3_TEMPLATE ");\n"
             "                    sliding-window and shared-KV fields are ignored, output tied.\n"
-            "  --preset P        shape preset (default tiny):\n");
+            "                    llama: the llama graph (RoPE on adjacent pairs, SwiGLU, GQA, RMS\n"
+            "                    norm eps %g, rope base %g) with --vocab phi3 (the default): the\n"
+            "                    Phi-3 tokenizer (32064 tokens, " MM_PHI3_VOCAB ")\n"
+            "                    and the Phi-3.5 chat template (" MM_PHI3_TEMPLATE ").\n"
+            "                    Output tied unless --untied. The shape of dream-mini: --preset mini.\n"
+            "  --vocab V         llama only: phi3 (the only one)\n"
+            "  --weights PREFIX  llama only: trained weights instead of random ones; config.* in\n"
+            "                    PREFIX.json gives the shape, rope base and norm eps, and the output\n"
+            "                    is untied when it holds output.weight. Every tensor must be there\n"
+            "                    with the model's shape, and nothing else.\n"
+            "  --untied          llama, random weights: a separate output.weight\n"
+            "  --preset P        shape preset (default tiny):\n",
+            MM_LLAMA_RMS_EPS, MM_LLAMA_ROPE_BASE);
     for (size_t i = 0; i < sizeof mm_presets / sizeof mm_presets[0]; i++) {
         const struct mm_shape *s = &mm_presets[i].shape;
         fprintf(f,
@@ -95,7 +126,7 @@ static void mm_usage(FILE *f)
             "  --window N --shared-kv N --ctx N\n"
             "                    override one field of the preset (head-dim = full-attention layers,\n"
             "                    head-dim-swa = sliding layers, shared-kv = tail layers reusing KV)\n"
-            "  --type T          matrix type: f16, q8_0 (default) or q4_k; norms stay F32.\n"
+            "  --type T          matrix type: f32, f16, q8_0 (default) or q4_k; norms stay F32.\n"
             "                    Q8_0 needs matrix rows divisible by 32, Q4_K by 256.\n"
             "  --seed N          random seed (default 1)\n"
             "  --threads N       worker threads (default: all CPUs; does not change the output)\n"
@@ -127,15 +158,17 @@ static int mm_parse_int(const char *opt, const char *s, long lo, long hi, long *
 
 static int mm_parse_type(const char *s, enum ggml_type *out)
 {
-    if (strcmp(s, "f16") == 0) *out = GGML_TYPE_F16;
+    if (strcmp(s, "f32") == 0) *out = GGML_TYPE_F32;
+    else if (strcmp(s, "f16") == 0) *out = GGML_TYPE_F16;
     else if (strcmp(s, "q8_0") == 0) *out = GGML_TYPE_Q8_0;
     else if (strcmp(s, "q4_k") == 0) *out = GGML_TYPE_Q4_K;
-    else return dream_error_set(DREAM_EINVAL, "unknown --type '%s'; use f16, q8_0 or q4_k", s);
+    else return dream_error_set(DREAM_EINVAL, "unknown --type '%s'; use f32, f16, q8_0 or q4_k", s);
     return 0;
 }
 
 enum { OPT_LAYERS = 256, OPT_EMBD, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_HEAD_DIM_SWA, OPT_FF, OPT_WINDOW,
-       OPT_SHARED_KV, OPT_CTX, OPT_ARCH, OPT_PRESET, OPT_TYPE, OPT_SEED, OPT_LLAMA_SRC, OPT_THREADS };
+       OPT_SHARED_KV, OPT_CTX, OPT_ARCH, OPT_PRESET, OPT_TYPE, OPT_SEED, OPT_LLAMA_SRC, OPT_THREADS, OPT_VOCAB,
+       OPT_WEIGHTS, OPT_UNTIED };
 
 /* Fills o from argv. Returns 0, 1 when --help was printed, or DREAM_EINVAL with a message. */
 static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
@@ -157,11 +190,15 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         {"seed", required_argument, 0, OPT_SEED},
         {"llama-src", required_argument, 0, OPT_LLAMA_SRC},
         {"threads", required_argument, 0, OPT_THREADS},
+        {"vocab", required_argument, 0, OPT_VOCAB},
+        {"weights", required_argument, 0, OPT_WEIGHTS},
+        {"untied", no_argument, 0, OPT_UNTIED},
         {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     long vals[10] = {0};
+    bool preset_given = false;
     memset(o, 0, sizeof *o);
     o->preset = "tiny";
     o->type = GGML_TYPE_Q8_0;
@@ -180,7 +217,13 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         case 'h': mm_usage(stdout); return 1;
         case 'o': o->out = optarg; break;
         case OPT_ARCH: o->arch = optarg; break;
-        case OPT_PRESET: o->preset = optarg; break;
+        case OPT_PRESET:
+            o->preset = optarg;
+            preset_given = true;
+            break;
+        case OPT_VOCAB: o->vocab = optarg; break;
+        case OPT_WEIGHTS: o->weights = optarg; break;
+        case OPT_UNTIED: o->untied = true; break;
         case OPT_TYPE: rc = mm_parse_type(optarg, &o->type); break;
         case OPT_LLAMA_SRC: o->llama_src = optarg; break;
         case OPT_SEED: rc = gw_parse_seed(optarg, &o->seed); break;
@@ -204,15 +247,34 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         if (rc) return rc;
     }
     if (optind < argc) return dream_error_set(DREAM_EINVAL, "unexpected argument '%s'; see --help", argv[optind]);
-    if (!o->arch) return dream_error_set(DREAM_EINVAL, "--arch is required (gemma4 or qwen3); see --help");
-    if (strcmp(o->arch, "gemma4") != 0 && strcmp(o->arch, "qwen3") != 0)
-        return dream_error_set(DREAM_EINVAL, "unknown --arch '%s'; use gemma4 or qwen3", o->arch);
+    if (!o->arch) return dream_error_set(DREAM_EINVAL, "--arch is required (gemma4, qwen3 or llama); see --help");
+    if (strcmp(o->arch, "gemma4") != 0 && strcmp(o->arch, "qwen3") != 0 && strcmp(o->arch, "llama") != 0)
+        return dream_error_set(DREAM_EINVAL, "unknown --arch '%s'; use gemma4, qwen3 or llama", o->arch);
     if (!o->out) return dream_error_set(DREAM_EINVAL, "-o PATH is required (the GGUF file to write)");
+    bool llama = strcmp(o->arch, "llama") == 0;
+    if (o->vocab && !llama)
+        return dream_error_set(DREAM_EINVAL, "--vocab is for --arch llama; %s has its own vocabulary", o->arch);
+    if (llama && !o->vocab) o->vocab = "phi3";
+    if (llama && strcmp(o->vocab, "phi3") != 0)
+        return dream_error_set(DREAM_EINVAL, "unknown --vocab '%s'; use phi3", o->vocab);
+    if ((o->weights || o->untied) && !llama)
+        return dream_error_set(DREAM_EINVAL, "%s is for --arch llama", o->weights ? "--weights" : "--untied");
+    if (o->weights) {
+        bool any_shape = preset_given || o->untied;
+        for (int i = 0; i < 10; i++) any_shape |= o->set[i] != 0;
+        if (any_shape)
+            return dream_error_set(DREAM_EINVAL,
+                                   "--weights %s gives the shape itself (config.* and its tensors); drop --preset, "
+                                   "--untied and the shape options",
+                                   o->weights);
+    }
+    o->rope_base = llama ? MM_LLAMA_ROPE_BASE : 1000000.0;
+    o->rms_eps = llama ? MM_LLAMA_RMS_EPS : 1e-6;
 
     const struct mm_preset *p = NULL;
     for (size_t i = 0; i < sizeof mm_presets / sizeof mm_presets[0]; i++)
         if (strcmp(mm_presets[i].name, o->preset) == 0) p = &mm_presets[i];
-    if (!p) return dream_error_set(DREAM_EINVAL, "unknown --preset '%s'; use tiny, 300m or e4b", o->preset);
+    if (!p) return dream_error_set(DREAM_EINVAL, "unknown --preset '%s'; use tiny, 300m, e4b or mini", o->preset);
     o->shape = p->shape;
     int *fields[10] = {&o->shape.layers, &o->shape.embd, &o->shape.heads, &o->shape.kv_heads, &o->shape.head_dim,
                        &o->shape.head_dim_swa, &o->shape.ff, &o->shape.window, &o->shape.shared_kv, &o->shape.ctx};
@@ -357,7 +419,17 @@ static void mm_common_meta(struct gguf_context *m, const struct mm_opts *o)
 {
     const struct mm_shape *s = &o->shape;
     char name[128];
-    snprintf(name, sizeof name, "dream random %s %s seed %" PRIu64, o->arch, o->preset, o->seed);
+    /* Never "phi3" or "phi-3" in the name: llama.cpp then gives every special token RSTRIP, which
+     * changes how prompts tokenize (llama-vocab.cpp, "set attributes by model name"). */
+    if (o->weights) {
+        const char *base = strrchr(o->weights, '/');
+        snprintf(name, sizeof name, "dream weights %s", base ? base + 1 : o->weights);
+        char lower[sizeof name];
+        for (size_t i = 0; i < sizeof name; i++) lower[i] = (char)tolower((unsigned char)name[i]);
+        if (strstr(lower, "phi3") || strstr(lower, "phi-3")) snprintf(name, sizeof name, "dream weights");
+    } else {
+        snprintf(name, sizeof name, "dream random %s %s seed %" PRIu64, o->arch, o->preset, o->seed);
+    }
     gguf_set_val_str(m, "general.architecture", o->arch);
     gguf_set_val_str(m, "general.type", "model");
     gguf_set_val_str(m, "general.name", name);
@@ -372,8 +444,8 @@ static void mm_common_meta(struct gguf_context *m, const struct mm_opts *o)
     mm_set_u32(m, o->arch, "attention.key_length", (uint32_t)s->head_dim);
     mm_set_u32(m, o->arch, "attention.value_length", (uint32_t)s->head_dim);
     mm_set_u32(m, o->arch, "rope.dimension_count", (uint32_t)s->head_dim);
-    mm_set_f32(m, o->arch, "rope.freq_base", 1000000.0f);
-    mm_set_f32(m, o->arch, "attention.layer_norm_rms_epsilon", 1e-6f);
+    mm_set_f32(m, o->arch, "rope.freq_base", (float)o->rope_base);
+    mm_set_f32(m, o->arch, "attention.layer_norm_rms_epsilon", (float)o->rms_eps);
 }
 
 static int mm_gemma4_meta(struct gguf_context *m, const struct mm_opts *o)
@@ -477,6 +549,78 @@ static int mm_qwen3_tensors(struct gw_list *l, const struct mm_opts *o, int64_t 
     return rc;
 }
 
+/* Adds one llama tensor: from the trained weights w when given (which must hold it with exactly
+ * this shape), else random with standard deviation std, or ones when std is 0 (norms, F32). */
+static int mm_llama_add(struct gw_list *l, struct dw_weights *w, enum ggml_type type, int n_dims, int64_t n0,
+                        int64_t n1, float std, const char *fmt, int layer)
+{
+    char name[GGML_MAX_NAME];
+    snprintf(name, sizeof name, fmt, layer);
+    int64_t ne[4] = {n0, n_dims > 1 ? n1 : 1, 1, 1};
+    if (std == 0.0f) type = GGML_TYPE_F32;
+    if (w) {
+        struct dw_tensor *t = NULL;
+        int rc = dw_expect(w, name, n_dims, ne, &t);
+        return rc ? rc : gw_list_add_data(l, type, n_dims, ne, t->data, t->data_type, "%s", name);
+    }
+    if (std == 0.0f) return gw_list_add(l, type, n_dims, ne, GW_FILL_CONST, 1.0f, "%s", name);
+    return gw_list_add(l, type, n_dims, ne, GW_FILL_RANDOM, std, "%s", name);
+}
+
+/* The llama graph's tensors (src/models/llama.cpp in the pinned tree): no biases, no q/k norms,
+ * output tied to token_embd unless untied. Random values as the other architectures'. */
+static int mm_llama_tensors(struct gw_list *l, const struct mm_opts *o, int64_t n_vocab, struct dw_weights *w)
+{
+    const struct mm_shape *s = &o->shape;
+    const enum ggml_type t = o->type;
+    const int64_t E = s->embd, F = s->ff, hd = s->head_dim, H = s->heads, KV = s->kv_heads;
+    const float e_std = (float)(1.0 / sqrt((double)E)), a_std = (float)(1.0 / sqrt((double)(hd * H)));
+    const float f_std = (float)(1.0 / sqrt((double)F));
+    int rc = mm_llama_add(l, w, t, 2, E, n_vocab, 0.5f * e_std, "token_embd.weight", 0);
+    if (!rc) rc = mm_llama_add(l, w, t, 1, E, 1, 0.0f, "output_norm.weight", 0);
+    if (!rc && o->untied) rc = mm_llama_add(l, w, t, 2, E, n_vocab, e_std, "output.weight", 0);
+    for (int i = 0; i < s->layers && !rc; i++) {
+        rc = mm_llama_add(l, w, t, 1, E, 1, 0.0f, "blk.%d.attn_norm.weight", i);
+        if (!rc) rc = mm_llama_add(l, w, t, 2, E, hd * H, e_std, "blk.%d.attn_q.weight", i);
+        if (!rc) rc = mm_llama_add(l, w, t, 2, E, hd * KV, e_std, "blk.%d.attn_k.weight", i);
+        if (!rc) rc = mm_llama_add(l, w, t, 2, E, hd * KV, e_std, "blk.%d.attn_v.weight", i);
+        if (!rc) rc = mm_llama_add(l, w, t, 2, hd * H, E, a_std, "blk.%d.attn_output.weight", i);
+        if (!rc) rc = mm_llama_add(l, w, t, 1, E, 1, 0.0f, "blk.%d.ffn_norm.weight", i);
+        if (!rc) rc = mm_llama_add(l, w, t, 2, E, F, e_std, "blk.%d.ffn_gate.weight", i);
+        if (!rc) rc = mm_llama_add(l, w, t, 2, E, F, e_std, "blk.%d.ffn_up.weight", i);
+        if (!rc) rc = mm_llama_add(l, w, t, 2, F, E, f_std, "blk.%d.ffn_down.weight", i);
+    }
+    if (!rc && w) rc = dw_check_all_used(w);
+    return rc;
+}
+
+/* Takes the shape and hyper-parameters of trained weights from their config (train/train.py
+ * writes every key) into o. */
+static int mm_weights_config(struct mm_opts *o, struct dw_weights *w)
+{
+    if (strcmp(w->kind, "model") != 0)
+        return dream_error_set(DREAM_EINVAL, "%s.json holds a %s, not a model; give LoRA weights to dream-make-adapter",
+                               o->weights, w->kind);
+    const char *arch = NULL;
+    int rc = dw_config_str(w, "arch", &arch);
+    if (!rc && strcmp(arch, o->arch) != 0)
+        rc = dream_error_set(DREAM_EINVAL, "%s.json is a %s model, not --arch %s", o->weights, arch, o->arch);
+    static const char *const keys[] = {"n_layer", "n_embd", "n_head", "n_head_kv", "head_dim", "n_ff", "n_ctx"};
+    int *fields[] = {&o->shape.layers, &o->shape.embd, &o->shape.heads, &o->shape.kv_heads, &o->shape.head_dim,
+                     &o->shape.ff, &o->shape.ctx};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !rc; i++) {
+        long v = 0;
+        rc = dw_config_int(w, keys[i], 1, 1L << 22, &v);
+        *fields[i] = (int)v;
+    }
+    if (!rc) rc = dw_config_float(w, "rope_base", &o->rope_base);
+    if (!rc) rc = dw_config_float(w, "rms_eps", &o->rms_eps);
+    if (!rc && (o->rope_base <= 0 || o->rms_eps <= 0))
+        rc = dream_error_set(DREAM_EFORMAT, "%s.json: config.rope_base and config.rms_eps must be > 0", o->weights);
+    o->untied = dw_find(w, "output.weight") != NULL;
+    return rc;
+}
+
 /* Qwen3's instruct models end a turn with <|im_end|> and add no BOS; the qwen2 vocabulary file
  * says <|endoftext|> and leaves add_bos unset, so set both as a real Qwen3 GGUF has them. */
 static int mm_qwen3_tokenizer_fixups(struct gguf_context *m, const char *vocab_path)
@@ -489,17 +633,31 @@ static int mm_qwen3_tokenizer_fixups(struct gguf_context *m, const char *vocab_p
     return 0;
 }
 
-static int mm_run(const struct mm_opts *o)
+static int mm_run(struct mm_opts *o)
 {
-    int rc = mm_check_shape(o);
-    if (rc) return rc;
-    if (!o->llama_src || !o->llama_src[0])
+    struct dw_weights w = {0};
+    bool have_weights = false;
+    int rc = 0;
+    if (o->weights) {
+        rc = dw_load(o->weights, &w);
+        if (rc) return dream_error_wrap(rc, "--weights %s", o->weights);
+        have_weights = true;
+        rc = mm_weights_config(o, &w);
+    }
+    if (!rc) rc = mm_check_shape(o);
+    if (rc) {
+        dw_free(&w);
+        return rc;
+    }
+    if (!o->llama_src || !o->llama_src[0]) {
+        dw_free(&w);
         return dream_error_set(DREAM_EINVAL,
                                "the llama.cpp source tree is unknown; pass --llama-src DIR or set LLAMA_SRC "
                                "(`bash scripts/deps.sh` prints it)");
-    bool gemma = strcmp(o->arch, "gemma4") == 0;
-    char *vocab = mm_path(o->llama_src, gemma ? MM_GEMMA4_VOCAB : MM_QWEN3_VOCAB);
-    char *tmpl = mm_path(o->llama_src, gemma ? MM_GEMMA4_TEMPLATE : MM_QWEN3_TEMPLATE);
+    }
+    bool gemma = strcmp(o->arch, "gemma4") == 0, llama = strcmp(o->arch, "llama") == 0;
+    char *vocab = mm_path(o->llama_src, gemma ? MM_GEMMA4_VOCAB : llama ? MM_PHI3_VOCAB : MM_QWEN3_VOCAB);
+    char *tmpl = mm_path(o->llama_src, gemma ? MM_GEMMA4_TEMPLATE : llama ? MM_PHI3_TEMPLATE : MM_QWEN3_TEMPLATE);
     struct gguf_context *meta = gguf_init_empty();
     struct gw_list l = {0};
     if (!vocab || !tmpl || !meta) {
@@ -510,12 +668,25 @@ static int mm_run(const struct mm_opts *o)
     if (gemma) rc = mm_gemma4_meta(meta, o);
     int64_t n_vocab = 0;
     if (!rc) rc = mm_copy_tokenizer(meta, vocab, tmpl, &n_vocab);
-    if (!rc && !gemma) rc = mm_qwen3_tokenizer_fixups(meta, vocab);
-    if (!rc) rc = gemma ? mm_gemma4_tensors(&l, o, n_vocab) : mm_qwen3_tensors(&l, o, n_vocab);
+    if (!rc && !gemma && !llama) rc = mm_qwen3_tokenizer_fixups(meta, vocab);
+    if (!rc && have_weights) {
+        long nv = 0;
+        rc = dw_config_int(&w, "n_vocab", 1, 1L << 24, &nv);
+        if (!rc && nv != n_vocab)
+            rc = dream_error_set(DREAM_EFORMAT, "%s.json: config.n_vocab is %ld but the %s vocabulary (%s) has %lld tokens",
+                                 o->weights, nv, o->vocab, vocab, (long long)n_vocab);
+    }
+    if (!rc) {
+        if (gemma) rc = mm_gemma4_tensors(&l, o, n_vocab);
+        else if (llama) rc = mm_llama_tensors(&l, o, n_vocab, have_weights ? &w : NULL);
+        else rc = mm_qwen3_tensors(&l, o, n_vocab);
+    }
     /* Check every shape before writing anything, so a bad --type fails fast with the first culprit. */
     for (size_t i = 0; i < l.len && !rc; i++) {
         rc = gw_check_shape(&l.items[i]);
-        if (rc) dream_error_wrap(rc, "--arch %s --preset %s --type %s", o->arch, o->preset, ggml_type_name(o->type));
+        if (rc)
+            dream_error_wrap(rc, "--arch %s %s %s --type %s", o->arch, o->weights ? "--weights" : "--preset",
+                             o->weights ? o->weights : o->preset, ggml_type_name(o->type));
     }
     uint64_t bytes = 0;
     if (!rc) rc = gw_write(o->out, meta, &l, o->seed, o->threads, &bytes);
@@ -529,6 +700,7 @@ out:
     if (meta) gguf_free(meta);
     free(vocab);
     free(tmpl);
+    dw_free(&w);
     return rc;
 }
 

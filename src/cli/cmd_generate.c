@@ -13,13 +13,14 @@ const char cmd_generate_summary[] = "one exact greedy completion of a prompt or 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dream generate [--model PATH] (--prompt TEXT | --chat TEXT [--system TEXT])\n"
-               "                      [--max-tokens N] [--ctx N] [--threads N] [--tokens] [--stats]\n\n"
+               "                      [--adapter PATH] [--max-tokens N] [--ctx N] [--threads N] [--tokens] [--stats]\n\n"
                "Decodes greedily (argmax; the lowest id wins ties) until an end-of-generation\n"
                "token or --max-tokens, and prints the completion.\n\n"
                "  --model PATH     the GGUF model (default: DREAM_MODEL, then the Hugging Face cache)\n"
                "  --prompt TEXT    raw text, tokenized with the vocabulary's BOS\n"
                "  --chat TEXT      a user message, rendered through the model's own chat template\n"
                "  --system TEXT    a system turn for --chat\n"
+               "  --adapter PATH   a LoRA adapter GGUF applied at scale 1 (as a stage's memory-<stage>.gguf)\n"
                "  --max-tokens N   the most tokens to generate (default 256)\n"
                "  --ctx N          context size (default: the model's, at most 8192)\n"
                "  --threads N      CPU threads (default: all cores)\n"
@@ -32,7 +33,7 @@ int cli_render_chat(dream_model *m, const char *system, const char *user, struct
 
 int cmd_generate(int argc, char **argv)
 {
-    const char *model_path = NULL, *prompt = NULL, *chat = NULL, *system = NULL;
+    const char *model_path = NULL, *prompt = NULL, *chat = NULL, *system = NULL, *adapter_path = NULL;
     long max_tokens = 256, n_ctx = 0, threads = 0;
     bool show_tokens = false, stats = false;
     for (int i = 1; i < argc; i++) {
@@ -44,6 +45,7 @@ int cmd_generate(int argc, char **argv)
         else if (!strcmp(a, "--prompt") && v) prompt = argv[++i];
         else if (!strcmp(a, "--chat") && v) chat = argv[++i];
         else if (!strcmp(a, "--system") && v) system = argv[++i];
+        else if (!strcmp(a, "--adapter") && v) adapter_path = argv[++i];
         else if (!strcmp(a, "--max-tokens")) {
             if (!cli_parse_int("generate", a, v, 0, 64000, &max_tokens)) return 2;
             i++;
@@ -80,12 +82,17 @@ int cmd_generate(int argc, char **argv)
         rc = cli_render_chat(m, system, chat, &toks);
     }
     dream_session *s = NULL;
+    dream_adapter *adapter = NULL;
     struct dream_gen_result res = {0};
     if (!rc) {
         struct dream_session_params sp = dream_session_default_params();
         sp.n_ctx = (int)n_ctx;
         if (threads) sp.n_threads = (int)threads;
         rc = dream_session_new(m, &sp, &s);
+    }
+    if (!rc && adapter_path) {
+        rc = dream_adapter_load(m, adapter_path, &adapter);
+        if (!rc) rc = dream_session_set_adapter(s, adapter, 1.0f);
     }
     if (!rc) {
         struct dream_gen_params gp = dream_gen_default_params();
@@ -105,6 +112,7 @@ int cmd_generate(int argc, char **argv)
     }
     dream_gen_result_free(&res);
     dream_session_free(s);
+    dream_adapter_free(adapter);
     dream_tokens_free(&toks);
     dream_model_free(m);
     return rc ? cli_fail("generate", rc) : 0;
