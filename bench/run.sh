@@ -48,6 +48,9 @@ log=$OUT/results.txt
   echo "## serving: dream serve vs llama-server -np 16 (200 requests, 16 concurrent, tiny Gemma 4)"
   bash bench/serve.sh
   echo
+  echo "## quality: dream-mini over the held-out corpus and the sample conversations (bench/quality.sh)"
+  bash bench/quality.sh
+  echo
   echo "## llama.cpp's own tools on the same model file"
   "$LLAMA_BUILD/bin/llama-bench" -m "$MODEL" -p 512 -n 128 -t "$THREADS" -fa 0 -r 2 2>/dev/null
   "$LLAMA_BUILD/bin/llama-batched-bench" -m "$MODEL" -c 20480 -b 2048 -ub 512 -npp 256 -ntg 64 -npl 1,8 -t "$THREADS" -tb "$THREADS" -fa off 2>/dev/null | grep -E '^\|'

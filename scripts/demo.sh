@@ -1,51 +1,48 @@
 #!/usr/bin/env bash
-# demo.sh — what `make demo` runs after the build: makes the tiny Gemma 4 model (random
-# weights, the real Gemma 4 vocabulary and chat template), then dreams with it. Everything is
-# written under build/ (DREAM_HOME=build/demo), never to the person's own wiki.
+# demo.sh — what `make demo` runs after the build: dreams the bundled sample conversations into a
+# wiki with dream-mini (models/dream-mini.gguf: a small model this project trained on synthetic
+# conversations for its own stage tasks; train/README.md has the recipe), then checks the wiki
+# and reads it back. Everything is written under build/demo (DREAM_HOME), never to the person's
+# own wiki. Real memories want the default Gemma 4 model (README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
-MODEL=build/models/tiny-gemma4.gguf
+MODEL=models/dream-mini.gguf
+ADAPTERS=models/adapters
 export DREAM_HOME=$PWD/build/demo
+[ -f "$MODEL" ] || { echo "demo: $MODEL is missing (it is committed with the repository; git checkout -- models/)" >&2; exit 1; }
+rm -rf "$DREAM_HOME"
+mkdir -p "$DREAM_HOME"
 
-mkdir -p build/models
-if [ ! -f "$MODEL" ] || [ "$BIN/dream-make-model" -nt "$MODEL" ]; then
-  "$BIN/dream-make-model" --arch gemma4 --preset tiny --type q8_0 --seed 1 -o "$MODEL"
-fi
-
-echo
-echo "== dream generate (exact greedy decode; the tiny model has random weights, so the text is noise,"
-echo "   but the same noise on every run and every machine of this kind)"
-"$BIN/dream" generate --model "$MODEL" --prompt "My sourdough starter" --max-tokens 24 --tokens --stats
-
-echo
-echo "== dream generate --chat (rendered through the model's own chat template)"
-"$BIN/dream" generate --model "$MODEL" --chat "What did I decide about my bike commute?" --max-tokens 24 --stats || true
-
-echo
 echo "== dream ingest: the bundled sample conversations (ChatGPT, Claude.ai and Claude Code exports)"
 echo "   into the store under $DREAM_HOME; a second run finds nothing new"
 "$BIN/dream" ingest examples/conversations
 "$BIN/dream" ingest examples/conversations
 echo
-echo "== dream init: the wiki (a git repository with Meta policy pages); a second run keeps everything"
-"$BIN/dream" init
+echo "== dream init: the wiki (a git repository with Meta policy pages)"
 "$BIN/dream" init
 echo
-echo "== dream run --dry-run: the plan of the Dreaming's stages (segment → extract → resolve → route →"
-echo "   create → fold → reconcile → link → wikify) over the store"
+echo "== dream run --dry-run: the plan of the Dreaming's stages over the store"
 "$BIN/dream" run --dry-run
 echo
-echo "== dream run: the Dreaming for real on the tiny model (about two minutes on two cores). Its answers"
-echo "   are noise, so every segment answer is recorded as a failed attempt and nothing reaches the"
-echo "   wiki: the gate keeps noise out, and dream check proves the wiki is still whole"
-DREAM_MODEL=$MODEL "$BIN/dream" run
+echo "== dream run: the Dreaming with dream-mini ($MODEL, $(du -h "$MODEL" | cut -f1)) on this CPU"
+start=$(date +%s)
+DREAM_MODEL=$MODEL DREAM_ADAPTERS=$ADAPTERS "$BIN/dream" run
+echo "   (the whole run took $(( $(date +%s) - start )) s)"
+echo
+echo "== dream check: every article against the grammar, its footnotes and links"
 "$BIN/dream" check
 echo
-echo "== dream status: what the memory holds (the read verbs: resolve, read, section, links, infobox,"
-echo "   list, search; each takes --json, and dream serve answers GET /v1/memory/<verb> the same way)"
+echo "== dream status and dream list: what the memory holds"
 "$BIN/dream" status
+"$BIN/dream" list
+first=$(ls "$DREAM_HOME/wiki/articles" | head -n1)
+if [ -n "$first" ]; then
+  echo
+  echo "== dream read ${first%.md}: its lead and table of contents (the read tools stay under 2 KB)"
+  "$BIN/dream" read "${first%.md}"
+fi
 echo
-echo "With the real Gemma 4 model, \`dream run\` writes real articles (the README shows the command);"
-echo "with the tiny model here every answer is noise and the gate keeps it out."
-echo "The wiki is at $DREAM_HOME/wiki."
+echo "The wiki is at $DREAM_HOME/wiki (git log there shows one memory: commit per stage)."
+echo "dream-mini is a small model trained by this project on synthetic conversations, for demos and"
+echo "tests; for your own memories use Gemma 4 (the README says how)."

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# quality.sh — the Dreaming's quality benchmark with dream-mini (bench/eval.py): dreams the
+# held-out corpus (bench/data/heldout: train/gen_corpus.py --seed 2001 --catalogue heldout, whose
+# subjects the model never saw) and the bundled sample conversations, with the base model and
+# with the committed adapter(s), and prints the DREAM-EVAL lines and each run's wall time.
+#
+#   bash bench/quality.sh [MODEL]       (default models/dream-mini.gguf)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=build/bin
+MODEL=${1:-models/dream-mini.gguf}
+ADAPTERS=models/adapters
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+one() { # corpus-name input-dir truth adapters-dir
+    local home=$WORK/$1
+    rm -rf "$home"
+    mkdir -p "$home"
+    DREAM_HOME=$home "$BIN/dream" init --quiet
+    DREAM_HOME=$home "$BIN/dream" ingest "$2" >/dev/null 2>&1
+    local t0=$(date +%s%N)
+    DREAM_HOME=$home DREAM_MODEL=$MODEL DREAM_ADAPTERS=$4 "$BIN/dream" run >"$home.log" 2>&1 || { cat "$home.log"; return 1; }
+    local t1=$(date +%s%N)
+    python3 bench/eval.py --dream "$BIN/dream" --truth "$3" --home "$home" --corpus "$1"
+    echo "DREAM-EVAL corpus=$1 measure=run_seconds value=$(( (t1 - t0) / 1000000000 ))"
+}
+one heldout-base bench/data/heldout bench/data/heldout/truth.json "$WORK/none"
+one sample-base examples/conversations bench/data/sample-truth.json "$WORK/none"
+if ls "$ADAPTERS"/memory-*.gguf >/dev/null 2>&1; then
+    one heldout-adapter bench/data/heldout bench/data/heldout/truth.json "$ADAPTERS"
+    one sample-adapter examples/conversations bench/data/sample-truth.json "$ADAPTERS"
+fi

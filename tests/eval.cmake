@@ -1,0 +1,5 @@
+# The quality benchmark's short version: dream-mini over a held-out corpus, fixed thresholds
+# (tests/data/mini-heldout/THRESHOLDS; bench/eval.py says what each measure is).
+add_test(NAME dream_mini_eval COMMAND bash ${CMAKE_SOURCE_DIR}/tests/dream_mini_eval.sh $<TARGET_FILE:dream> ${CMAKE_SOURCE_DIR})
+set_tests_properties(dream_mini_eval PROPERTIES TIMEOUT 900
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
