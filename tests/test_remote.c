@@ -101,13 +101,20 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_R
     *con_cls = NULL;
 }
 
-static void test_remote_retries_transient_errors_keeps_order_and_bounds_concurrency(void **state)
+/* Starts the scripted server on a free loopback port; url gets its base URL. */
+static struct MHD_Daemon *start_scripted(char *url, size_t cap)
 {
     struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, scripted, NULL,
                                             MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
     assert_non_null(d);
+    snprintf(url, cap, "http://127.0.0.1:%u/", MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port);
+    return d;
+}
+
+static void test_remote_retries_transient_errors_keeps_order_and_bounds_concurrency(void **state)
+{
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/", MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port);
+    struct MHD_Daemon *d = start_scripted(url, sizeof url);
     struct dream_remote_params p;
     dream_remote_default_params(&p);
     p.url = url;
@@ -167,11 +174,8 @@ static void test_remote_retries_transient_errors_keeps_order_and_bounds_concurre
  * request goes out (it used to go out with the user turn left out). */
 static void test_remote_fails_a_turn_that_is_not_utf8(void **state)
 {
-    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, scripted, NULL,
-                                            MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
-    assert_non_null(d);
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/", MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port);
+    struct MHD_Daemon *d = start_scripted(url, sizeof url);
     struct dream_remote_params p;
     dream_remote_default_params(&p);
     p.url = url;
