@@ -2,5 +2,4 @@
 if(TARGET dream_memory)
   dream_add_fuzzer(NAME fuzz_alias_seeds SOURCES ${CMAKE_SOURCE_DIR}/fuzz/fuzz_alias_seeds.c LIBS dream_memory
                    CORPUS ${CMAKE_SOURCE_DIR}/fuzz/corpus/alias_seeds)
-  target_include_directories(fuzz_alias_seeds PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()

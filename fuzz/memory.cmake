@@ -5,6 +5,6 @@ if(TARGET dream_memory)
                ingest_detect zip json_array)
     dream_add_fuzzer(NAME fuzz_${name} SOURCES ${CMAKE_SOURCE_DIR}/fuzz/fuzz_${name}.c LIBS dream_memory
                      CORPUS ${CMAKE_SOURCE_DIR}/fuzz/corpus/${name})
-    target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/src/memory ${CMAKE_SOURCE_DIR}/fuzz)
+    target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/fuzz)
   endforeach()
 endif()

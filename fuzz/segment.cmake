@@ -2,5 +2,4 @@
 if(TARGET dream_memory)
   dream_add_fuzzer(NAME fuzz_segment_answer SOURCES ${CMAKE_SOURCE_DIR}/fuzz/fuzz_segment_answer.c LIBS dream_memory
                    CORPUS ${CMAKE_SOURCE_DIR}/fuzz/corpus/segment_answer)
-  target_include_directories(fuzz_segment_answer PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()

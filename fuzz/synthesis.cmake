@@ -3,5 +3,4 @@
 if(TARGET dream_memory)
   dream_add_fuzzer(NAME fuzz_synth_answers SOURCES ${CMAKE_SOURCE_DIR}/fuzz/fuzz_synth_answers.c LIBS dream_memory
                    CORPUS ${CMAKE_SOURCE_DIR}/fuzz/corpus/synth_answers)
-  target_include_directories(fuzz_synth_answers PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()

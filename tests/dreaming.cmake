@@ -3,26 +3,18 @@ if(TARGET dream_memory)
   dream_add_test(NAME test_vault SOURCES test_vault.c LIBS dream_memory PkgConfig::LIBGIT2)
   dream_add_test(NAME test_segment SOURCES test_segment.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/ingest ${CMAKE_SOURCE_DIR}/examples/conversations)
-  target_include_directories(test_segment PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_segment_resume SOURCES test_segment_resume.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3)
-  target_include_directories(test_segment_resume PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_extract SOURCES test_extract.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/examples/conversations)
-  target_include_directories(test_extract PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   # The fixture corpus (tests/data/dreaming) through all four stages with the scripted fake, and
   # the same pipeline killed at random points and resumed.
   dream_add_test(NAME test_dreaming_fixture SOURCES test_dreaming_fixture.c dreaming_fixture.c dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-  target_include_directories(test_dreaming_fixture PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_pipeline_resume SOURCES test_pipeline_resume.c dreaming_fixture.c dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-  target_include_directories(test_pipeline_resume PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_resolve SOURCES test_resolve.c LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2)
-  target_include_directories(test_resolve PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_segment_noise SOURCES test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
-  target_include_directories(test_segment_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   dream_add_test(NAME test_extract_noise SOURCES test_extract_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
-  target_include_directories(test_extract_noise PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()
 
 # The verbs: `dream init` twice (the second run changes nothing and says so), and a dry run of

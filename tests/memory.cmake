@@ -10,5 +10,4 @@ if(TARGET dream_memory)
 endif()
 if(TARGET test_ingest)
   # test_ingest also checks internal pieces (the ZIP reader, the raw store).
-  target_include_directories(test_ingest PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()

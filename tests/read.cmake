@@ -4,12 +4,10 @@ if(TARGET dream_memory)
   dream_add_test(NAME test_read SOURCES test_read.c dreaming_fixture.c dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/vault ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-  target_include_directories(test_read PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   if(TARGET dream)
     dream_add_test(NAME test_read_cli SOURCES test_read_cli.c dreaming_fixture.c dreaming_fake.c
                    LIBS dream_memory PkgConfig::SQLITE3
                    ARGS $<TARGET_FILE:dream> ${CMAKE_SOURCE_DIR}/tests/data/vault ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-    target_include_directories(test_read_cli PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   endif()
 endif()
 

@@ -33,5 +33,4 @@ if(TARGET dream_serve)
   dream_add_test(NAME test_serve_dream SOURCES test_serve_dream.c dreaming_fixture.c dreaming_fake.c
                  LIBS dream_serve dream_memory PkgConfig::SQLITE3 PkgConfig::CURL PkgConfig::JANSSON Threads::Threads
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf FIXTURES tiny_models)
-  target_include_directories(test_serve_dream PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()

@@ -3,7 +3,6 @@
 if(TARGET dream_memory)
   dream_add_test(NAME test_synthesis SOURCES test_synthesis.c dreaming_fixture.c dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-  target_include_directories(test_synthesis PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
 endif()
 
 # `dream run` over a set-up wiki lists the writing stages after route in its dry run.
@@ -25,7 +24,6 @@ if(TARGET dream_memory AND TARGET dream)
   # after every kill, the same store and vault as an uninterrupted run at the end.
   dream_add_test(NAME test_synthesis_resume SOURCES test_synthesis_resume.c dreaming_fixture.c dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-  target_include_directories(test_synthesis_resume PRIVATE ${CMAKE_SOURCE_DIR}/src/memory)
   add_dependencies(test_synthesis_resume dream)
 endif()
 
