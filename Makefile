@@ -40,7 +40,7 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	@eval "$$(tail -n1 $(BUILD)/deps.env)"; \
 	CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDREAM_FUZZ=ON -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" >/dev/null
-	@cmake --build build/fuzz -j $(JOBS) --target $$(cd fuzz && ls fuzz_*.c | sed 's/\.c$$//' | tr '\n' ' ')
+	@cmake --build build/fuzz -j $(JOBS) --target $$(cd fuzz && ls */fuzz_*.c | sed 's|.*/||; s/\.c$$//' | tr '\n' ' ')
 	@bash scripts/fuzz.sh build/fuzz/bin $(FUZZ_SECONDS)
 
 clean:

@@ -1,6 +1,6 @@
 # Fuzzer of the synthesis stages' model-answer handling (issue 5): sanitize, gist, outline,
 # infobox, new-section name, reconcile correction. Seeds in fuzz/corpus/synth_answers/.
 if(TARGET dream_memory)
-  dream_add_fuzzer(NAME fuzz_synth_answers SOURCES ${CMAKE_SOURCE_DIR}/fuzz/fuzz_synth_answers.c LIBS dream_memory
+  dream_add_fuzzer(NAME fuzz_synth_answers SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_synth_answers.c LIBS dream_memory
                    CORPUS ${CMAKE_SOURCE_DIR}/fuzz/corpus/synth_answers)
 endif()

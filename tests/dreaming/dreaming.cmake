@@ -1,29 +1,24 @@
-# Tests of The Dreaming's pipeline (issue 4): the vault and the segment stage.
+# Tests of The Dreaming's pipeline (issue 4): the segment, extract, resolve and route stages.
 if(TARGET dream_memory)
-  dream_add_test(NAME test_vault SOURCES test_vault.c LIBS dream_memory PkgConfig::LIBGIT2)
-  dream_add_test(NAME test_segment SOURCES test_segment.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
+  dream_add_test(NAME test_segment SOURCES dreaming/test_segment.c support/segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/ingest ${CMAKE_SOURCE_DIR}/examples/conversations)
-  dream_add_test(NAME test_segment_resume SOURCES test_segment_resume.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3)
-  dream_add_test(NAME test_extract SOURCES test_extract.c segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
+  dream_add_test(NAME test_segment_resume SOURCES dreaming/test_segment_resume.c support/segment_fake.c LIBS dream_memory PkgConfig::SQLITE3)
+  dream_add_test(NAME test_extract SOURCES dreaming/test_extract.c support/segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/examples/conversations)
   # The fixture corpus (tests/data/dreaming) through all four stages with the scripted fake, and
   # the same pipeline killed at random points and resumed.
-  dream_add_test(NAME test_dreaming_fixture SOURCES test_dreaming_fixture.c dreaming_fixture.c dreaming_fake.c
+  dream_add_test(NAME test_dreaming_fixture SOURCES dreaming/test_dreaming_fixture.c support/dreaming_fixture.c support/dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-  dream_add_test(NAME test_pipeline_resume SOURCES test_pipeline_resume.c dreaming_fixture.c dreaming_fake.c
+  dream_add_test(NAME test_pipeline_resume SOURCES dreaming/test_pipeline_resume.c support/dreaming_fixture.c support/dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-  dream_add_test(NAME test_resolve SOURCES test_resolve.c LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2)
-  dream_add_test(NAME test_segment_noise SOURCES test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
-  dream_add_test(NAME test_extract_noise SOURCES test_extract_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
+  dream_add_test(NAME test_resolve SOURCES dreaming/test_resolve.c LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2)
+  dream_add_test(NAME test_segment_noise SOURCES dreaming/test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
+  dream_add_test(NAME test_extract_noise SOURCES dreaming/test_extract_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)
 endif()
 
-# The verbs: `dream init` twice (the second run changes nothing and says so), and a dry run of
-# the segment stage over the ingested sample corpus (lists the work, calls no model).
+# A dry run of the segment stage over the ingested sample corpus (lists the work, calls no model).
 if(TARGET dream)
   set(_d ${CMAKE_BINARY_DIR}/tests/dreaming-cli)
-  add_test(NAME cli_init_twice
-           COMMAND sh -c "rm -rf '${_d}/init' && '$<TARGET_FILE:dream>' init --wiki '${_d}/init/wiki' --quiet && '$<TARGET_FILE:dream>' init --wiki '${_d}/init/wiki'")
-  set_tests_properties(cli_init_twice PROPERTIES PASS_REGULAR_EXPRESSION "already set up \\(8 file\\(s\\) as seeded, 0 kept\\)")
   add_test(NAME cli_run_segment_dry
            COMMAND sh -c "rm -rf '${_d}/run' && DREAM_HOME='${_d}/run' '$<TARGET_FILE:dream>' ingest '${CMAKE_SOURCE_DIR}/examples/conversations' >/dev/null && DREAM_HOME='${_d}/run' '$<TARGET_FILE:dream>' run --stage segment --dry-run")
   set_tests_properties(cli_run_segment_dry PROPERTIES PASS_REGULAR_EXPRESSION "segment: [1-9][0-9]* conversation\\(s\\) would be segmented")
@@ -59,11 +54,11 @@ if(TARGET dream)
   add_test(NAME cli_run_unknown_stage COMMAND sh -c "'$<TARGET_FILE:dream>' run --stage synthesize; test $? -eq 2")
 endif()
 
-# The run lock (tests/run_lock_cli.sh): while another process holds <store>.lock, `dream run`
+# The run lock (tests/dreaming/run_lock_cli.sh): while another process holds <store>.lock, `dream run`
 # stops at once naming it, `dream status` says a run is in progress, a dry run still works.
 find_program(DREAM_FLOCK_PROG flock)
 if(TARGET dream AND DREAM_FLOCK_PROG)
-  add_test(NAME cli_run_lock COMMAND bash ${CMAKE_SOURCE_DIR}/tests/run_lock_cli.sh $<TARGET_FILE:dream> ${DREAM_FLOCK_PROG}
+  add_test(NAME cli_run_lock COMMAND bash ${CMAKE_SOURCE_DIR}/tests/dreaming/run_lock_cli.sh $<TARGET_FILE:dream> ${DREAM_FLOCK_PROG}
            ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus ${CMAKE_BINARY_DIR}/tests/dreaming-cli/lock)
   set_tests_properties(cli_run_lock PROPERTIES PASS_REGULAR_EXPRESSION "PASS: run lock")
 endif()

@@ -1,27 +1,15 @@
 # The server: `dream serve` with curl and the official openai npm client (installed at test
 # time into the build directory; a failed install fails the test).
 if(TARGET dream_serve)
-  add_test(NAME test_serve COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_serve.sh $<TARGET_FILE:dream>
+  add_test(NAME test_serve COMMAND bash ${CMAKE_SOURCE_DIR}/tests/serve/test_serve.sh $<TARGET_FILE:dream>
            ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/serve-test)
   set_tests_properties(test_serve PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 900
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
 
-# The seam's remote backend: a scripted flaky server in the test, then a real `dream serve`.
-if(TARGET dream_serve)
-  add_executable(test_remote test_remote.c)
-  target_compile_options(test_remote PRIVATE ${DREAM_WARNINGS})
-  target_include_directories(test_remote PRIVATE ${CMAKE_SOURCE_DIR}/tests)
-  target_link_libraries(test_remote PRIVATE dream_seam PkgConfig::MHD PkgConfig::JANSSON PkgConfig::CMOCKA Threads::Threads)
-  add_test(NAME test_remote COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_remote.sh $<TARGET_FILE:dream> $<TARGET_FILE:test_remote>
-           ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/remote-serve.log)
-  set_tests_properties(test_remote PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300
-    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
-endif()
-
 # The sanitized server under a short concurrent load: no failed request, no leak, clean exit.
 if(TARGET dream_serve AND TARGET serve_load)
-  add_test(NAME test_serve_load COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_serve_load.sh $<TARGET_FILE:dream>
+  add_test(NAME test_serve_load COMMAND bash ${CMAKE_SOURCE_DIR}/tests/serve/test_serve_load.sh $<TARGET_FILE:dream>
            $<TARGET_FILE:serve_load> ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/serve-load.log)
   set_tests_properties(test_serve_load PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 600
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
@@ -30,7 +18,15 @@ endif()
 # POST /v1/memory/dream: the pipeline over HTTP (libcurl against the in-process server), the
 # fixture corpus with the scripted fake; the run lock shared with `dream run`.
 if(TARGET dream_serve)
-  dream_add_test(NAME test_serve_dream SOURCES test_serve_dream.c dreaming_fixture.c dreaming_fake.c
+  dream_add_test(NAME test_serve_dream SOURCES serve/test_serve_dream.c support/dreaming_fixture.c support/dreaming_fake.c
                  LIBS dream_serve dream_memory PkgConfig::SQLITE3 PkgConfig::CURL PkgConfig::JANSSON Threads::Threads
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf FIXTURES tiny_models)
+endif()
+
+# GET /v1/memory/<tool> on `dream serve` with curl, on the hand-written vault.
+if(TARGET dream_serve)
+  add_test(NAME test_serve_memory COMMAND bash ${CMAKE_SOURCE_DIR}/tests/serve/test_serve_memory.sh $<TARGET_FILE:dream>
+           ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_SOURCE_DIR}/tests/data/vault ${CMAKE_BINARY_DIR}/serve-memory-test)
+  set_tests_properties(test_serve_memory PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS: GET /v1/memory"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
