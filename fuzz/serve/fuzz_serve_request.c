@@ -3,7 +3,7 @@
  * generated text always yields valid UTF-8 (repairing again changes nothing), holding back at
  * most an incomplete last character. A POST /v1/memory/dream body is likewise accepted (a known
  * stage or none, a batch of at least 1) or refused with a message. */
-#include "serve/serve_internal.h"
+#include "serve/serve_handlers.h"
 
 #include <stdint.h>
 #include <string.h>

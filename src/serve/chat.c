@@ -6,7 +6,7 @@
  * (continuous batching across clients). The worker feeds each job's text as it is generated and
  * answers each job as soon as it ends; a streaming connection sends the text on as server-sent
  * events, a plain one waits for its own end. */
-#include "serve_internal.h"
+#include "serve_handlers.h"
 
 #include "dream/error.h"
 #include "dream/log.h"

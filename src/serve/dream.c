@@ -20,7 +20,7 @@
  *
  * The body (optional, JSON): {"stage","limit","batch","dry_run","conversation","tie_break",
  * "engagement","stream"}, as `dream run`'s options. */
-#include "serve_internal.h"
+#include "serve_handlers.h"
 
 #include "dream/error.h"
 #include "dream/log.h"

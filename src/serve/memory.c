@@ -6,7 +6,7 @@
  * parameter can name a path. Status: 200 with the tool's object; 404 for an unknown article
  * (OpenAI's error shape plus the tool's "candidates"/"captured_near"/"anchors"); 400 for a bad
  * or missing argument or an unknown tool. */
-#include "serve_internal.h"
+#include "serve_handlers.h"
 
 #include "dream/error.h"
 #include "dream/read.h"

@@ -1,13 +1,18 @@
-/* serve_internal.h — what the server's files share: the request a handler sees, replies, and
- * the route table.
+/* serve_internal.h — the server's core, what every file of it shares: the request a handler
+ * sees, replies, the server's state, and the two tables the core runs from (routes.c): the routes,
+ * and the services that start with the server and stop with it.
+ *
+ * The core (server.c) knows no handler by name: it matches a request against serve_routes[] and
+ * starts and stops what serve_services[] lists, so the handlers (serve_handlers.h) depend on the
+ * core and never the other way round.
  *
  * Adding an endpoint: write `enum MHD_Result my_handler(struct serve_request *rq)` in its own
- * file and add one row to serve_routes[] in routes.c. A route whose path ends in '/' matches
- * every path under it (rq->subpath is the rest). */
+ * file, declare it in serve_handlers.h and add one row to serve_routes[] in routes.c (and one to
+ * serve_services[] when it keeps state of its own). A route whose path ends in '/' matches every
+ * path under it (rq->subpath is the rest). */
 #ifndef DREAM_SERVE_INTERNAL_H
 #define DREAM_SERVE_INTERNAL_H
 
-#include "dream/pipeline.h"
 #include "dream/serve.h"
 #include "util/buf.h"
 
@@ -34,6 +39,19 @@ struct serve_route {
     serve_handler handler;
 };
 extern const struct serve_route serve_routes[]; /* ends with a row of NULLs */
+
+/* A part of the server with state of its own (a worker, a running pipeline). The core calls
+ * every start in table order when the server starts (the first failure stops the server), every
+ * stop before the HTTP daemon stops (a stop ends what is waiting on the part, so that open
+ * connections can finish), and every free after it. stop and free must be safe on a part that
+ * never started. */
+struct serve_service {
+    const char *name;
+    int (*start)(struct dream_server *s);
+    void (*stop)(struct dream_server *s);
+    void (*free)(struct dream_server *s);
+};
+extern const struct serve_service serve_services[]; /* ends with a row of NULLs */
 
 /* Replies. Each queues the response on rq->conn and returns MHD's result. serve_reply_json
  * takes the reference to body. */
@@ -62,35 +80,6 @@ struct dream_server {
     char *wiki_dir;            /* NULL: the default wiki */
     struct serve_dream *dream; /* dream.c: POST /v1/memory/dream */
 };
-
-/* chat.c */
-int serve_chat_start(struct dream_server *s);
-void serve_chat_stop(struct dream_server *s);
-void serve_chat_free(struct dream_server *s);
-enum MHD_Result serve_chat_completions(struct serve_request *rq);
-enum MHD_Result serve_models(struct serve_request *rq);
-
-/* memory.c: GET /v1/memory/<tool>, the read tools (dream/read.h) */
-enum MHD_Result serve_memory(struct serve_request *rq);
-
-/* dream.c: POST /v1/memory/dream, the pipeline with its progress as server-sent events */
-int serve_dream_start(struct dream_server *s);
-void serve_dream_stop(struct dream_server *s);
-void serve_dream_free(struct dream_server *s);
-enum MHD_Result serve_dream_run(struct serve_request *rq);
-/* The endpoint's body (the fuzzer's entry): 0 with out filled (free it with
- * serve_dream_body_free), or -1 with the 400's message in err and nothing to free. */
-struct serve_dream_body {
-    struct dream_pipeline_params p; /* p.stage and p.conversation point at the strings below */
-    char *stage, *conversation;
-    bool stream;
-};
-int serve_dream_parse(const char *body, size_t len, struct serve_dream_body *out, char *err, size_t errlen);
-void serve_dream_body_free(struct serve_dream_body *b);
-
-/* Parses and checks a chat completion request body as the endpoint does (the fuzzer's entry):
- * 0, or -1 with the 400's message in err. */
-int serve_chat_check(const struct dream_serve_params *p, const char *body, size_t len, char *err, size_t errlen);
 
 /* Makes text valid UTF-8 for JSON: invalid bytes become U+FFFD. Appends to out (jansson needs
  * valid UTF-8). */

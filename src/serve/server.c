@@ -205,8 +205,7 @@ int dream_server_start(const struct dream_serve_params *params, dream_server **o
     int rc = p.store_path ? ((s->store_path = strdup(p.store_path)) ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory"))
                           : dream_paths_store(&s->store_path);
     if (!rc) rc = dream_seam_load(&s->model_name, &s->seq_ctx);
-    if (!rc) rc = serve_chat_start(s);
-    if (!rc) rc = serve_dream_start(s);
+    for (const struct serve_service *v = serve_services; !rc && v->name; v++) rc = v->start(s);
     if (rc) {
         dream_server_stop(s);
         return rc;
@@ -230,11 +229,9 @@ int dream_server_port(const dream_server *s) { return s->port; }
 void dream_server_stop(dream_server *s)
 {
     if (!s) return;
-    serve_chat_stop(s);  /* first: ends every stream waiting on the worker */
-    serve_dream_stop(s); /* a running pipeline finishes its stage; its stream then ends */
+    for (const struct serve_service *v = serve_services; v->name; v++) v->stop(s); /* first: ends what streams wait on */
     if (s->daemon) MHD_stop_daemon(s->daemon);
-    serve_chat_free(s);
-    serve_dream_free(s);
+    for (const struct serve_service *v = serve_services; v->name; v++) v->free(s);
     free(s->store_path);
     free(s->wiki_dir);
     free(s->host);
