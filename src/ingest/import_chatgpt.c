@@ -5,7 +5,7 @@
  * Only user and assistant messages addressed to everyone (recipient "all") with text content are
  * kept; system, tool and hidden nodes, tool calls, reasoning and custom-instruction contexts are
  * dropped. */
-#include "ingest_internal.h"
+#include "importers.h"
 
 #include "dream/error.h"
 

@@ -4,7 +4,7 @@
  * tool results and thinking dropped), or its "text" field in older exports without blocks.
  * Attachments' extracted text is kept after it as a marked quote, so what the person pasted in
  * stays findable. */
-#include "ingest_internal.h"
+#include "importers.h"
 
 #include "dream/error.h"
 

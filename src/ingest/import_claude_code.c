@@ -7,7 +7,7 @@
  * (sub-agents), tool calls and results, thinking, meta and command-echo lines, compaction
  * summaries and file snapshots. An assistant turn written as several lines (one per content
  * block, one API message id) becomes one message. */
-#include "ingest_internal.h"
+#include "importers.h"
 
 #include "dream/error.h"
 

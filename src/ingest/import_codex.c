@@ -5,7 +5,7 @@
  * messages, the environment and instruction preambles Codex repeats as user messages, reasoning,
  * and tool calls with their output. Codex has no message ids, so a message's id is its line
  * number. Older rollouts without the {type, payload} wrapper are read too. */
-#include "ingest_internal.h"
+#include "importers.h"
 
 #include "dream/error.h"
 

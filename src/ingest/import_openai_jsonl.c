@@ -5,7 +5,7 @@
  * (first 16 hex digits) and the line number, and a message's id is its index in the line.
  * System and tool messages, and assistant turns that only call tools, are dropped. A malformed
  * line is reported and skipped; the next line is read as usual. */
-#include "ingest_internal.h"
+#include "importers.h"
 
 #include "dream/error.h"
 

@@ -6,7 +6,7 @@
  * parts. Dropped: thinking, tool calls and results, bash executions, custom and summary messages
  * (branch and compaction summaries repeat earlier content). The title is the session's name
  * (a session_info entry) when it has one. */
-#include "ingest_internal.h"
+#include "importers.h"
 
 #include "dream/error.h"
 

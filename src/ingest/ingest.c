@@ -1,6 +1,6 @@
 /* ingest.c — format detection and the ingest driver: files, directories, ZIPs (see
  * include/dream/ingest.h). The importers live in import_<format>.c. */
-#include "ingest_internal.h"
+#include "importers.h"
 #include "store_internal.h"
 #include "zip.h"
 
@@ -18,23 +18,6 @@
 /* The first array element or line read to detect a format. */
 #define INGEST_DETECT_MAX ((size_t)64 << 20)
 #define INGEST_MAX_DEPTH 64
-
-static const char *const format_names[] = {"auto", "chatgpt", "claude", "claude-code", "codex", "pi", "openai-jsonl"};
-
-const char *dream_format_name(enum dream_format f)
-{
-    return (unsigned)f < sizeof format_names / sizeof format_names[0] ? format_names[f] : "unknown";
-}
-
-int dream_format_parse(const char *name, enum dream_format *out)
-{
-    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
-        if (!strcmp(name, format_names[i])) {
-            *out = (enum dream_format)i;
-            return 0;
-        }
-    return dream_error_set(DREAM_EINVAL, "unknown format '%s'; one of: chatgpt, claude, claude-code, codex, pi, openai-jsonl, auto", name);
-}
 
 struct dream_ingest_params dream_ingest_default_params(void) { return (struct dream_ingest_params){0}; }
 

@@ -1,6 +1,6 @@
 /* ingest_common.c — conversation building, storing, repair, JSON reading and times shared by the
- * importers (see ingest_internal.h). */
-#include "ingest_internal.h"
+ * importers (see ingest_common.h). */
+#include "ingest_common.h"
 #include "store_internal.h"
 
 #include "dream/error.h"

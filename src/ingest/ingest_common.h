@@ -1,14 +1,17 @@
 /*
- * ingest_internal.h — what the importers share: the run's context, a conversation being built,
- * JSON reading with repair and error positions, and time parsing.
+ * ingest_common.h — what the importers share: the run's context, a conversation being built,
+ * JSON reading with repair and error positions, and time parsing (ingest_common.c).
  *
  * An importer reads one file (an istream) and hands each conversation to ingest_emit, which
  * checks it, stores it in one transaction and counts the outcome. Problems with the input are
  * reported through ingest_skip and never returned; an importer returns non-zero only when the
  * store itself failed (then the run stops).
+ *
+ * These helpers know nothing of the dispatcher (ingest.c) or of any importer: the dispatcher
+ * finds the importers through importers.h, and the importers stand on this header alone.
  */
-#ifndef DREAM_MEMORY_INGEST_INTERNAL_H
-#define DREAM_MEMORY_INGEST_INTERNAL_H
+#ifndef DREAM_INGEST_COMMON_H
+#define DREAM_INGEST_COMMON_H
 
 #include "istream.h"
 
@@ -108,13 +111,5 @@ const char *ingest_str(const json_t *obj, const char *key);
  * of every block whose "type" is one of types (NULL-terminated). Blocks are joined by a blank
  * line. */
 int ingest_content_text(const json_t *content, const char *const *types, struct dbuf *out);
-
-/* The importers. Each reads one file. */
-int import_chatgpt(struct ingest_ctx *ctx, struct istream *in);
-int import_claude(struct ingest_ctx *ctx, struct istream *in);
-int import_claude_code(struct ingest_ctx *ctx, struct istream *in);
-int import_codex(struct ingest_ctx *ctx, struct istream *in);
-int import_pi(struct ingest_ctx *ctx, struct istream *in);
-int import_openai_jsonl(struct ingest_ctx *ctx, struct istream *in);
 
 #endif
