@@ -78,18 +78,6 @@ struct dream_chunk {
 int dream_segment_chunks(dream_store *store, int64_t conversation, struct dream_chunk **out, size_t *n);
 void dream_chunks_free(struct dream_chunk *chunks, size_t n);
 
-/* A stage's state for one item; status "none" when it was never tried. */
-struct dream_stage_state {
-    char status[8];      /* none, pending, done, failed */
-    int64_t revision;
-    int attempts;
-    char *last_error;    /* malloc'd or NULL */
-};
-
-/* Reads the state of item (for segment: a conversation's row id) in stage. The caller frees
- * state->last_error. */
-int dream_stage_state_get(dream_store *store, const char *stage, int64_t item, struct dream_stage_state *state);
-
 #ifdef __cplusplus
 }
 #endif

@@ -111,6 +111,18 @@ int dream_store_count(dream_store *store, struct dream_store_counts *out);
 /* The path the store was opened with. */
 const char *dream_store_path(const dream_store *store);
 
+/* A stage's state for one item; status "none" when it was never tried. */
+struct dream_stage_state {
+    char status[8];      /* none, pending, done, failed */
+    int64_t revision;
+    int attempts;
+    char *last_error;    /* malloc'd or NULL */
+};
+
+/* Reads the state of item (for segment: a conversation's row id) in stage. The caller frees
+ * state->last_error. */
+int dream_stage_state_get(dream_store *store, const char *stage, int64_t item, struct dream_stage_state *state);
+
 #ifdef __cplusplus
 }
 #endif

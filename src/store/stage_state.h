@@ -3,7 +3,6 @@
 #ifndef DREAM_MEMORY_STAGE_STATE_H
 #define DREAM_MEMORY_STAGE_STATE_H
 
-#include "dream/segment.h"
 #include "dream/store.h"
 
 #include <stdbool.h>
