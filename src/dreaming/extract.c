@@ -196,12 +196,7 @@ sql_fail:
 static int ext_fail(dream_store *store, const struct ext_chunk *c, const char *error, const struct dream_extract_params *p,
                     struct dream_extract_result *res)
 {
-    bool gave_up = false;
-    int rc = stage_state_fail(store, EXTRACT_STAGE, c->id, c->revision, error, p->max_attempts, false, store_now_ms(), &gave_up);
-    if (rc) return rc;
-    res->failed++;
-    if (gave_up) res->gave_up++;
-    return DREAM_OK;
+    return stage_state_fail_counted(store, EXTRACT_STAGE, c->id, c->revision, error, p->max_attempts, false, &res->failed, &res->gave_up);
 }
 
 static int ext_batch(dream_store *store, struct ext_chunk *chunks, size_t n, const struct dream_extract_params *p,

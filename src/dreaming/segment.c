@@ -415,12 +415,7 @@ sql_fail:
 static int seg_fail(dream_store *store, const struct seg_conv *c, const char *error, const struct dream_segment_params *p, bool final,
                     struct dream_segment_result *res)
 {
-    bool gave_up = false;
-    int rc = stage_state_fail(store, SEGMENT_STAGE, c->rowid, c->revision, error, p->max_attempts, final, store_now_ms(), &gave_up);
-    if (rc) return rc;
-    res->failed++;
-    if (gave_up) res->gave_up++;
-    return DREAM_OK;
+    return stage_state_fail_counted(store, SEGMENT_STAGE, c->rowid, c->revision, error, p->max_attempts, final, &res->failed, &res->gave_up);
 }
 
 /* The eligible conversations, oldest first: never segmented, segmented at an older revision, or

@@ -61,6 +61,17 @@ int stage_state_fail(dream_store *store, const char *stage, int64_t item, int64_
     return rc;
 }
 
+int stage_state_fail_counted(dream_store *store, const char *stage, int64_t item, int64_t revision, const char *error, int max_attempts,
+                             bool final, size_t *failed, size_t *gave_up)
+{
+    bool gave = false;
+    int rc = stage_state_fail(store, stage, item, revision, error, max_attempts, final, store_now_ms(), &gave);
+    if (rc) return rc;
+    ++*failed;
+    if (gave) ++*gave_up;
+    return DREAM_OK;
+}
+
 int dream_stage_state_get(dream_store *store, const char *stage, int64_t item, struct dream_stage_state *state)
 {
     memset(state, 0, sizeof *state);

@@ -6,6 +6,7 @@
 #include "dream/store.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Records item as done at revision (attempts reset). Call inside the transaction that writes the
@@ -17,5 +18,10 @@ int stage_state_done(dream_store *store, const char *stage, int64_t item, int64_
  * which. */
 int stage_state_fail(dream_store *store, const char *stage, int64_t item, int64_t revision, const char *error, int max_attempts,
                      bool final, int64_t now_ms, bool *gave_up);
+
+/* stage_state_fail now, counted the way every stage reports it: *failed grows by one, and
+ * *gave_up too when the item is marked failed. On an error nothing is counted. */
+int stage_state_fail_counted(dream_store *store, const char *stage, int64_t item, int64_t revision, const char *error, int max_attempts,
+                             bool final, size_t *failed, size_t *gave_up);
 
 #endif
