@@ -764,6 +764,12 @@ void synth_free_strings(char **s, size_t n)
     free(s);
 }
 
+int synth_normalize(dream_article *a, const char *stem, const struct synth_stems *stems)
+{
+    struct dream_article_normalize_params np = {.stem = stem, .resolve = synth_resolve_stem, .resolve_ud = (void *)stems, .manage_stub = true};
+    return dream_article_normalize(a, &np, NULL, NULL);
+}
+
 char *synth_resolve_stem(void *ud, const char *target)
 {
     struct synth_stems *s = ud;
@@ -878,8 +884,7 @@ int synth_unlink_new_redlinks(dream_article *a, const dream_article *before, con
         *unlinked += changed;
     }
     if (!rc && *unlinked) {
-        struct dream_article_normalize_params np = {.stem = stem, .resolve = synth_resolve_stem, .resolve_ud = &live, .manage_stub = true};
-        rc = dream_article_normalize(a, &np, NULL, NULL);
+        rc = synth_normalize(a, stem, &live);
     }
     synth_free_strings(live.stems, live.n);
     free(old);

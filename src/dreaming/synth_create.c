@@ -386,11 +386,7 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
     dream_article *a = NULL;
     if (!rc) rc = dream_article_parse(b.data, b.len, &a);
     if (!rc && n_cats) rc = dream_article_set_categories(a, (const char *const *)cats, n_cats);
-    if (!rc) {
-        struct dream_article_normalize_params np = {
-            .stem = e->stem, .resolve = synth_resolve_stem, .resolve_ud = (void *)stems, .manage_stub = true};
-        rc = dream_article_normalize(a, &np, NULL, NULL);
-    }
+    if (!rc) rc = synth_normalize(a, e->stem, stems);
     for (size_t i = 0; i < n_cats; i++) free(cats[i]);
     dbuf_free(&b);
     dbuf_free(&box);

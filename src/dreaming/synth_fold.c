@@ -581,8 +581,7 @@ static int fd_apply(dream_store *store, const struct dream_synth_params *p, stru
     if (!rc && n_touched == 0) {
         rc = fd_fail(store, p, art, s, "no usable patch (empty, leaky, or without the new marker or an old one)", res);
     } else if (!rc) {
-        struct dream_article_normalize_params np = {.stem = art->stem, .resolve = synth_resolve_stem, .resolve_ud = (void *)stems, .manage_stub = true};
-        rc = dream_article_normalize(after, &np, NULL, NULL);
+        rc = synth_normalize(after, art->stem, stems);
         struct synth_ledger rows[FOLD_MAX_CANDIDATES + 2];
         size_t n_rows = 0;
         rows[n_rows++] = (struct synth_ledger){.chunk = s->chunk};

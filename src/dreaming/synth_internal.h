@@ -91,6 +91,10 @@ struct synth_stems {
 };
 char *synth_resolve_stem(void *ud, const char *target);
 
+/* Normalizes a the way every writing stage does before it writes: links resolved against stems
+ * (synth_resolve_stem), the stub marker managed. Returns dream_article_normalize's status. */
+int synth_normalize(dream_article *a, const char *stem, const struct synth_stems *stems);
+
 /* value (one line: an infobox value) with each [[link]] whose target is no article of stems
  * replaced by the text it shows ([[T|shown]] -> shown, [[T]] -> T; a link with a bracket inside
  * -> its text without brackets), so a value the model wrote never adds a redlink (dream check

@@ -283,8 +283,7 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
         const char *bt = dream_article_text(before, &bl), *at = rc ? NULL : dream_article_text(after, &al);
         bool changed = !rc && (bl != al || memcmp(bt, at, bl) != 0);
         if (changed) {
-            struct dream_article_normalize_params np = {.stem = stems.stems[i], .resolve = synth_resolve_stem, .resolve_ud = &stems, .manage_stub = true};
-            rc = dream_article_normalize(after, &np, NULL, NULL);
+            rc = synth_normalize(after, stems.stems[i], &stems);
             at = rc ? NULL : dream_article_text(after, &al);
             changed = !rc && (bl != al || memcmp(bt, at, bl) != 0);
         }

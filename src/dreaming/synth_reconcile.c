@@ -462,8 +462,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         free(value);
     }
     if (!rc && changed) {
-        struct dream_article_normalize_params np = {.stem = art->stem, .resolve = synth_resolve_stem, .resolve_ud = (void *)stems, .manage_stub = true};
-        rc = dream_article_normalize(after, &np, NULL, NULL);
+        rc = synth_normalize(after, art->stem, stems);
         struct dream_gate_params gp = {.touched = touched, .n_touched = n_touched, .may_vanish = (const char *const *)vanish, .n_may_vanish = n_vanish};
         bool accepted = false;
         if (!rc) rc = synth_write(store, p->wiki_dir, RECONCILE_STAGE, art->stem, before, after, &gp, NULL, 0, art->stem, 0, &accepted);

@@ -211,8 +211,7 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
         if (!rc) rc = wk_tighten(&w[i], answers, after, touched, &n_touched, res);
         if (!rc && w[i].refresh >= 0) rc = wk_refresh(&w[i], answers[w[i].refresh], stems, after, &refreshed, res);
         if (!rc && (n_touched || refreshed)) {
-            struct dream_article_normalize_params np = {.stem = w[i].stem, .resolve = synth_resolve_stem, .resolve_ud = stems, .manage_stub = true};
-            rc = dream_article_normalize(after, &np, NULL, NULL);
+            rc = synth_normalize(after, w[i].stem, stems);
             struct wk_ctx wc = {store, w[i].stem};
             struct dream_gate_params gp = {.touched = touched, .n_touched = n_touched, .baseline = wk_baseline, .baseline_ud = &wc};
             if (!rc) rc = synth_write(store, p->wiki_dir, WIKIFY_STAGE, w[i].stem, w[i].before, after, &gp, NULL, 0, w[i].stem, 0, &accepted);
