@@ -9,7 +9,7 @@ if(TARGET dream_memory)
   # the same pipeline killed at random points and resumed.
   dream_add_test(NAME test_dreaming_fixture SOURCES dreaming/test_dreaming_fixture.c support/dreaming_fixture.c support/dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
-  dream_add_test(NAME test_pipeline_resume SOURCES dreaming/test_pipeline_resume.c support/dreaming_fixture.c support/dreaming_fake.c
+  dream_add_test(NAME test_pipeline_resume SOURCES dreaming/test_pipeline_resume.c support/dreaming_fixture.c support/dreaming_fake.c support/kill_resume.c
                  LIBS dream_memory PkgConfig::SQLITE3 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
   dream_add_test(NAME test_resolve SOURCES dreaming/test_resolve.c LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2)
   dream_add_test(NAME test_segment_noise SOURCES dreaming/test_segment_noise.c LIBS dream_memory PkgConfig::SQLITE3 FIXTURES tiny_models)

@@ -22,7 +22,7 @@ if(TARGET dream_memory AND TARGET dream)
   add_dependencies(test_synthesis dream)
   # Kill and resume: 20 runs of the whole pipeline killed with SIGKILL and resumed; dream check
   # after every kill, the same store and vault as an uninterrupted run at the end.
-  dream_add_test(NAME test_synthesis_resume SOURCES dreaming/test_synthesis_resume.c support/dreaming_fixture.c support/dreaming_fake.c
+  dream_add_test(NAME test_synthesis_resume SOURCES dreaming/test_synthesis_resume.c support/dreaming_fixture.c support/dreaming_fake.c support/kill_resume.c
                  LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
   add_dependencies(test_synthesis_resume dream)
 endif()

@@ -16,15 +16,13 @@
 #include "dream/store.h"
 #include "dreaming_fake.h"
 #include "dreaming_fixture.h"
+#include "kill_resume.h"
 
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define N_ROUNDS 20
@@ -90,11 +88,27 @@ static char *dump(const char *path)
     return text;
 }
 
-static double now_s(void)
+/* The harness's hooks: the child's run, and what a kill records (ud is the round's record). */
+struct round_state {
+    const char *path;
+    bool *killed_in;
+};
+static const char *const stages[4] = {"segment", "extract", "resolve", "route"};
+
+static int run_child(long kill_at, void *ud)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    const struct round_state *r = ud;
+    events = 0;
+    kill_event = kill_at;
+    return pipeline_once(r->path);
+}
+
+static void on_kill(int tries, void *ud)
+{
+    (void)tries;
+    const struct round_state *r = ud;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(shared->stage, stages[i])) r->killed_in[i] = true;
 }
 
 static void test_pipeline_killed_and_resumed_equals_uninterrupted(void **state)
@@ -108,9 +122,9 @@ static void test_pipeline_killed_and_resumed_equals_uninterrupted(void **state)
     make_store(ref);
     events = 0;
     kill_event = 0;
-    double t0 = now_s();
+    double t0 = kill_resume_now_s();
     assert_int_equal(pipeline_once(ref), 0);
-    double ref_s = now_s() - t0;
+    double ref_s = kill_resume_now_s() - t0;
     kill_event = 0;
     long total_events = 0;
     {
@@ -130,38 +144,12 @@ static void test_pipeline_killed_and_resumed_equals_uninterrupted(void **state)
     srand(4242);
     int kills = 0;
     bool killed_in[4] = {false};
-    const char *const stages[4] = {"segment", "extract", "resolve", "route"};
+    struct round_state r = {.path = path, .killed_in = killed_in};
+    struct kill_resume kr = {.run = run_child, .on_kill = on_kill, .ud = &r, .total_events = total_events, .run_s = ref_s,
+                             .stage = shared->stage, .stage_size = sizeof shared->stage};
     for (int round = 0; round < N_ROUNDS; round++) {
         make_store(path);
-        for (int tries = 0;; tries++) {
-            bool by_event = round % 2 == 0 && tries < 3;
-            long k = 1 + rand() % total_events;
-            useconds_t delay = (useconds_t)(rand() % (int)(ref_s * 1e6 + 1));
-            memset(shared->stage, 0, sizeof shared->stage);
-            pid_t pid = fork();
-            assert_true(pid >= 0);
-            if (pid == 0) {
-                events = 0;
-                kill_event = by_event ? k : 0;
-                _exit(pipeline_once(path));
-            }
-            if (!by_event && tries < 3) {
-                usleep(delay);
-                kill(pid, SIGKILL); /* may already have exited: then it finished */
-            }
-            int status;
-            assert_int_equal(waitpid(pid, &status, 0), pid);
-            if (WIFSIGNALED(status)) {
-                assert_int_equal(WTERMSIG(status), SIGKILL);
-                kills++;
-                for (int i = 0; i < 4; i++)
-                    if (!strcmp(shared->stage, stages[i])) killed_in[i] = true;
-                continue;
-            }
-            assert_true(WIFEXITED(status));
-            assert_int_equal(WEXITSTATUS(status), 0);
-            break;
-        }
+        kills += kill_resume_round(&kr, round % 2 == 0);
         char *got = dump(path);
         if (strcmp(got, want) != 0) fprintf(stderr, "round %d differs:\n--- want ---\n%s--- got ---\n%s", round, want, got);
         assert_string_equal(got, want);
@@ -182,8 +170,8 @@ int main(int argc, char **argv)
     }
     snprintf(corpus, sizeof corpus, "%s/corpus", argv[1]);
     snprintf(wiki, sizeof wiki, "%s/wiki", argv[1]);
-    shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shared == MAP_FAILED) return 1;
+    shared = kill_resume_shared(sizeof *shared);
+    if (!shared) return 1;
     const char *b = getenv("DREAM_TEST_BUILD");
     snprintf(dir, sizeof dir, "%s/tmp-pipeline-resume-XXXXXX", b ? b : "/tmp");
     if (!mkdtemp(dir)) return 1;

@@ -24,6 +24,7 @@
 #include "dream/vault.h"
 #include "dreaming_fake.h"
 #include "dreaming_fixture.h"
+#include "kill_resume.h"
 #include "store_internal.h"
 
 #include <dirent.h>
@@ -33,9 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define N_ROUNDS 20
@@ -208,11 +206,45 @@ static void check_vault(const char *wiki, int round)
     assert_int_equal(st, 0);
 }
 
-static double now_s(void)
+/* The harness's hooks (ud is the round's record): the child's run; an even round's first kill
+ * aimed inside the writing stage whose turn it is; what a kill checks and records. */
+struct round_state {
+    int round;
+    const char *path, *wiki;
+    long (*stage_events)[MAX_EVENTS];
+    const size_t *n_stage_events;
+    bool *in_stage;
+};
+
+static const char *round_aim(const struct round_state *r, int tries)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return r->round % 2 == 0 && tries == 0 ? synth_stages[(size_t)(r->round / 2) % N_SYNTH] : NULL;
+}
+
+static int run_child(long kill_at, void *ud)
+{
+    const struct round_state *r = ud;
+    events = 0;
+    kill_event = kill_at;
+    return run_once(r->path, r->wiki);
+}
+
+static long aim_event(int tries, long drawn, void *ud)
+{
+    const struct round_state *r = ud;
+    if (!round_aim(r, tries)) return drawn;
+    size_t si = (size_t)(r->round / 2) % N_SYNTH;
+    return r->stage_events[si][(size_t)rand() % r->n_stage_events[si]];
+}
+
+static void on_kill(int tries, void *ud)
+{
+    const struct round_state *r = ud;
+    const char *aim = round_aim(r, tries);
+    for (size_t s = 0; s < N_SYNTH; s++) r->in_stage[s] |= !strcmp(shared->stage, synth_stages[s]);
+    if (aim && strcmp(shared->stage, aim) != 0) fprintf(stderr, "round %d: aimed at %s, killed in %s\n", r->round, aim, shared->stage);
+    if (aim) assert_string_equal(shared->stage, aim);
+    check_vault(r->wiki, r->round);
 }
 
 static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)
@@ -228,9 +260,9 @@ static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)
     events = 0;
     kill_event = 1L << 40;
     recording = true;
-    double t0 = now_s();
+    double t0 = kill_resume_now_s();
     assert_int_equal(run_once(ref, refwiki), 0);
-    double ref_s = now_s() - t0;
+    double ref_s = kill_resume_now_s() - t0;
     recording = false;
     long total_events = events;
     kill_event = 0;
@@ -256,45 +288,13 @@ static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)
     srand(5151);
     int kills = 0;
     bool in_stage[N_SYNTH] = {false};
+    struct round_state r = {.path = path, .wiki = wiki, .stage_events = stage_events, .n_stage_events = n_stage_events, .in_stage = in_stage};
+    struct kill_resume kr = {.run = run_child, .aim = aim_event, .on_kill = on_kill, .ud = &r, .total_events = total_events, .run_s = ref_s,
+                             .stage = shared->stage, .stage_size = sizeof shared->stage};
     for (int round = 0; round < N_ROUNDS; round++) {
         fresh(path, wiki);
-        for (int tries = 0;; tries++) {
-            bool by_event = round % 2 == 0 && tries < 3;
-            /* the first kill of an even round: inside the writing stage whose turn it is */
-            const char *aim = by_event && tries == 0 ? synth_stages[(size_t)(round / 2) % N_SYNTH] : NULL;
-            long k = 1 + rand() % total_events;
-            if (aim) {
-                size_t si = (size_t)(round / 2) % N_SYNTH;
-                k = stage_events[si][(size_t)rand() % n_stage_events[si]];
-            }
-            useconds_t delay = (useconds_t)(rand() % (int)(ref_s * 1e6 + 1));
-            memset(shared->stage, 0, sizeof shared->stage);
-            pid_t pid = fork();
-            assert_true(pid >= 0);
-            if (pid == 0) {
-                events = 0;
-                kill_event = by_event ? k : 0;
-                _exit(run_once(path, wiki));
-            }
-            if (!by_event && tries < 3) {
-                usleep(delay);
-                kill(pid, SIGKILL);
-            }
-            int status;
-            assert_int_equal(waitpid(pid, &status, 0), pid);
-            if (WIFSIGNALED(status)) {
-                assert_int_equal(WTERMSIG(status), SIGKILL);
-                kills++;
-                for (size_t s = 0; s < N_SYNTH; s++) in_stage[s] |= !strcmp(shared->stage, synth_stages[s]);
-                if (aim && strcmp(shared->stage, aim) != 0) fprintf(stderr, "round %d: aimed at %s, killed in %s\n", round, aim, shared->stage);
-                if (aim) assert_string_equal(shared->stage, aim);
-                check_vault(wiki, round);
-                continue;
-            }
-            assert_true(WIFEXITED(status));
-            assert_int_equal(WEXITSTATUS(status), 0);
-            break;
-        }
+        r.round = round;
+        kills += kill_resume_round(&kr, round % 2 == 0);
         char *got = dump(path), *got_vault = vault(wiki);
         if (strcmp(got, want) != 0) fprintf(stderr, "round %d: store differs:\n--- want ---\n%s--- got ---\n%s", round, want, got);
         assert_string_equal(got, want);
@@ -322,8 +322,8 @@ int main(int argc, char **argv)
     }
     snprintf(data, sizeof data, "%s", argv[1]);
     snprintf(seeds, sizeof seeds, "%s/wiki", argv[1]);
-    shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shared == MAP_FAILED) return 1;
+    shared = kill_resume_shared(sizeof *shared);
+    if (!shared) return 1;
     ref_stage = calloc(MAX_EVENTS, sizeof *ref_stage);
     if (!ref_stage) return 1;
     const char *b = getenv("DREAM_TEST_BUILD");
