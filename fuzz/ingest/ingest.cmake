@@ -1,4 +1,4 @@
-# Fuzzers of the memory layer's parsers (issue 3): one per importer, format detection, the ZIP
+# Fuzzers of src/ingest's parsers (issue 3): one per importer, format detection, the ZIP
 # reader and the streaming JSON splitter. Seeds in fuzz/corpus/<name>/.
 if(TARGET dream_memory)
   foreach(name ingest_chatgpt ingest_claude ingest_claude_code ingest_codex ingest_pi ingest_openai_jsonl

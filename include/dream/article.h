@@ -2,6 +2,12 @@
  * article.h — one wiki article (spec §3.2–3.3, DESIGN.md §5): parse, inspect, edit, write,
  * normalize, validate, and the conservative write gate.
  *
+ * The part src/article/ (docs/ARCHITECTURE.md): the article grammar, text in and text out.
+ * article.c parses, writes and edits one article; article_normalize.c is NORMALIZE,
+ * article_gate.c the write gate, article_check.c the validation `dream check` runs,
+ * article_draft.c the cleaning of a model's draft; article_internal.h is what they share. It
+ * stands on util alone; dreaming and read use it.
+ *
  * The grammar, in its fixed order:
  *   # Title                       exactly one H1; Title == stem with '_' -> ' '
  *   {{stub}}                      optional, a line of its own

@@ -1,6 +1,13 @@
 /*
  * ingest.h — reading conversation exports and agent session logs into the store.
  *
+ * The part src/ingest/ (docs/ARCHITECTURE.md): exports in, conversations into the store.
+ * ingest.c is the dispatcher (files, directories, ZIPs, format detection) and format.c the
+ * formats' names; import_<format>.c is one importer per format (importers.h), and
+ * ingest_common.c what the importers share (ingest_common.h: building a conversation, JSON with
+ * repair, times), which knows nothing of the dispatcher; istream.c and zip.c are the bounded
+ * stream and ZIP readers. It may include store, os and util; nothing below it knows it.
+ *
  * Six formats (../shared/reference/export-formats.md), recognised from their content:
  *   chatgpt       ChatGPT "Export data": the ZIP or its conversations.json. The visible branch
  *                 (current_node up the mapping tree); user and assistant text only.

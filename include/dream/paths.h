@@ -1,6 +1,10 @@
 /*
  * paths.h — where dream keeps its files (DESIGN.md §6).
  *
+ * The part src/os/ (docs/ARCHITECTURE.md): dream's place on this machine. paths.c resolves the
+ * paths below; schedule.c installs the nightly run as a systemd user timer or a crontab line
+ * (dream/schedule.h). It stands on util alone, below every other part of The Dreaming.
+ *
  * Defaults follow XDG: config in ~/.config/dream, the wiki in ~/.local/share/dream/wiki, the
  * store and caches in ~/.cache/dream. XDG_CONFIG_HOME, XDG_DATA_HOME and XDG_CACHE_HOME move
  * them. DREAM_HOME=DIR puts all three under one directory (DIR/config, DIR/wiki, DIR/cache).

@@ -4,6 +4,14 @@
  * server's POST /v1/memory/dream both run it through dream_pipeline_run, so they take the same
  * lock, skip the same stages and report with the same words.
  *
+ * The part src/dreaming/ (docs/ARCHITECTURE.md): The Dreaming's stages, one file each, and this
+ * driver (pipeline.c). In run order: segment.c (segment_answer.c parses its answer), extract.c,
+ * resolve.c, route.c, then the writing stages synth_create.c, synth_fold.c, synth_reconcile.c,
+ * synth_link.c and synth_wikify.c (synth_refresh.c is wikify's infobox refresh), which share
+ * synth.c (synth_internal.h: sources and citations, the write journal, the git commit). The
+ * only part that calls a model, and only through the seam (dream/model.h). It may include seam,
+ * article, vault, names, store, os and util; read, serve and the CLI use it.
+ *
  * The run lock is an exclusive flock(2) on "<store>.lock" next to the store. One run at a time
  * may write a store and its wiki, whichever process it is in (the CLI, the nightly timer, the
  * server); a second one fails at once with DREAM_EBUSY, naming the lock file and the process

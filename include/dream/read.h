@@ -4,6 +4,12 @@
  * resolve|read|section|links|infobox|list|search|status) and the server's GET /v1/memory/<tool>
  * call exactly these functions.
  *
+ * The part src/read/ (docs/ARCHITECTURE.md): read_index.c opens a reader (lists and parses the
+ * articles, indexes their names), read_tools.c holds the tools, read_status.c `dream status`,
+ * read_text.c a tool's answer as plain text; read_internal.h is what they share. It may include
+ * dreaming (only to ask whether a run holds the run lock), article, names, store, os and util,
+ * and writes nothing; serve and the CLI use it.
+ *
  * A reader is a snapshot: opening it lists and parses every article under <wiki>/articles and
  * builds the name index (stem, title, infobox aliases, and, when the store is there, every
  * surface form the pipeline folded into an entity that has an article). Open one per request or

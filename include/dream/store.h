@@ -1,6 +1,12 @@
 /*
  * store.h — the memory store: one SQLite database holding every ingested conversation.
  *
+ * The part src/store/ (docs/ARCHITECTURE.md): the SQLite store and everything kept in it.
+ * store.c opens it and reads and writes conversations and messages; store_schema.c is the
+ * schema as forward migrations; stage_state.c is the per-stage, per-item work state every stage
+ * resumes from (stage_state.h). store_internal.h gives the parts above it the raw connection.
+ * It stands on util alone; ingest, dreaming and read use it.
+ *
  * The store is the pipeline's ledger (DESIGN.md §5): conversations with their stable ids from
  * the source, and their messages with dense positions. It runs in WAL mode with foreign keys
  * on; its schema carries a version and is migrated forward on open. Each conversation is

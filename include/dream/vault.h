@@ -1,6 +1,11 @@
 /*
  * vault.h — the wiki on disk (DESIGN.md §5, spec §3): a directory of Markdown under git.
  *
+ * The part src/vault/ (docs/ARCHITECTURE.md): the wiki as a directory under git. vault.c
+ * creates it (directories, seeded files, the repository, through libgit2) and reads its Meta
+ * pages; vault_seed.c holds the text of the seeded files. It stands on util alone; the writing
+ * stages in src/dreaming put articles into it and commit them.
+ *
  * Layout: articles/ (one article per subject), Meta/ (editable policy pages that stage prompts
  * inline), Talk/ (structural suggestions), README.md, .gitignore, and a git repository whose
  * first commit holds the seeded files.

@@ -1,7 +1,7 @@
 /* segment_answer.h — reading the chunk stage's answer: a tolerant JSON parse into raw chunks
  * whose anchors are not yet checked against the conversation (segment.c repairs them). */
-#ifndef DREAM_MEMORY_SEGMENT_ANSWER_H
-#define DREAM_MEMORY_SEGMENT_ANSWER_H
+#ifndef DREAM_DREAMING_SEGMENT_ANSWER_H
+#define DREAM_DREAMING_SEGMENT_ANSWER_H
 
 #include <stddef.h>
 

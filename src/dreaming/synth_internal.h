@@ -1,7 +1,7 @@
 /* synth_internal.h — what the synthesis stages (synth_create.c, synth_fold.c) share: chunks as
  * sources with their citations, the write journal, the git commit, draft sanitizing. */
-#ifndef DREAM_MEMORY_SYNTH_INTERNAL_H
-#define DREAM_MEMORY_SYNTH_INTERNAL_H
+#ifndef DREAM_DREAMING_SYNTH_INTERNAL_H
+#define DREAM_DREAMING_SYNTH_INTERNAL_H
 
 #include "dream/article.h"
 #include "dream/synthesis.h"

@@ -4,8 +4,8 @@
  * Both read incrementally, so memory stays bounded by the largest line or element, never
  * by the size of the export.
  */
-#ifndef DREAM_MEMORY_ISTREAM_H
-#define DREAM_MEMORY_ISTREAM_H
+#ifndef DREAM_INGEST_ISTREAM_H
+#define DREAM_INGEST_ISTREAM_H
 
 #include "util/buf.h"
 

@@ -6,8 +6,8 @@
  * declared size and CRC-32, else the read fails (a truncated download, a corrupt file or a zip
  * bomb) with a message naming the archive and member.
  */
-#ifndef DREAM_MEMORY_ZIP_H
-#define DREAM_MEMORY_ZIP_H
+#ifndef DREAM_INGEST_ZIP_H
+#define DREAM_INGEST_ZIP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,8 +7,8 @@
  * ``` fences are examples; a list line without a colon is reported (file and line) and skipped.
  * A name claimed by two canonicals keeps its first (earlier line), and the later claim is
  * reported. Names match on their normal form or squeezed key (entity_name.h). */
-#ifndef DREAM_MEMORY_ALIAS_SEEDS_H
-#define DREAM_MEMORY_ALIAS_SEEDS_H
+#ifndef DREAM_NAMES_ALIAS_SEEDS_H
+#define DREAM_NAMES_ALIAS_SEEDS_H
 
 #include <stddef.h>
 

@@ -1,7 +1,13 @@
 /* entity_name.h — turning one line of the entity stage's answer into a subject name, and a name
- * into the keys entities are matched on (spec §6.2–6.3). Pure functions: no store, no model. */
-#ifndef DREAM_MEMORY_ENTITY_NAME_H
-#define DREAM_MEMORY_ENTITY_NAME_H
+ * into the keys entities are matched on (spec §6.2–6.3). Pure functions: no store, no model.
+ *
+ * The part src/names/ (docs/ARCHITECTURE.md): subject names. entity_name.c cleans an answer
+ * line into a name and a name into its normal form and match keys; alias_seeds.c parses the
+ * person's Meta/Aliases page into alias seeds (alias_seeds.h). Pure functions on util and
+ * utf8proc; dreaming (extract, resolve) and read (the name index) use them.
+ */
+#ifndef DREAM_NAMES_ENTITY_NAME_H
+#define DREAM_NAMES_ENTITY_NAME_H
 
 #include <stddef.h>
 

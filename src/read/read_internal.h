@@ -1,7 +1,7 @@
 /* read_internal.h — the reader's index, shared by the read tools' files (read_index.c,
  * read_tools.c, read_status.c, read_text.c). */
-#ifndef DREAM_MEMORY_READ_INTERNAL_H
-#define DREAM_MEMORY_READ_INTERNAL_H
+#ifndef DREAM_READ_INTERNAL_H
+#define DREAM_READ_INTERNAL_H
 
 #include "dream/article.h"
 #include "dream/read.h"

@@ -1,7 +1,7 @@
 /* stage_state.h — per-stage, per-item work state in the store (table stage_state): the revision
  * an item was done at, failed attempts and the last error, so that no item is retried forever. */
-#ifndef DREAM_MEMORY_STAGE_STATE_H
-#define DREAM_MEMORY_STAGE_STATE_H
+#ifndef DREAM_STORE_STAGE_STATE_H
+#define DREAM_STORE_STAGE_STATE_H
 
 #include "dream/store.h"
 

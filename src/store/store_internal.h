@@ -1,9 +1,9 @@
 /*
- * store_internal.h — what the memory layer's own modules (ingest, later the pipeline stages)
+ * store_internal.h — what the parts above the store (ingest, dreaming, read)
  * need from the store beyond the public API: the raw connection and the schema's migrations.
  */
-#ifndef DREAM_MEMORY_STORE_INTERNAL_H
-#define DREAM_MEMORY_STORE_INTERNAL_H
+#ifndef DREAM_STORE_INTERNAL_H
+#define DREAM_STORE_INTERNAL_H
 
 #include "dream/store.h"
 

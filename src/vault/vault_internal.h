@@ -1,6 +1,6 @@
 /* vault_internal.h — the vault's seeded files, shared by vault.c and vault_seed.c. */
-#ifndef DREAM_MEMORY_VAULT_INTERNAL_H
-#define DREAM_MEMORY_VAULT_INTERNAL_H
+#ifndef DREAM_VAULT_INTERNAL_H
+#define DREAM_VAULT_INTERNAL_H
 
 #include "dream/vault.h"
 

@@ -1,6 +1,6 @@
 /* test_dreaming_fixture.c — segment → extract → resolve → route over the fixture corpus
  * (tests/data/dreaming: 13 conversations in 3 formats about 5 recurring subjects), with the
- * scripted fake backend of tests/dreaming_fake.c. The chunks (message ranges and labels), the
+ * scripted fake backend of tests/support/dreaming_fake.c. The chunks (message ranges and labels), the
  * entities (canonical names and the surface forms folded into each) and the routes must equal
  * tests/data/dreaming/EXPECTED.txt exactly; a second run changes nothing; the engagement gate
  * promotes exactly the engaged one-off; without the alias seeds the aliases mint entities of

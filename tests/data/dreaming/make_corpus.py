@@ -3,7 +3,7 @@
 
 Thirteen short conversations about five recurring, invented-neutral subjects (sourdough baking,
 bicycle upkeep, a balcony garden, cello practice, home solar panels) plus a few one-off subjects.
-The words that the scripted fake backend (tests/dreaming_fake.c) recognises are listed in
+The words that the scripted fake backend (tests/support/dreaming_fake.c) recognises are listed in
 EXPECTED.txt next to this script, with the chunks, entities and routes the pipeline must produce.
 Run from anywhere: python3 make_corpus.py  (the output is committed; rerun only after edits).
 """

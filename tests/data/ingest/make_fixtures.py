@@ -2,7 +2,7 @@
 """Writes the ingest fixtures in this directory (invented content, no real person's data).
 
 Run from this directory: python3 make_fixtures.py. The files it writes are committed; the
-expected normalized results live in expected/ and are checked by tests/test_ingest.c.
+expected normalized results live in expected/ and are checked by tests/ingest/test_ingest.c.
 """
 import json, os, zipfile
 
