@@ -2,7 +2,7 @@
 if(TARGET dream_memory)
   dream_add_test(NAME test_segment SOURCES dreaming/test_segment.c support/segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/tests/data/ingest ${CMAKE_SOURCE_DIR}/examples/conversations)
-  dream_add_test(NAME test_segment_resume SOURCES dreaming/test_segment_resume.c support/segment_fake.c LIBS dream_memory PkgConfig::SQLITE3)
+  dream_add_test(NAME test_segment_resume SOURCES dreaming/test_segment_resume.c support/segment_fake.c support/kill_resume.c LIBS dream_memory PkgConfig::SQLITE3)
   dream_add_test(NAME test_extract SOURCES dreaming/test_extract.c support/segment_fake.c LIBS dream_memory PkgConfig::SQLITE3
                  ARGS ${CMAKE_SOURCE_DIR}/examples/conversations)
   # The fixture corpus (tests/data/dreaming) through all four stages with the scripted fake, and

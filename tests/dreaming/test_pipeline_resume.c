@@ -172,13 +172,9 @@ int main(int argc, char **argv)
     snprintf(wiki, sizeof wiki, "%s/wiki", argv[1]);
     shared = kill_resume_shared(sizeof *shared);
     if (!shared) return 1;
-    const char *b = getenv("DREAM_TEST_BUILD");
-    snprintf(dir, sizeof dir, "%s/tmp-pipeline-resume-XXXXXX", b ? b : "/tmp");
-    if (!mkdtemp(dir)) return 1;
+    if (kill_resume_tmpdir(dir, sizeof dir, "pipeline-resume")) return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_pipeline_killed_and_resumed_equals_uninterrupted)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) rc = 1;
+    if (kill_resume_rmdir(dir)) rc = 1;
     return rc;
 }

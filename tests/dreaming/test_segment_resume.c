@@ -13,6 +13,7 @@
 #include "dream/model.h"
 #include "dream/segment.h"
 #include "dream/store.h"
+#include "kill_resume.h"
 #include "segment_fake.h"
 #include "store_internal.h"
 
@@ -149,13 +150,9 @@ static void test_segment_killed_and_resumed_equals_uninterrupted(void **state)
 
 int main(void)
 {
-    const char *b = getenv("DREAM_TEST_BUILD");
-    snprintf(dir, sizeof dir, "%s/tmp-segment-resume-XXXXXX", b ? b : "/tmp");
-    if (!mkdtemp(dir)) return 1;
+    if (kill_resume_tmpdir(dir, sizeof dir, "segment-resume")) return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_segment_killed_and_resumed_equals_uninterrupted)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) rc = 1;
+    if (kill_resume_rmdir(dir)) rc = 1;
     return rc;
 }

@@ -326,14 +326,10 @@ int main(int argc, char **argv)
     if (!shared) return 1;
     ref_stage = calloc(MAX_EVENTS, sizeof *ref_stage);
     if (!ref_stage) return 1;
-    const char *b = getenv("DREAM_TEST_BUILD");
-    snprintf(dir, sizeof dir, "%s/tmp-synthesis-resume-XXXXXX", b ? b : "/tmp");
-    if (!mkdtemp(dir)) return 1;
+    if (kill_resume_tmpdir(dir, sizeof dir, "synthesis-resume")) return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_synthesis_killed_and_resumed_equals_uninterrupted)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) rc = 1;
+    if (kill_resume_rmdir(dir)) rc = 1;
     free(ref_stage);
     return rc;
 }

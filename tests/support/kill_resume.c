@@ -9,6 +9,7 @@
 #include "kill_resume.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,6 +51,20 @@ void *kill_resume_shared(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
+}
+
+int kill_resume_tmpdir(char *dir, size_t size, const char *name)
+{
+    const char *b = getenv("DREAM_TEST_BUILD");
+    snprintf(dir, size, "%s/tmp-%s-XXXXXX", b ? b : "/tmp", name);
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+int kill_resume_rmdir(const char *dir)
+{
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 double kill_resume_now_s(void)

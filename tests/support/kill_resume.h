@@ -1,6 +1,7 @@
-/* kill_resume.h — the harness the kill-and-resume tests share (test_pipeline_resume,
- * test_synthesis_resume): a round runs the work in a forked child and kills it with SIGKILL,
- * then runs it again on what the kill left, until a run finishes.
+/* kill_resume.h — the harness the kill-and-resume tests share (test_pipeline_resume and
+ * test_synthesis_resume run their rounds through it; test_segment_resume, whose kills are timed
+ * its own way, uses its directory helpers): a round runs the work in a forked child and kills it
+ * with SIGKILL, then runs it again on what the kill left, until a run finishes.
  *
  * An event round kills its first three tries at an event (a model call or a finished item,
  * counted by the test), drawn from the uninterrupted run's events; any other round kills its
@@ -33,6 +34,13 @@ int kill_resume_round(const struct kill_resume *kr, bool by_event);
 
 /* A zeroed block of size bytes shared with forked children, or NULL. */
 void *kill_resume_shared(size_t size);
+
+/* A fresh directory for the test's stores, "$DREAM_TEST_BUILD/tmp-<name>-XXXXXX" (/tmp without
+ * the variable), written to dir. 0, or -1 when it cannot be made. */
+int kill_resume_tmpdir(char *dir, size_t size, const char *name);
+
+/* Removes dir and everything in it. 0, or -1 when that failed. */
+int kill_resume_rmdir(const char *dir);
 
 /* Seconds on the monotonic clock. */
 double kill_resume_now_s(void);
