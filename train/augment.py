@@ -14,8 +14,11 @@ incentive without changing what the pipeline accepts:
      kept), by a pseudo-word drawn from a seeded syllable generator: a new name every record,
      so the only way to answer is to copy it from the prompt.
 
-  augment.py --truths LIST_OF_TRUTH_JSON --seed S IN.jsonl... > OUT.jsonl
+  augment.py --truths LIST_OF_TRUTH_JSON --seed S [--stages S,..] [--rewritten-only] IN.jsonl... > OUT.jsonl
 Writes each record twice: as recorded (positions only) and rewritten (positions and names).
+--stages keeps only those stages' records; --rewritten-only writes just the rewritten copy, so
+runs with other seeds add copies of a stage with fresh names (training run 3: three more copies
+of every entity record, the stage whose answers are names copied from the prompt).
 Deterministic from the seed and the input order.
 """
 import argparse
@@ -65,6 +68,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--truths", required=True, help="a file listing truth.json paths")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--stages", help="comma list: keep only these stages' records")
+    ap.add_argument("--rewritten-only", action="store_true",
+                    help="write only the rewritten copy (extra copies of a stage, with fresh names, from another seed)")
     ap.add_argument("records", nargs="+")
     a = ap.parse_args()
     words = set()
@@ -84,11 +90,15 @@ def main():
 
     pattern = Pattern()
     rng = random.Random(a.seed)
+    keep = set(a.stages.split(",")) if a.stages else None
     out = sys.stdout
     for path in a.records:
         for line in open(path, encoding="utf-8"):
             rec = positions(json.loads(line))
-            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            if keep is not None and rec["stage"] not in keep:
+                continue
+            if not a.rewritten_only:
+                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
             mapping = {}
 
             def sub(m):

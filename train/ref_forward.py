@@ -149,6 +149,79 @@ def load_weights(prefix):
     return index, out
 
 
+def load_gguf_tensors(path):
+    """{name: float32 array in PyTorch's [n_out, n_in] shape} of a GGUF's F32, F16 and Q8_0 tensors.
+
+    A GGUF (version 2 or 3): magic, version, tensor count, key-value count, the key-values, then
+    per tensor its name, dims (ne, innermost first), ggml type and offset from the data start,
+    which is aligned to general.alignment (32 unless set). Q8_0 is blocks of 32 weights: an f16
+    scale d then 32 int8 q, weight = d * q. Used to continue training from a committed GGUF when
+    the f16 weights do not fit what the GPU machine carries (a Q8_0 round trip moves a weight by
+    at most half a quantization step)."""
+    import struct
+    buf = open(path, "rb").read()
+    if buf[:4] != b"GGUF":
+        raise ValueError(f"{path} is not a GGUF file")
+    ver, n_t, n_kv = struct.unpack_from("<IQQ", buf, 4)
+    if ver not in (2, 3):
+        raise ValueError(f"{path}: GGUF version {ver} is not read here")
+    pos = 24
+    scal = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+    def string():
+        nonlocal pos
+        (n,) = struct.unpack_from("<Q", buf, pos)
+        pos += 8 + n
+        return buf[pos - n:pos].decode("utf-8")
+
+    def value(t):
+        nonlocal pos
+        if t == 8:
+            return string()
+        if t == 9:
+            et, n = struct.unpack_from("<IQ", buf, pos)
+            pos += 12
+            return [value(et) for _ in range(n)]
+        if t not in scal:
+            raise ValueError(f"{path}: unknown GGUF value type {t}")
+        (v,) = struct.unpack_from("<" + scal[t], buf, pos)
+        pos += struct.calcsize(scal[t])
+        return v
+
+    kv = {}
+    for _ in range(n_kv):
+        k = string()
+        (t,) = struct.unpack_from("<I", buf, pos)
+        pos += 4
+        kv[k] = value(t)
+    infos = []
+    for _ in range(n_t):
+        name = string()
+        (nd,) = struct.unpack_from("<I", buf, pos)
+        ne = struct.unpack_from(f"<{nd}Q", buf, pos + 4)
+        typ, off = struct.unpack_from("<IQ", buf, pos + 4 + 8 * nd)
+        pos += 4 + 8 * nd + 12
+        infos.append((name, ne, typ, off))
+    align = kv.get("general.alignment", 32)
+    base = (pos + align - 1) // align * align
+    out = {}
+    for name, ne, typ, off in infos:
+        n = int(np.prod(ne))
+        shape = tuple(reversed(ne))
+        at = base + off
+        if typ == 0:
+            a = np.frombuffer(buf, "<f4", n, at).copy()
+        elif typ == 1:
+            a = np.frombuffer(buf, "<f2", n, at).astype(np.float32)
+        elif typ == 8:
+            blocks = np.frombuffer(buf, np.dtype([("d", "<f2"), ("q", "i1", 32)]), n // 32, at)
+            a = (blocks["d"].astype(np.float32)[:, None] * blocks["q"].astype(np.float32)).reshape(-1)
+        else:
+            raise ValueError(f"{path}: tensor {name} has ggml type {typ}; only F32, F16 and Q8_0 are read")
+        out[name] = a.reshape(shape)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Dataset files
 

@@ -190,37 +190,53 @@ def round_up_arr(a, m):
     return (a + m - 1) // m * m
 
 
-def collate(ds, batch, device, round_to=64):
-    """inputs [B, T], targets [B, T], loss mask [B, T] (answer positions), stage [B], n real tokens."""
+def collate(ds, batch, device, round_to=64, prompt_frac=0.0, rng=None):
+    """inputs [B, T], targets [B, T], loss mask [B, T] (answer positions), stage [B], n real tokens;
+    with prompt_frac, also a mask of that share of the prompt positions, drawn from rng."""
     lens = ds.length[batch] - 1
     T = round_up(int(lens.max()), round_to)
     inp = np.zeros((len(batch), T), np.int64)
     tgt = np.zeros((len(batch), T), np.int64)
     mask = np.zeros((len(batch), T), bool)
+    pmask = np.zeros((len(batch), T), bool) if prompt_frac > 0 else None
     for r, i in enumerate(batch):
         p, a = ds.record(i)
         t = np.concatenate([p, a])
         n = len(t) - 1
         inp[r, :n], tgt[r, :n] = t[:-1], t[1:]
         mask[r, len(p) - 1:n] = True  # predicting answer token j from position len(p)-1+j
+        if pmask is not None:
+            pmask[r, :len(p) - 1] = rng.random(len(p) - 1) < prompt_frac
     st = ds.stage[batch]
 
     def dev(a):
         return torch.from_numpy(a).pin_memory().to(device, non_blocking=True) if device.type == "cuda" else \
             torch.from_numpy(a)
 
+    if pmask is not None:
+        return dev(inp), dev(tgt), dev(mask), dev(st), int(lens.sum()), dev(pmask)
     return dev(inp), dev(tgt), dev(mask), dev(st), int(lens.sum())
 
 
-def step_loss(model, inp, tgt, mask, st, n_stages, dtype):
-    """Mean loss over answer tokens, plus per-stage sums and counts (on the device)."""
+def step_loss(model, inp, tgt, mask, st, n_stages, dtype, pmask=None, prompt_weight=0.0):
+    """Mean loss over answer tokens, plus per-stage sums and counts (on the device). With pmask,
+    the loss adds prompt_weight x the mean next-token loss at those prompt positions (language
+    modelling of the conversation text, where a name's later mentions can be copied from its
+    first: the objective under which small transformers learn to copy), returned as well."""
     with torch.autocast(inp.device.type, dtype=dtype) if dtype != torch.float32 else contextlib.nullcontext():
         h = model.hidden(inp)
         logits = model.logits(h[mask])
+        plogits = model.logits(h[pmask]) if pmask is not None else None
     lt = F.cross_entropy(logits.float(), tgt[mask], reduction="none")
     sid = st[:, None].expand_as(mask)[mask]
     sums = torch.bincount(sid, weights=lt.detach(), minlength=n_stages).float()
-    return lt.mean(), sums, torch.bincount(sid, minlength=n_stages).float()
+    loss = lt.mean()
+    ploss = None
+    if plogits is not None and plogits.shape[0] > 0:
+        ploss = F.cross_entropy(plogits.float(), tgt[pmask])
+        loss = loss + prompt_weight * ploss
+    out = (loss, sums, torch.bincount(sid, minlength=n_stages).float())
+    return out + (ploss,) if pmask is not None else out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,6 +397,11 @@ def main():
     ap.add_argument("--minutes", type=float, default=8.0, help="wall-clock budget of the whole command")
     ap.add_argument("--reserve-s", type=float, default=30.0, help="seconds kept for the final eval, save and check")
     ap.add_argument("--steps", type=int, default=0, help="total optimizer steps (0: fit the budget, measured)")
+    ap.add_argument("--start-step", type=int, default=0,
+                    help="continue a schedule at this step (with --init, --state and --steps of the first command)")
+    ap.add_argument("--fit-extra-s", type=float, default=0.0,
+                    help="fit the cosine to this many training seconds beyond this command's budget "
+                         "(a schedule that a later --start-step command finishes)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lr", type=float, default=0.0, help="peak LR (default 2e-3, LoRA 1e-3)")
     ap.add_argument("--min-lr-ratio", type=float, default=0.1)
@@ -391,6 +412,11 @@ def main():
     ap.add_argument("--eval-every", type=int, default=0, help="steps between held-out evaluations (0: end only)")
     ap.add_argument("--val-tokens", type=int, default=2_000_000, help="at most this many held-out tokens per eval")
     ap.add_argument("--stages", help="comma list: train only on these stages")
+    ap.add_argument("--prompt-loss", type=float, default=0.0,
+                    help="weight of a next-token loss on prompt positions (0: answers only)")
+    ap.add_argument("--prompt-frac", type=float, default=0.1, help="share of prompt positions it is taken at")
+    ap.add_argument("--init-gguf", help="start from this GGUF's tensors (F32/F16/Q8_0), with --init-config")
+    ap.add_argument("--init-config", help="the dream-weights PREFIX.json whose config --init-gguf has")
     ap.add_argument("--no-check", action="store_true", help="skip the final greedy check")
     ap.add_argument("--dtype", choices=("bf16", "f32"), default="bf16")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model (dynamic shapes)")
@@ -430,7 +456,15 @@ def main():
     val = ref.Dataset(args.val) if args.val else None
     tied = not args.untied
     init = None
-    if args.init:
+    if args.init_gguf:
+        if not args.init_config:
+            ap.error("--init-gguf needs --init-config PREFIX.json (the shape of the weights)")
+        with open(args.init_config) as f:
+            index = json.load(f)
+        init = ref.load_gguf_tensors(args.init_gguf)
+        cfg = index["config"]
+        tied = "output.weight" not in init
+    elif args.init:
         index, init = ref.load_weights(args.init)
         if index["kind"] != "model":
             sys.exit(f"train.py: --init {args.init} holds a {index['kind']}, not model weights")
@@ -486,8 +520,11 @@ def main():
     rng = np.random.default_rng(args.seed)
     n_st = len(ds.stages)
     total = args.steps
-    step, epoch, tokens_seen = 0, 0, 0
+    if args.start_step and not ((args.init or args.init_gguf) and total):
+        ap.error("--start-step continues a schedule: it needs --init and --steps")
+    step, epoch, tokens_seen = args.start_step, 0, 0
     log_loss, log_n = torch.zeros((), device=device), 0
+    p_sum, p_n = torch.zeros((), device=device), 0
     st_sum, st_cnt = torch.zeros(n_st, device=device), torch.zeros(n_st, device=device)
     t_log, tok_log = time.time(), 0
     t_train0, stopped = None, "steps"
@@ -502,11 +539,17 @@ def main():
                 break
             if total and step >= total:
                 break
-            inp, tgt, mask, st, n = collate(ds, batches[bi], device)
+            if args.prompt_loss > 0:
+                inp, tgt, mask, st, n, pm = collate(ds, batches[bi], device, prompt_frac=args.prompt_frac, rng=rng)
+            else:
+                inp, tgt, mask, st, n, pm = collate(ds, batches[bi], device) + (None,)
             cur_lr = lr_at(step, total or 10**9, args.warmup, lr, args.min_lr_ratio)
             for g in opt.param_groups:
                 g["lr"] = cur_lr
-            loss, s, c = step_loss(model, inp, tgt, mask, st, n_st, dtype)
+            loss, s, c, *pl = step_loss(model, inp, tgt, mask, st, n_st, dtype, pm, args.prompt_loss)
+            if pl and pl[0] is not None:
+                p_sum += pl[0].detach()
+                p_n += 1
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
@@ -518,20 +561,24 @@ def main():
             log_n += 1
             st_sum += s
             st_cnt += c
-            if step in (10, 30) and device.type == "cuda":
+            if step - args.start_step in (10, 30) and device.type == "cuda":
                 torch.cuda.synchronize()  # the step timings below are of finished steps
-            if step == 10:
+            if step == args.start_step + 10:
                 t_train0, tok0 = time.time(), tokens_seen
             if total == 0 and step == 30 and t_train0:
                 # fit the cosine to the budget: steps at the measured rate (printed: pass --steps
                 # to repeat the schedule exactly)
                 rate = (time.time() - t_train0) / 20
-                total = step + max(1, int((deadline - time.time()) / rate * 0.97))
+                total = step + max(1, int((deadline - time.time() + args.fit_extra_s) / rate * 0.97))
                 print(f"schedule: {rate * 1000:.0f} ms/step -> --steps {total}")
             if step % args.log_every == 0:
                 now = time.time()
                 s_np, c_np = st_sum.cpu().numpy(), st_cnt.cpu().numpy()
                 per = " ".join(f"{ds.stages[k]}={s_np[k] / c_np[k]:.3f}" for k in range(n_st) if c_np[k] > 0)
+                if p_n:
+                    per += f" prompt={float(p_sum) / p_n:.3f}"
+                    p_sum.zero_()
+                    p_n = 0
                 mem = torch.cuda.max_memory_allocated() / 2**30 if device.type == "cuda" else 0
                 print(f"step {step}/{total or '?'} ep {epoch} lr {cur_lr:.2e} loss {float(log_loss) / log_n:.4f} "
                       f"[{per}] {tok_log / (now - t_log):,.0f} tok/s mem {mem:.1f}G t {now - T_START:.0f}s", flush=True)
@@ -549,7 +596,7 @@ def main():
     elapsed = time.time() - (t_train0 or T_START)
     print(f"stopped by {stopped} at step {step} (epoch {epoch}), {tokens_seen:,} tokens"
           + (f", {(tokens_seen - tok0) / elapsed:,.0f} tok/s after warm-up" if t_train0 else ""))
-    result = {"steps": step, "tokens": tokens_seen, "epochs": epoch, "stopped": stopped, "seed": args.seed,
+    result = {"steps": step, "schedule_steps": total, "start_step": args.start_step, "tokens": tokens_seen, "epochs": epoch, "stopped": stopped, "seed": args.seed,
               "lr": lr, "batch_tokens": args.batch_tokens, "history": history[-20:]}
     hard = T_START + args.minutes * 60 - 5  # the save must still happen before the budget ends
     if val is not None:
