@@ -604,7 +604,7 @@ def main():
         print(f"held-out loss {vl:.4f} {vper}")
         result["val_loss"], result["val_per_stage"] = vl, vper
     if args.lora:
-        lcfg = dict(rank=args.rank, alpha=alpha, stage=args.lora, base=os.path.basename(args.init))
+        lcfg = dict(rank=args.rank, alpha=alpha, stage=args.lora, base=os.path.basename(args.init or args.init_gguf))
         files = ref.save_weights(args.out, lcfg, model.export(lora=True), kind="lora", extra={"train": result})
     else:
         files = ref.save_weights(args.out, cfg, model.export(), extra={"train": result})
