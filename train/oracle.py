@@ -31,8 +31,8 @@ import unicodedata
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # ==============================================================================================
-# The stages: their system turns (src/seam/stages.c; chunk's own from src/memory/segment.c;
-# resolve's own from src/memory/resolve.c)
+# The stages: their system turns (src/seam/stages.c; chunk's own from src/dreaming/segment.c;
+# resolve's own from src/dreaming/resolve.c)
 # ==============================================================================================
 
 SYSTEMS = {
@@ -79,7 +79,7 @@ def plain(s):
 
 
 def name_normal(name):
-    """The entity normal form (src/memory/entity_name.c): casefolded, spaces squeezed, one
+    """The entity normal form (src/names/entity_name.c): casefolded, spaces squeezed, one
     leading article then one possessive dropped, a trailing 's dropped."""
     s = unicodedata.normalize("NFC", name).casefold()
     s = " ".join(s.replace("_", " ").split())
@@ -180,7 +180,7 @@ def sentence_markers(s):
     return s[: m.start()], [int(x) for x in MARKER_RE.findall(m.group(1))]
 
 
-# --- the reconcile stage's detectors (src/memory/synth_reconcile.c), ported -------------------
+# --- the reconcile stage's detectors (src/dreaming/synth_reconcile.c), ported -------------------
 
 PRESENT_CUES = (" is ", " are ", "favourite", "favorite", "prefer", "current", " now ", "pick", "go-to", " uses ", " use ")
 PAST_CUES = ("previous", "originally", "used to", "no longer", " was ", " were ", "switched", "earlier", "before", "had ")
