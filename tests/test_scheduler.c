@@ -303,7 +303,9 @@ static void run_grammar(dream_model *m, const char *path, const struct dream_tok
         gp.ignore_eog = false;
         CHECK(dream_batcher_run(b, prompts, N_REQ, &gp, mt, out, status) == 0, "grammar run: %s", dream_error_last());
         int same = 0;
+        long want_picks = 1; /* the dead-end request's one token before the dead end */
         for (int r = 0; r < N_REQ; r++) {
+            if (r != 4 && r != 7 && !status[r]) want_picks += out[r].n_tokens + out[r].stopped_at_eog;
             if (r == 4 || r == 7) {
                 CHECK(status[r] == (r == 4 ? DREAM_EINVAL : DREAM_EFORMAT), "%s width %d: bad grammar request %d got status %d", name, widths[w], r,
                       status[r]);
@@ -315,7 +317,11 @@ static void run_grammar(dream_model *m, const char *path, const struct dream_tok
             CHECK(eq, "%s width %d: request %d under a grammar differs from the serial decode (status %d)", name, widths[w], r, status[r]);
             if (!status[r]) dream_gen_result_free(&out[r]);
         }
-        printf("  %s grammar width=%d identical=%d/%d\n", name, widths[w], same, N_REQ - 2);
+        struct dream_batch_stats st = dream_batcher_stats(b);
+        long picks = st.grammar_picks[0] + st.grammar_picks[1] + st.grammar_picks[2];
+        CHECK(picks == want_picks, "%s width %d: %ld tokens counted under grammars, %ld chosen", name, widths[w], picks, want_picks);
+        printf("  %s grammar width=%d identical=%d/%d; of %ld tokens, %ld by the argmax, %ld among the 32 best, %ld over the vocabulary\n", name,
+               widths[w], same, N_REQ - 2, picks, st.grammar_picks[0], st.grammar_picks[1], st.grammar_picks[2]);
         dream_batcher_free(b);
     }
     for (int r = 0; r < N_REQ; r++)

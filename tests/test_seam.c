@@ -179,6 +179,25 @@ static void test_bad_grammar_names_the_stage(void **state)
     assert_int_equal(dream_call_local("entity", &in[0], &o, &one), DREAM_EINVAL);
 }
 
+/* Every stage shape of dream/grammar.h is a grammar llama.cpp takes, and the answer under it
+ * is complete within its bound (it ends at end-of-generation, well before the budget). */
+static void test_stage_grammars_parse_and_end(void **state)
+{
+    configure(gemma, dir, 1);
+    const char *const shapes[] = {dream_grammar_yes_no,  dream_grammar_evolution_error, dream_grammar_names, dream_grammar_headings,
+                                  dream_grammar_section_name, dream_grammar_value, dream_grammar_infobox};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        struct dream_local_input in = {.user = users[i % N_USERS], .grammar = shapes[i]};
+        struct dream_call_opts o = dream_call_default_opts();
+        o.max_tokens = 1200;
+        char *out = NULL;
+        assert_int_equal(dream_call_local("editor", &in, &o, &out), 0);
+        assert_true(strlen(out) > 0 && strlen(out) < 2000);
+        printf("grammar %zu: \"%.60s\"\n", i, out);
+        free(out);
+    }
+}
+
 /* DREAM_GRAMMAR=0 (no_grammar) leaves answers free, to measure what the grammars change. */
 static void test_no_grammar_config_decodes_free_text(void **state)
 {
@@ -395,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_grammar_batch_equals_serial_qwen),
         cmocka_unit_test(test_bad_grammar_names_the_stage),
         cmocka_unit_test(test_no_grammar_config_decodes_free_text),
+        cmocka_unit_test(test_stage_grammars_parse_and_end),
         cmocka_unit_test(test_stage_adapter_is_used_and_always_cleared),
         cmocka_unit_test(test_adapter_for_another_model_is_refused),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),

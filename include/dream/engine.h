@@ -230,6 +230,8 @@ struct dream_batch_stats {
     long decode_runs;     /* runs of consecutive decoding sequence ids over all steps (per-stream
                              layout: llama.cpp makes one ubatch, one pass over the weights, each) */
     long moves;           /* sequences moved down to a free slot to keep those runs whole */
+    long grammar_picks[3]; /* tokens chosen under answer grammars: the argmax was allowed; one of
+                              the 32 best was; only a look over the whole vocabulary found one */
     double step_ms;       /* wall time in steps that decode (token choice included) */
     double prefill_ms;    /* wall time in prefill-only llama_decode calls */
 };

@@ -67,6 +67,9 @@ int engine_grammar_new(dream_model *m, const char *gbnf, struct engine_grammar *
 void engine_grammar_free(struct engine_grammar *g);
 int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_token_data **scratch, dream_token *out);
 void engine_grammar_accept(struct engine_grammar *g, dream_token t);
+/* Adds g's picks to picks: by the argmax alone, within the best 32 tokens, over the whole
+ * vocabulary (nothing when g is NULL). */
+void engine_grammar_counts(const struct engine_grammar *g, long picks[3]);
 
 /* Sets a context's adapter set to {adapter at scale}; NULL or scale 0 clears it (adapter.c). */
 int engine_set_adapter(struct llama_context *ctx, dream_adapter *adapter, float scale);

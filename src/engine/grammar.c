@@ -28,6 +28,7 @@ struct engine_grammar {
     dream_model *model;
     struct llama_sampler *sampler;
     int n_vocab;
+    long picks[3]; /* tokens picked by the argmax alone, within the best GRAMMAR_TOP, over all */
 };
 
 static bool grammar_never_in(const dream_model *m, dream_token t);
@@ -151,6 +152,7 @@ int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_tok
     if (!grammar_never(g, best)) {
         grammar_ask(g, &one, 1);
         if (isfinite(one.logit)) {
+            g->picks[0]++;
             *out = best;
             return 0;
         }
@@ -171,6 +173,7 @@ int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_tok
     grammar_ask(g, top, (size_t)k);
     for (int i = 0; i < k; i++)
         if (isfinite(top[i].logit)) {
+            g->picks[1]++;
             *out = top[i].id;
             return 0;
         }
@@ -202,6 +205,7 @@ int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_tok
     for (size_t i = 0; i < m; i++)
         if (isfinite(all[i].logit) && (pick < 0 || ranks_before(logits[all[i].id], all[i].id, logits[pick], pick))) pick = all[i].id;
     if (pick >= 0) {
+        g->picks[2]++;
         *out = pick;
         return 0;
     }
@@ -210,3 +214,8 @@ dead_end:
 }
 
 void engine_grammar_accept(struct engine_grammar *g, dream_token t) { llama_sampler_accept(g->sampler, t); }
+
+void engine_grammar_counts(const struct engine_grammar *g, long picks[3])
+{
+    for (int i = 0; i < 3; i++) picks[i] += g ? g->picks[i] : 0;
+}

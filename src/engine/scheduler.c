@@ -310,15 +310,21 @@ static int plan_prefixes(dream_batcher *b, struct llama_batch *bt, const struct 
     return rc;
 }
 
+/* Frees request req's grammar, if any, counting its picks. */
+static void grammar_release(dream_batcher *b, int req)
+{
+    if (!b->grammar || !b->grammar[req]) return;
+    engine_grammar_counts(b->grammar[req], b->stats.grammar_picks);
+    engine_grammar_free(b->grammar[req]);
+    b->grammar[req] = NULL;
+}
+
 static int finish(dream_batcher *b, struct slot *s, const struct dream_gen_params *gp, struct dream_gen_result *res, int n_gen)
 {
     llama_memory_seq_rm(llama_get_memory(b->ctx), (int)(s - b->slots), -1, -1);
     res->n_tokens = n_gen;
     s->state = SLOT_IDLE;
-    if (b->grammar) {
-        engine_grammar_free(b->grammar[s->req]);
-        b->grammar[s->req] = NULL;
-    }
+    grammar_release(b, s->req);
     int rc = dream_detokenize(b->model, res->tokens, n_gen, &res->text);
     if (!rc && gp->on_done) gp->on_done(gp->hook_ud, s->req);
     return rc;
@@ -343,8 +349,7 @@ static int take_token(dream_batcher *b, struct slot *s, int i, const struct drea
                 (*running)--;
                 llama_memory_seq_rm(llama_get_memory(b->ctx), (int)(s - b->slots), -1, -1);
                 s->state = SLOT_IDLE;
-                engine_grammar_free(g);
-                b->grammar[s->req] = NULL;
+                grammar_release(b, s->req);
                 if (gp->on_done) gp->on_done(gp->hook_ud, s->req);
                 return 0;
             }
@@ -477,10 +482,7 @@ static int check_requests(dream_batcher *b, const struct dream_tokens *prompts, 
             if (!out[i].tokens) status[i] = dream_error_set(DREAM_ENOMEM, "out of memory");
         }
         if (status[i]) {
-            if (b->grammar) {
-                engine_grammar_free(b->grammar[i]);
-                b->grammar[i] = NULL;
-            }
+            grammar_release(b, i);
             dream_log(DREAM_LOG_WARN, "%s", dream_error_last());
             if (gp.on_done) gp.on_done(gp.hook_ud, i);
         } else {
@@ -629,7 +631,10 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
     }
     for (int i = 0; i < n && !rc; i++)
         if (status[i]) dream_gen_result_free(&out[i]);
-    for (int i = 0; b->grammar && i < n; i++) engine_grammar_free(b->grammar[i]);
+    for (int i = 0; b->grammar && i < n; i++) grammar_release(b, i);
+    if (b->grammar)
+        dream_log(DREAM_LOG_DEBUG, "batch: tokens under answer grammars so far: %ld by the argmax, %ld among the 32 best, %ld over the whole vocabulary",
+                  b->stats.grammar_picks[0], b->stats.grammar_picks[1], b->stats.grammar_picks[2]);
     free(b->grammar);
     b->grammar = NULL;
     b->status = NULL;

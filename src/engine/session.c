@@ -2,6 +2,7 @@
 #include "engine_internal.h"
 
 #include "dream/error.h"
+#include "dream/log.h"
 #include "util/buf.h"
 
 #include <stdlib.h>
@@ -214,6 +215,12 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
     }
     llama_batch_free(batch);
     if (detached) llama_set_sampler(s->ctx, 0, s->samplers[0].sampler);
+    if (grammar) {
+        long picks[3] = {0};
+        engine_grammar_counts(grammar, picks);
+        dream_log(DREAM_LOG_DEBUG, "generate: tokens under the answer grammar: %ld by the argmax, %ld among the 32 best, %ld over the whole vocabulary",
+                  picks[0], picks[1], picks[2]);
+    }
     engine_grammar_free(grammar);
     free(scratch);
     out->decode_ms = now_ms() - t1;
