@@ -129,6 +129,19 @@ struct dream_gen_params {
      * run goes on. Not called for requests a failing run abandons. */
     void (*on_done)(void *ud, int req);
     void *hook_ud;
+    /* An answer grammar: GBNF (llama.cpp's grammars/README.md), start symbol `root`, or NULL.
+     * Each step takes the greedy token among those the grammar allows next (the argmax is tried
+     * first; the vocabulary is masked only when the grammar rejects it, which picks the same
+     * token as masking first), control tokens other than end-of-generation are never allowed,
+     * and end-of-generation only once the grammar is complete. A grammar llama.cpp cannot parse
+     * is DREAM_EINVAL; a state where the grammar allows no token is DREAM_EFORMAT; both fail
+     * that request alone. Not with ignore_eog; a request under a grammar is greedy (choose is
+     * not called for it). */
+    const char *grammar;
+    /* dream_batcher_run only: request i's grammar (overrides grammar; NULL entries: grammar),
+     * or NULL: every request uses grammar. With more, it has room for capacity entries and
+     * more writes the joining requests' entries too. */
+    const char *const *grammars;
 };
 struct dream_gen_params dream_gen_default_params(void);
 
@@ -217,6 +230,8 @@ struct dream_batch_stats {
     long decode_runs;     /* runs of consecutive decoding sequence ids over all steps (per-stream
                              layout: llama.cpp makes one ubatch, one pass over the weights, each) */
     long moves;           /* sequences moved down to a free slot to keep those runs whole */
+    long grammar_picks[3]; /* tokens chosen under answer grammars: the argmax was allowed; one of
+                              the 32 best was; only a look over the whole vocabulary found one */
     double step_ms;       /* wall time in steps that decode (token choice included) */
     double prefill_ms;    /* wall time in prefill-only llama_decode calls */
 };

@@ -39,22 +39,30 @@ extern "C" {
 #define DREAM_DEFAULT_BATCH_WIDTH_GPU 8
 
 /* A stage's input. system NULL → the stage's default system turn (none for unknown stages and
- * for `chunk`, which passes its own exact system text) → user-only. */
+ * for `chunk`, which passes its own exact system text) → user-only. grammar: this call's answer
+ * grammar (see dream_call_opts), when it is built per call; NULL: the options'. */
 struct dream_local_input {
     const char *system;
     const char *user;
+    const char *grammar;
 };
 
 struct dream_call_opts {
     int max_tokens;      /* default DREAM_DEFAULT_MAX_TOKENS; at most DREAM_MAX_OUTPUT_TOKENS */
     bool ignore_eog;     /* benchmarks only: run to max_tokens */
     float adapter_scale; /* the stage adapter's scale (default 1; 0 = base model) */
+    /* The answer's grammar (GBNF, start symbol `root`; dream/grammar.h has the stages' shapes),
+     * or NULL for free text. The embedded engine decodes under it (still greedy and exact:
+     * the same tokens serial and batched); the remote backend sends it where the server takes
+     * one. A grammar llama.cpp rejects, or one that dead-ends, fails that call with an error
+     * naming the stage. Not with ignore_eog. */
+    const char *grammar;
 };
 struct dream_call_opts dream_call_default_opts(void);
 
 /* The runtime's settings; dream_seam_default_config() reads the environment:
  * DREAM_MODEL, DREAM_ADAPTERS (else $DREAM_HOME/cache/adapters, else ~/.cache/dream/adapters),
- * DREAM_MEMORY_BATCH (width), DREAM_CTX (cells per sequence), DREAM_THREADS. */
+ * DREAM_MEMORY_BATCH (width), DREAM_CTX (cells per sequence), DREAM_THREADS, DREAM_GRAMMAR. */
 struct dream_seam_config {
     const char *model_path;   /* NULL: resolved as dream_model_resolve(NULL) */
     const char *adapters_dir; /* where memory-<stage>.gguf files live */
@@ -62,6 +70,8 @@ struct dream_seam_config {
     int n_ctx;                /* KV cells per sequence (default 8192) */
     int n_threads;            /* 0 = all cores */
     int n_gpu_layers;         /* -1 = all (default) */
+    bool no_grammar;          /* answers in free text, the stages' grammars ignored (to measure
+                                 what they change): DREAM_GRAMMAR=0 */
 };
 void dream_seam_default_config(struct dream_seam_config *config);
 
@@ -107,6 +117,8 @@ struct dream_chat_request {
     float temperature; /* 0: greedy (exact); > 0: sampled with top_p and seed */
     float top_p;
     uint64_t seed;
+    const char *grammar; /* an answer grammar (GBNF, as dream_call_opts'), or NULL; with one the
+                            request is greedy whatever its temperature */
     /* Called on the calling thread with the text of each generated token (control tokens
      * render as nothing); returning false ends this request there. May be NULL. */
     bool (*on_text)(void *ud, const char *text, size_t len);
@@ -169,6 +181,10 @@ struct dream_remote_params {
     int max_retries;       /* default 5 */
     int backoff_ms;        /* first retry delay, doubled each retry (default 200) */
     long timeout_s;        /* per request (default 600) */
+    /* The request field that carries a call's answer grammar (GBNF): "grammar" (llama-server's),
+     * "guided_grammar" (vLLM's), or "none" for a server that refuses fields it does not know
+     * (default: $DREAM_BACKEND_GRAMMAR, else "grammar"). */
+    const char *grammar_field;
 };
 void dream_remote_default_params(struct dream_remote_params *params);
 /* Installs the remote backend (strings copied); a URL that is not http(s) is a clear error. */

@@ -7,6 +7,7 @@
 
 #include "../util/buf.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/model.h"
 #include "dream/vault.h"
 #include "entity_name.h"
@@ -216,6 +217,7 @@ static int ext_batch(dream_store *store, struct ext_chunk *chunks, size_t n, con
     if (rc) goto done;
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = p->max_tokens;
+    opts.grammar = dream_grammar_names;
     int call_rc = dream_call_local_batch("entity", in, n, &opts, out);
     size_t answered = 0;
     for (size_t i = 0; i < n; i++) answered += out[i] != NULL;

@@ -3,6 +3,7 @@
 
 #include "../util/buf.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/log.h"
 #include "dream/model.h"
 #include "dream/vault.h"
@@ -303,6 +304,7 @@ static int res_tie_break(dream_store *store, const struct dream_resolve_params *
     if (!rc) {
         struct dream_call_opts opts = dream_call_default_opts();
         opts.max_tokens = 8;
+        opts.grammar = dream_grammar_yes_no;
         int call_rc = dream_call_local_batch(RESOLVE_STAGE, in, n, &opts, out);
         res->asked += n;
         if (call_rc) rc = dream_error_wrap(call_rc, "resolving '%.80s': the tie-break question got no answer", m->surface);

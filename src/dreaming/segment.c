@@ -55,8 +55,9 @@ void dream_segment_default_params(struct dream_segment_params *p)
 /* A run of messages [first, end) asked about in one call. */
 struct seg_window {
     size_t first, end;
-    char *prompt; /* the rendered user turn */
-    char *answer; /* borrowed from the batch's outputs */
+    char *prompt;  /* the rendered user turn */
+    char *grammar; /* the answer's grammar: anchors only this window's ids and positions */
+    char *answer;  /* borrowed from the batch's outputs */
 };
 
 /* One conversation as the stage sees it. */
@@ -83,7 +84,10 @@ static void seg_conv_free(struct seg_conv *c)
     free(c->messages);
     free(c->source_id);
     free(c->title);
-    for (size_t w = 0; w < c->n_windows; w++) free(c->windows[w].prompt);
+    for (size_t w = 0; w < c->n_windows; w++) {
+        free(c->windows[w].prompt);
+        free(c->windows[w].grammar);
+    }
     free(c->windows);
     memset(c, 0, sizeof *c);
 }
@@ -199,6 +203,18 @@ static int seg_render(const struct seg_conv *c, const char *wiki, size_t first, 
     }
     *out = dbuf_take(&b);
     return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+/* The window's answer grammar: its messages' ids and positions are the only anchors. */
+static int seg_grammar(const struct seg_conv *c, struct seg_window *win)
+{
+    size_t n = win->end - win->first;
+    const char **ids = malloc((n ? n : 1) * sizeof *ids);
+    if (!ids) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) ids[i] = c->messages[win->first + i].id;
+    int rc = segment_answer_grammar(ids, n, win->first, &win->grammar);
+    free(ids);
+    return rc;
 }
 
 /* Cuts the conversation into windows whose transcripts fit budget bytes (0: one window), each
@@ -460,6 +476,7 @@ static int seg_eligible(dream_store *store, const struct dream_segment_params *p
 /* Appends r[0..n) to *all (growing it). */
 static int seg_append(struct seg_range **all, size_t *n_all, size_t *cap, const struct seg_range *r, size_t n)
 {
+    if (n == 0) return DREAM_OK; /* a window that answered no chunks: nothing to copy (r may be NULL) */
     if (*n_all + n > *cap) {
         size_t want = (*n_all + n) * 2;
         struct seg_range *grown = realloc(*all, want * sizeof *grown);
@@ -587,6 +604,7 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
         for (size_t w = 0; !rc && w < c->n_windows; w++) {
             struct seg_window *win = &c->windows[w];
             rc = seg_render(c, p->wiki_dir, win->first, win->end, p->window_bytes, &win->prompt);
+            if (!rc) rc = seg_grammar(c, win);
             if (!rc && strlen(win->prompt) > biggest) biggest = strlen(win->prompt);
         }
         if (rc) break;
@@ -609,7 +627,7 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
             cap = want;
         }
         for (size_t w = 0; w < c->n_windows; w++) {
-            in[n_calls] = (struct dream_local_input){.system = segment_system, .user = c->windows[w].prompt};
+            in[n_calls] = (struct dream_local_input){.system = segment_system, .user = c->windows[w].prompt, .grammar = c->windows[w].grammar};
             slot[n_calls++] = &c->windows[w];
         }
         asked[i] = true;

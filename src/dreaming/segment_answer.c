@@ -5,6 +5,8 @@
 #include "segment_answer.h"
 
 #include "dream/error.h"
+#include "dream/grammar.h"
+#include "util/buf.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -169,4 +171,41 @@ int segment_answer_parse(const char *text, size_t len, struct segment_answer *ou
     if (len == 0) return dream_error_set(DREAM_EFORMAT, "the answer is empty");
     return dream_error_set(DREAM_EFORMAT, "no chunk list found in the answer (\"%.*s%s\")", (int)(len > 60 ? 60 : len), text,
                            len > 60 ? "..." : "");
+}
+
+#define SEGMENT_GRAMMAR_MAX_CHUNKS 64
+
+int segment_answer_grammar(const char *const *ids, size_t n, size_t first, char **out)
+{
+    *out = NULL;
+    if (n == 0) return dream_error_set(DREAM_EINVAL, "a chunk answer grammar needs at least one message");
+    size_t max_chunks = n < SEGMENT_GRAMMAR_MAX_CHUNKS ? n : SEGMENT_GRAMMAR_MAX_CHUNKS;
+    struct dbuf b = {0};
+    int rc = dbuf_puts(&b, "root ::= \"{\" ws \"\\\"chunks\\\":\" ws \"[\" ws (chunk");
+    if (!rc && max_chunks > 1) rc = dbuf_printf(&b, " (ws \",\" ws chunk){0,%zu}", max_chunks - 1);
+    if (!rc)
+        rc = dbuf_puts(&b, ")? ws \"]\" ws \"}\"\n"
+                           "chunk ::= \"{\" ws \"\\\"start_message_id\\\":\" ws anchor ws \",\" ws \"\\\"end_message_id\\\":\" ws anchor ws \",\" ws "
+                           "\"\\\"label\\\":\" ws \"\\\"\" [^\"\\\\\\x00-\\x1f]{0,120} \"\\\"\" ws \"}\"\n"
+                           "ws ::= | \" \" | \"\\n\" [ \\t]{0,20}\n"
+                           "anchor ::= ");
+    /* an id as the JSON string the answer holds, then as a GBNF literal of that text */
+    for (size_t i = 0; !rc && i < n; i++) {
+        json_t *js = json_string(ids[i]);
+        char *jtext = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
+        char *lit = jtext ? dream_grammar_literal(jtext) : NULL;
+        json_decref(js);
+        if (!js) rc = dream_error_set(DREAM_EFORMAT, "message id %zu is not valid UTF-8", first + i);
+        else if (!lit) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        else rc = dbuf_printf(&b, "%s | ", lit);
+        free(jtext);
+        free(lit);
+    }
+    for (size_t i = 0; !rc && i < n; i++) rc = dbuf_printf(&b, "\"%zu\"%s", first + i, i + 1 < n ? " | " : "\n");
+    if (rc) {
+        dbuf_free(&b);
+        return rc;
+    }
+    *out = dbuf_take(&b);
+    return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }

@@ -32,4 +32,13 @@ int segment_answer_parse(const char *text, size_t len, struct segment_answer *ou
 
 void segment_answer_free(struct segment_answer *a);
 
+/* The grammar (GBNF, dream/grammar.h) of a chunk answer about the n messages at positions
+ * first..first+n-1 whose ids are ids[0..n): {"chunks": [...]} with at most min(n, 64) chunks,
+ * each {"start_message_id": A, "end_message_id": A, "label": "..."} where every anchor A is one
+ * of those ids (a JSON string) or positions (a JSON integer), and the label at most 120 bytes
+ * without quotes, backslashes or control characters; JSON whitespace bounded. Every answer it
+ * allows parses with segment_answer_parse into anchors that name messages of the window. *out
+ * is malloc'd. */
+int segment_answer_grammar(const char *const *ids, size_t n, size_t first, char **out);
+
 #endif

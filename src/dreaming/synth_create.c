@@ -2,6 +2,7 @@
  * every routed entity without an article, batched across entities (see dream/synthesis.h). */
 #include "../util/buf.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/log.h"
 #include "dream/model.h"
 #include "stage_state.h"
@@ -459,13 +460,15 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
 }
 
 /* One batched call of the synthesis stage over prompts[0..n); answers into out (NULL where a
- * call failed). A call error with no answer at all stops the run. */
-static int cr_call(char **prompts, size_t n, int max_tokens, char **out)
+ * call failed). grammar(i) is prompt i's answer grammar: all (NULL: prose) for every prompt,
+ * and odd (NULL: prose) instead for odd i, where a batch holds leads and infoboxes in turn. A
+ * call error with no answer at all stops the run. */
+static int cr_call(char **prompts, size_t n, int max_tokens, const char *all, const char *odd, char **out)
 {
     if (n == 0) return DREAM_OK;
     struct dream_local_input *in = calloc(n, sizeof *in);
     if (!in) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) in[i] = (struct dream_local_input){.user = prompts[i]};
+    for (size_t i = 0; i < n; i++) in[i] = (struct dream_local_input){.user = prompts[i], .grammar = i % 2 && odd ? odd : all};
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = max_tokens;
     int rc = dream_call_local_batch("synthesis", in, n, &opts, out);
@@ -512,7 +515,7 @@ static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const 
         which[k] = i;
         again[k++] = dbuf_take(&b);
     }
-    if (!rc) rc = cr_call(again, k, max_tokens, out);
+    if (!rc) rc = cr_call(again, k, max_tokens, NULL, NULL, out); /* prose only */
     for (size_t j = 0; !rc && j < k; j++) {
         free(answers[which[j]]);
         answers[which[j]] = out[j];
@@ -538,7 +541,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     /* 1. outlines */
     for (size_t i = 0; !rc && i < n; i++)
         if (!(prompts[i] = cr_outline_prompt(p->wiki_dir, &e[i]))) rc = DREAM_ENOMEM;
-    if (!rc) rc = cr_call(prompts, n, p->max_tokens < 128 ? p->max_tokens : 128, answers);
+    if (!rc) rc = cr_call(prompts, n, p->max_tokens < 128 ? p->max_tokens : 128, dream_grammar_headings, NULL, answers);
     for (size_t i = 0; !rc && i < n; i++) {
         cr_parse_outline(&e[i], answers[i]);
         rc = cr_assign(&e[i]);
@@ -554,7 +557,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
             if (!prompts[k]) rc = DREAM_ENOMEM;
         }
     total_sections = k;
-    if (!rc) rc = cr_call(prompts, total_sections, p->max_tokens, answers);
+    if (!rc) rc = cr_call(prompts, total_sections, p->max_tokens, NULL, NULL, answers);
     if (!rc) {
         char **heading = calloc(total_sections + 1, sizeof *heading);
         bool *prose = calloc(total_sections + 1, sizeof *prose);
@@ -588,7 +591,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
         answers[2 * i] = answers[2 * i + 1] = NULL;
         if (!prompts[2 * i] || !prompts[2 * i + 1]) rc = DREAM_ENOMEM;
     }
-    if (!rc) rc = cr_call(prompts, 2 * n, p->max_tokens < 256 ? p->max_tokens : 256, answers);
+    if (!rc) rc = cr_call(prompts, 2 * n, p->max_tokens < 256 ? p->max_tokens : 256, NULL, dream_grammar_infobox, answers);
     if (!rc) {
         /* the leads (even places) are prose; the infoboxes are not */
         char **heading = calloc(2 * n + 1, sizeof *heading);

@@ -2,6 +2,7 @@
  * chunks an article has not seen yet (see dream/synthesis.h). */
 #include "../util/buf.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/log.h"
 #include "dream/model.h"
 #include "stage_state.h"
@@ -371,7 +372,7 @@ static int fd_ask(struct fd_batch *b, struct fd_pair *q, char *prompt)
 /* One batched call of stage for the phase's prompts; an answer is NULL where its call failed.
  * As when each pair was asked alone, the stage fails when one pair's questions got no answer at
  * all (a prompt too big for the context is not a failure: the pair goes on without it). */
-static int fd_call(const char *stage, struct fd_batch *b, int max_tokens, const struct fd_pair *pairs, size_t n_pairs)
+static int fd_call(const char *stage, const char *grammar, struct fd_batch *b, int max_tokens, const struct fd_pair *pairs, size_t n_pairs)
 {
     if (b->n == 0) return DREAM_OK;
     struct dream_local_input *in = calloc(b->n, sizeof *in);
@@ -379,6 +380,7 @@ static int fd_call(const char *stage, struct fd_batch *b, int max_tokens, const 
     for (size_t i = 0; i < b->n; i++) in[i] = (struct dream_local_input){.user = b->prompts[i]};
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = max_tokens;
+    opts.grammar = grammar;
     int rc = dream_call_local_batch(stage, in, b->n, &opts, b->answers);
     free(in);
     if (!rc || rc == DREAM_ETOOBIG) return DREAM_OK;
@@ -417,7 +419,7 @@ static int fd_route(dream_store *store, struct fd_pair *pairs, size_t n_pairs, s
             rc = fd_ask(b, q, fd_take(&d, e));
         }
     }
-    if (!rc) rc = fd_call("section", b, 4, pairs, n_pairs);
+    if (!rc) rc = fd_call("section", dream_grammar_yes_no, b, 4, pairs, n_pairs);
     for (size_t k = 0; !rc && k < n_pairs; k++) {
         struct fd_pair *q = &pairs[k];
         if (q->outcome == FD_SKIPPED) continue;
@@ -444,7 +446,7 @@ static int fd_new_sections(struct fd_pair *pairs, size_t n_pairs, struct fd_batc
         if (!e) e = dbuf_printf(&d, "\n\n%s", new_section_task) != 0;
         rc = fd_ask(b, q, fd_take(&d, e));
     }
-    if (!rc) rc = fd_call("editor", b, 16, pairs, n_pairs);
+    if (!rc) rc = fd_call("editor", dream_grammar_section_name, b, 16, pairs, n_pairs);
     for (size_t k = 0; !rc && k < n_pairs; k++) {
         struct fd_pair *q = &pairs[k];
         if (q->n_match || q->outcome != FD_ASKING) continue;
@@ -494,7 +496,7 @@ static int fd_classify(struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b
             break;
         }
     }
-    if (!rc) rc = fd_call("editor", b, 8, pairs, n_pairs);
+    if (!rc) rc = fd_call("editor", dream_grammar_evolution_error, b, 8, pairs, n_pairs);
     for (size_t k = 0; !rc && k < n_pairs; k++) {
         const char *answer = fd_answer(b, &pairs[k], 0);
         if (answer && fd_contains(answer, "error") && !fd_contains(answer, "evolution")) pairs[k].evolution = 0;
@@ -521,7 +523,7 @@ static int fd_patches(const struct dream_synth_params *p, struct fd_pair *pairs,
                                               is_lead ? (q->evolution ? 1 : 2) : 0));
         }
     }
-    if (!rc) rc = fd_call("editor", b, p->max_tokens, pairs, n_pairs);
+    if (!rc) rc = fd_call("editor", NULL, b, p->max_tokens, pairs, n_pairs);
     return rc; /* the caller applies the answers, then resets b */
 }
 

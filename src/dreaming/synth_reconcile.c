@@ -4,6 +4,7 @@
  * both the old and the new statement. See dream/synthesis.h. */
 #include "../util/buf.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/log.h"
 #include "dream/model.h"
 #include "stage_state.h"
@@ -131,11 +132,12 @@ static bool rc_states(const char *text, const char *value)
     return false;
 }
 
-static char *rc_ask(const char *stage, const char *prompt, int max_tokens)
+static char *rc_ask(const char *stage, const char *grammar, const char *prompt, int max_tokens)
 {
     struct dream_local_input in = {.user = prompt};
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = max_tokens;
+    opts.grammar = grammar;
     char *out = NULL;
     if (dream_call_local(stage, &in, &opts, &out)) {
         dream_error_clear();
@@ -312,7 +314,7 @@ static char *rc_earlier_position(const dream_article *a, const char *title, cons
                 title, text, key, value, key, value, value);
     free(text);
     char *prompt = dbuf_take(&q);
-    char *answer = prompt ? rc_ask("editor", prompt, 24) : NULL;
+    char *answer = prompt ? rc_ask("editor", dream_grammar_value, prompt, 24) : NULL;
     free(prompt);
     const char *ans = answer ? answer + strspn(answer, " \t\n*`\"") : NULL;
     char *old = ans && strncasecmp(ans, "NONE", 4) != 0 ? synth_parse_correction(ans, value) : NULL;
@@ -375,7 +377,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
             break;
         }
         char *prompt = dbuf_take(&b);
-        char *answer = rc_ask("editor", prompt, 24);
+        char *answer = rc_ask("editor", dream_grammar_value, prompt, 24);
         free(prompt);
         char *value = synth_parse_correction(answer, f->value);
         free(answer);
@@ -401,7 +403,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
                         "time) or an ERROR (the earlier value was simply wrong)? Answer one word: EVOLUTION or ERROR.\n",
                     key, old, key, value);
         char *cprompt = dbuf_take(&c);
-        char *verdict = cprompt ? rc_ask("editor", cprompt, 8) : NULL;
+        char *verdict = cprompt ? rc_ask("editor", dream_grammar_evolution_error, cprompt, 8) : NULL;
         free(cprompt);
         bool evolution = !(verdict && rc_contains(verdict, "error") && !rc_contains(verdict, "evolution"));
         free(verdict);
@@ -423,7 +425,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
                         evolution ? "Rewrite the section as a change over time: the old value in the past tense, the new one as current."
                                   : "Rewrite the section to state only the current value.");
             char *rprompt = dbuf_take(&r);
-            char *draft_raw = rprompt ? rc_ask("editor", rprompt, p->max_tokens) : NULL;
+            char *draft_raw = rprompt ? rc_ask("editor", NULL, rprompt, p->max_tokens) : NULL;
             free(rprompt);
             char *draft = draft_raw ? synth_sanitize(draft_raw, sec->title) : NULL;
             free(draft_raw);

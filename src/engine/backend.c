@@ -9,15 +9,25 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
 static _Thread_local enum ggml_log_level last_level = GGML_LOG_LEVEL_INFO;
+static _Thread_local char last_error[256]; /* the last error line llama.cpp logged on this thread */
+
+void engine_log_error_clear(void) { last_error[0] = 0; }
+const char *engine_log_error_last(void) { return last_error; }
 
 static void llama_log_to_dream(enum ggml_log_level level, const char *text, void *ud)
 {
     (void)ud;
     if (level == GGML_LOG_LEVEL_CONT) level = last_level;
     else last_level = level;
+    if (level == GGML_LOG_LEVEL_ERROR) {
+        snprintf(last_error, sizeof last_error, "%s", text);
+        size_t n = strlen(last_error);
+        while (n && (last_error[n - 1] == '\n' || last_error[n - 1] == ' ')) last_error[--n] = 0;
+    }
     enum dream_log_level want;
     switch (level) {
     case GGML_LOG_LEVEL_ERROR:

@@ -30,6 +30,14 @@ struct dream_model {
     int n_specials;
     int *by_byte;          /* indices into specials, grouped by first byte */
     int byte_start[257];   /* bucket b is by_byte[byte_start[b] .. byte_start[b+1]) */
+    /* for answer grammars (grammar.c), built on first use: the tokens an answer may hold other
+     * than end-of-generation, grouped by the first byte of their text (id order within a
+     * group), a token whose whole text is byte b for each b (-1: none), and the EOG tokens */
+    dream_token *gram_by_first;
+    int gram_first_start[257];
+    dream_token gram_byte_token[256];
+    dream_token *gram_eog;
+    int gram_n_eog;
 };
 
 struct dream_session {
@@ -43,6 +51,25 @@ struct dream_session {
 /* Initialises llama.cpp's backends and routes its log through dream_log; safe to call many
  * times from any thread. */
 void engine_backend_init(void);
+
+/* The last error line llama.cpp logged on this thread ("" when none since the clear). */
+void engine_log_error_clear(void);
+const char *engine_log_error_last(void);
+
+/* Greedy decoding under an answer grammar (grammar.c). new: DREAM_EINVAL naming llama.cpp's
+ * reason when the GBNF does not parse (builds m's first-byte table on first use). pick: the greedy token among those the grammar allows
+ * next (same as masking the vocabulary first, but asking about the argmax first); *scratch is
+ * the caller's n_vocab-entry buffer, allocated on first need (free it with free()); DREAM_EFORMAT
+ * when the grammar allows no token. accept: advances the grammar over a picked token (never an
+ * end-of-generation token). */
+struct engine_grammar;
+int engine_grammar_new(dream_model *m, const char *gbnf, struct engine_grammar **out);
+void engine_grammar_free(struct engine_grammar *g);
+int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_token_data **scratch, dream_token *out);
+void engine_grammar_accept(struct engine_grammar *g, dream_token t);
+/* Adds g's picks to picks: by the argmax alone, within the best 32 tokens, over the whole
+ * vocabulary (nothing when g is NULL). */
+void engine_grammar_counts(const struct engine_grammar *g, long picks[3]);
 
 /* Sets a context's adapter set to {adapter at scale}; NULL or scale 0 clears it (adapter.c). */
 int engine_set_adapter(struct llama_context *ctx, dream_adapter *adapter, float scale);

@@ -168,6 +168,8 @@ void dream_model_free(dream_model *m)
     if (m->model) llama_model_free(m->model);
     free(m->specials);
     free(m->by_byte);
+    free(m->gram_by_first);
+    free(m->gram_eog);
     free(m->chat_template);
     free(m->path);
     free(m);

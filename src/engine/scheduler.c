@@ -55,6 +55,10 @@ struct dream_batcher {
     float scale;
     struct llama_sampler_seq_config *samplers; /* device greedy sampling for seqs 0..width-1, or NULL */
     bool samplers_detached;                    /* for a run that picks its own tokens */
+    /* the running dream_batcher_run's per-request answer grammars (NULL: none) and statuses */
+    struct engine_grammar **grammar;
+    int *status;
+    llama_token_data *scratch; /* the grammar's vocabulary-sized buffer, kept across runs */
 };
 
 struct dream_batch_params dream_batch_default_params(void)
@@ -137,6 +141,7 @@ void dream_batcher_free(dream_batcher *b)
     for (int i = 0; b->prefixes && i < b->p.prefix_slots; i++) free(b->prefixes[i].tokens);
     free(b->prefixes);
     free(b->slots);
+    free(b->scratch);
     free(b);
 }
 
@@ -305,11 +310,21 @@ static int plan_prefixes(dream_batcher *b, struct llama_batch *bt, const struct 
     return rc;
 }
 
+/* Frees request req's grammar, if any, counting its picks. */
+static void grammar_release(dream_batcher *b, int req)
+{
+    if (!b->grammar || !b->grammar[req]) return;
+    engine_grammar_counts(b->grammar[req], b->stats.grammar_picks);
+    engine_grammar_free(b->grammar[req]);
+    b->grammar[req] = NULL;
+}
+
 static int finish(dream_batcher *b, struct slot *s, const struct dream_gen_params *gp, struct dream_gen_result *res, int n_gen)
 {
     llama_memory_seq_rm(llama_get_memory(b->ctx), (int)(s - b->slots), -1, -1);
     res->n_tokens = n_gen;
     s->state = SLOT_IDLE;
+    grammar_release(b, s->req);
     int rc = dream_detokenize(b->model, res->tokens, n_gen, &res->text);
     if (!rc && gp->on_done) gp->on_done(gp->hook_ud, s->req);
     return rc;
@@ -319,13 +334,26 @@ static int finish(dream_batcher *b, struct slot *s, const struct dream_gen_param
 static int take_token(dream_batcher *b, struct slot *s, int i, const struct dream_gen_params *gp, struct dream_gen_result *out,
                       int *n_gen, int *running)
 {
-    dream_token best = b->samplers && !gp->choose ? llama_get_sampled_token_ith(b->ctx, i) : LLAMA_TOKEN_NULL;
+    dream_token best = b->samplers && !b->samplers_detached ? llama_get_sampled_token_ith(b->ctx, i) : LLAMA_TOKEN_NULL;
     if (best == LLAMA_TOKEN_NULL) {
         const float *logits = llama_get_logits_ith(b->ctx, i);
         if (!logits) return dream_error_set(DREAM_EMODEL, "llama.cpp returned no logits for a batched sequence");
         int n_vocab = llama_vocab_n_tokens(b->model->vocab);
         best = 0;
-        if (gp->choose) best = gp->choose(gp->hook_ud, s->req, logits, n_vocab);
+        struct engine_grammar *g = b->grammar ? b->grammar[s->req] : NULL;
+        if (g) {
+            int e = engine_grammar_pick(g, logits, &b->scratch, &best);
+            if (e) { /* this request fails alone; the run goes on */
+                b->status[s->req] = dream_error_wrap(e, "request %d, after %d generated tokens", s->req, n_gen[s->req]);
+                dream_log(DREAM_LOG_WARN, "%s", dream_error_last());
+                (*running)--;
+                llama_memory_seq_rm(llama_get_memory(b->ctx), (int)(s - b->slots), -1, -1);
+                s->state = SLOT_IDLE;
+                grammar_release(b, s->req);
+                if (gp->on_done) gp->on_done(gp->hook_ud, s->req);
+                return 0;
+            }
+        } else if (gp->choose) best = gp->choose(gp->hook_ud, s->req, logits, n_vocab);
         else
             for (int v = 1; v < n_vocab; v++)
                 if (logits[v] > logits[best]) best = v;
@@ -335,6 +363,7 @@ static int take_token(dream_batcher *b, struct slot *s, int i, const struct drea
     if (eog) res->stopped_at_eog = true;
     else {
         res->tokens[n_gen[s->req]++] = best;
+        if (b->grammar && b->grammar[s->req]) engine_grammar_accept(b->grammar[s->req], best);
         b->stats.generated++;
         if (gp->on_token) stop = !gp->on_token(gp->hook_ud, s->req, best);
     }
@@ -442,12 +471,18 @@ static int check_requests(dream_batcher *b, const struct dream_tokens *prompts, 
         for (int k = 0; !status[i] && k < pr->n; k++)
             if (pr->ids[k] < 0 || pr->ids[k] >= n_vocab)
                 status[i] = dream_error_set(DREAM_EINVAL, "request %d: token %d at position %d is outside the vocabulary", i, pr->ids[k], k);
+        const char *grammar = gp.grammars && gp.grammars[i] ? gp.grammars[i] : gp.grammar;
+        if (!status[i] && grammar) {
+            int e = engine_grammar_new(b->model, grammar, &b->grammar[i]);
+            if (e) status[i] = dream_error_wrap(e, "request %d", i);
+        }
         if (!status[i]) {
             int room = b->p.seq_ctx - pr->n;
             out[i].tokens = malloc(((size_t)(want < room ? want : room) + 1) * sizeof *out[i].tokens);
             if (!out[i].tokens) status[i] = dream_error_set(DREAM_ENOMEM, "out of memory");
         }
         if (status[i]) {
+            grammar_release(b, i);
             dream_log(DREAM_LOG_WARN, "%s", dream_error_last());
             if (gp.on_done) gp.on_done(gp.hook_ud, i);
         } else {
@@ -473,6 +508,11 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
 {
     struct dream_gen_params gp = params ? *params : dream_gen_default_params();
     if (n < 0) return dream_error_set(DREAM_EINVAL, "bad batch: %d requests", n);
+    /* any grammar in this run (joining requests may bring their own) */
+    bool grammar = gp.grammar || (gp.grammars && gp.more);
+    for (int i = 0; gp.grammars && !grammar && i < n; i++) grammar = gp.grammars[i] != NULL;
+    if (grammar && gp.ignore_eog)
+        return dream_error_set(DREAM_EINVAL, "an answer grammar ends the answer at end-of-generation; it cannot be used with ignore_eog");
     int cap = gp.more && gp.capacity > n ? gp.capacity : n;
     llama_memory_t mem = llama_get_memory(b->ctx);
     struct llama_batch bt = llama_batch_init(b->p.step_tokens, 0, 1);
@@ -481,7 +521,13 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
         llama_batch_free(bt);
         return dream_error_set(DREAM_ENOMEM, "out of memory");
     }
-    device_sampling_attach(b, !gp.choose);
+    b->status = status;
+    if (grammar && !(b->grammar = calloc((size_t)cap + 1, sizeof *b->grammar))) {
+        free(n_gen);
+        llama_batch_free(bt);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    device_sampling_attach(b, !gp.choose && !grammar);
     int waiting = check_requests(b, prompts, max_tokens, &gp, out, status, 0, n);
 
     int rc = b->p.prefix_slots > 0 && waiting >= 2 ? plan_prefixes(b, &bt, prompts, status, n) : 0;
@@ -585,6 +631,13 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
     }
     for (int i = 0; i < n && !rc; i++)
         if (status[i]) dream_gen_result_free(&out[i]);
+    for (int i = 0; b->grammar && i < n; i++) grammar_release(b, i);
+    if (b->grammar)
+        dream_log(DREAM_LOG_DEBUG, "batch: tokens under answer grammars so far: %ld by the argmax, %ld among the 32 best, %ld over the whole vocabulary",
+                  b->stats.grammar_picks[0], b->stats.grammar_picks[1], b->stats.grammar_picks[2]);
+    free(b->grammar);
+    b->grammar = NULL;
+    b->status = NULL;
     free(n_gen);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "engine_internal.h"
 
 #include "dream/error.h"
+#include "dream/log.h"
 #include "util/buf.h"
 
 #include <stdlib.h>
@@ -129,17 +130,33 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
             return dream_error_set(DREAM_EINVAL, "prompt token %d at position %d is outside the vocabulary (0..%d)", prompt[i], i, n_vocab - 1);
     if (gp.digest && s->samplers)
         return dream_error_set(DREAM_EINVAL, "a logits digest needs the host argmax; make the session with device_sampling = 0");
+    if (gp.grammar && gp.ignore_eog)
+        return dream_error_set(DREAM_EINVAL, "an answer grammar ends the answer at end-of-generation; it cannot be used with ignore_eog");
     if (n_prompt >= s->n_ctx)
         return dream_error_set(DREAM_ETOOBIG,
                                "the prompt has %d tokens but the context holds %d (and at least one must be left to generate); shorten the input or raise the context size",
                                n_prompt, s->n_ctx);
+
+    struct engine_grammar *grammar = NULL;
+    if (gp.grammar) {
+        int g = engine_grammar_new(s->model, gp.grammar, &grammar);
+        if (g) return g;
+    }
+    /* the grammar picks from the logits: the device sampler, which leaves none, is set aside */
+    bool detached = grammar && s->samplers;
+    if (detached) llama_set_sampler(s->ctx, 0, NULL);
+    llama_token_data *scratch = NULL;
 
     llama_memory_clear(llama_get_memory(s->ctx), true);
     int room = s->n_ctx - n_prompt;
     int max_new = gp.max_tokens < room ? gp.max_tokens : room;
 
     out->tokens = malloc(((size_t)max_new + 1) * sizeof *out->tokens);
-    if (!out->tokens) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!out->tokens) {
+        if (detached) llama_set_sampler(s->ctx, 0, s->samplers[0].sampler);
+        engine_grammar_free(grammar);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
     out->n_prompt = n_prompt;
     uint64_t digest = 1469598103934665603ULL;
 
@@ -166,7 +183,7 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
     int n_gen = 0;
     int last_index = (n_prompt - 1) % s->params.n_batch;
     while (!rc && n_gen < max_new) {
-        dream_token t = s->samplers ? llama_get_sampled_token_ith(s->ctx, last_index) : LLAMA_TOKEN_NULL;
+        dream_token t = s->samplers && !detached ? llama_get_sampled_token_ith(s->ctx, last_index) : LLAMA_TOKEN_NULL;
         if (t == LLAMA_TOKEN_NULL) {
             const float *logits = llama_get_logits_ith(s->ctx, last_index);
             if (!logits) {
@@ -174,12 +191,17 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
                 break;
             }
             t = argmax(logits, n_vocab, gp.digest ? &digest : NULL);
+            if (grammar && (rc = engine_grammar_pick(grammar, logits, &scratch, &t))) {
+                rc = dream_error_wrap(rc, "after %d generated tokens", n_gen);
+                break;
+            }
         }
         if (!gp.ignore_eog && llama_vocab_is_eog(s->model->vocab, t)) {
             out->stopped_at_eog = true;
             break;
         }
         out->tokens[n_gen++] = t;
+        if (grammar) engine_grammar_accept(grammar, t);
         if (n_gen == max_new) break;
         batch.n_tokens = 1;
         batch.token[0] = t;
@@ -192,6 +214,15 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
         if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed at generated token %d (code %d)", n_gen, d);
     }
     llama_batch_free(batch);
+    if (detached) llama_set_sampler(s->ctx, 0, s->samplers[0].sampler);
+    if (grammar) {
+        long picks[3] = {0};
+        engine_grammar_counts(grammar, picks);
+        dream_log(DREAM_LOG_DEBUG, "generate: tokens under the answer grammar: %ld by the argmax, %ld among the 32 best, %ld over the whole vocabulary",
+                  picks[0], picks[1], picks[2]);
+    }
+    engine_grammar_free(grammar);
+    free(scratch);
     out->decode_ms = now_ms() - t1;
     out->n_tokens = n_gen;
     out->logits_digest = gp.digest ? digest : 0;

@@ -4,7 +4,9 @@
  * A batch of n calls becomes n requests with at most max_parallel in flight; out[i] answers
  * in[i] whatever order they finish in. A transient failure (no connection, a timeout, a dropped
  * connection, HTTP 429 or 5xx) is retried after backoff_ms, doubled per attempt, up to
- * max_retries times; anything else fails that call alone. Temperature is always 0. */
+ * max_retries times; anything else fails that call alone. Temperature is always 0. A call's
+ * answer grammar goes in the request field the server reads (llama-server's `grammar`, vLLM's
+ * `guided_grammar`), so the server decodes under the same constraint as the embedded engine. */
 #include "seam_internal.h"
 
 #include "dream/error.h"
@@ -22,13 +24,14 @@ struct remote {
     char *endpoint; /* .../v1/chat/completions */
     char *auth;     /* "Authorization: Bearer ..." or NULL */
     char *model;
+    char *grammar_field; /* NULL: answer grammars are not sent */
     int max_parallel, max_retries, backoff_ms;
     long timeout_s;
 };
 
 void dream_remote_default_params(struct dream_remote_params *p)
 {
-    const char *key = getenv("DREAM_BACKEND_KEY"), *model = getenv("DREAM_BACKEND_MODEL");
+    const char *key = getenv("DREAM_BACKEND_KEY"), *model = getenv("DREAM_BACKEND_MODEL"), *grammar = getenv("DREAM_BACKEND_GRAMMAR");
     *p = (struct dream_remote_params){
         .url = getenv("DREAM_BACKEND"),
         .api_key = key && *key ? key : NULL,
@@ -37,6 +40,7 @@ void dream_remote_default_params(struct dream_remote_params *p)
         .max_retries = 5,
         .backoff_ms = 200,
         .timeout_s = 600,
+        .grammar_field = grammar && *grammar ? grammar : "grammar",
     };
 }
 
@@ -66,7 +70,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
 
 /* The request's JSON, or NULL with the error set: a turn that is not valid UTF-8 (JSON cannot
  * carry it) fails the call instead of being left out of the request. */
-static char *request_body(const struct remote *r, const char *system, const char *user, int max_tokens)
+static char *request_body(const struct remote *r, const char *system, const char *user, const char *grammar, int max_tokens)
 {
     json_t *msgs = json_array(), *sys = NULL, *usr = json_pack("{s:s, s:s}", "role", "user", "content", user);
     if (system) sys = json_pack("{s:s, s:s}", "role", "system", "content", system);
@@ -81,6 +85,11 @@ static char *request_body(const struct remote *r, const char *system, const char
     json_array_append_new(msgs, usr);
     json_t *req = json_pack("{s:s, s:o, s:f, s:i, s:b}", "model", r->model, "messages", msgs, "temperature", 0.0, "max_tokens", max_tokens,
                             "stream", 0);
+    if (req && grammar && r->grammar_field && json_object_set_new(req, r->grammar_field, json_string(grammar))) {
+        json_decref(req);
+        dream_error_set(DREAM_EFORMAT, "the answer grammar is not valid UTF-8 (or memory ran out)");
+        return NULL;
+    }
     char *s = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
     if (!s) dream_error_set(DREAM_ENOMEM, "out of memory");
@@ -149,7 +158,7 @@ static int remote_call(void *ud, const char *stage, const struct dream_local_inp
     for (size_t i = 0; i < n && !first_err; i++) {
         out[i] = NULL;
         ts[i].index = i;
-        ts[i].body = request_body(r, in[i].system ? in[i].system : dflt, in[i].user, o->max_tokens);
+        ts[i].body = request_body(r, in[i].system ? in[i].system : dflt, in[i].user, in[i].grammar ? in[i].grammar : o->grammar, o->max_tokens);
         if (!ts[i].body) first_err = dream_error_wrap(dream_error_code(), "stage '%s', input %zu", stage, i);
     }
     size_t left = first_err ? 0 : n;
@@ -223,6 +232,7 @@ static void remote_destroy(void *ud)
     free(r->endpoint);
     free(r->auth);
     free(r->model);
+    free(r->grammar_field);
     free(r);
 }
 
@@ -254,11 +264,14 @@ int dream_seam_use_remote(const struct dream_remote_params *params)
         r->auth = dbuf_take(&a);
     }
     r->model = strdup(p.model ? p.model : "dream");
+    const char *field = p.grammar_field ? p.grammar_field : "grammar";
+    if (!*field || !strcmp(field, "none")) field = NULL;
+    if (field) r->grammar_field = strdup(field);
     r->max_parallel = p.max_parallel > 0 ? p.max_parallel : 8;
     r->max_retries = p.max_retries >= 0 ? p.max_retries : 5;
     r->backoff_ms = p.backoff_ms > 0 ? p.backoff_ms : 200;
     r->timeout_s = p.timeout_s > 0 ? p.timeout_s : 600;
-    if (!r->endpoint || !r->model || (p.api_key && !r->auth)) {
+    if (!r->endpoint || !r->model || (p.api_key && !r->auth) || (field && !r->grammar_field)) {
         remote_destroy(r);
         return dream_error_set(DREAM_ENOMEM, "out of memory");
     }

@@ -63,7 +63,7 @@ static void op_lock_for_chat(void)
 
 struct dream_call_opts dream_call_default_opts(void)
 {
-    struct dream_call_opts o = {.max_tokens = DREAM_DEFAULT_MAX_TOKENS, .ignore_eog = false, .adapter_scale = 1.0f};
+    struct dream_call_opts o = {.max_tokens = DREAM_DEFAULT_MAX_TOKENS, .ignore_eog = false, .adapter_scale = 1.0f, .grammar = NULL};
     return o;
 }
 
@@ -94,6 +94,7 @@ void dream_seam_default_config(struct dream_seam_config *c)
         .n_ctx = env_int("DREAM_CTX", 8192, 256, 1 << 20),
         .n_threads = env_int("DREAM_THREADS", 0, 0, 1024),
         .n_gpu_layers = -1,
+        .no_grammar = getenv("DREAM_GRAMMAR") && !strcmp(getenv("DREAM_GRAMMAR"), "0"),
     };
 }
 
@@ -206,11 +207,26 @@ static int check_stage(const char *stage)
     return 0;
 }
 
-static int check_opts(const struct dream_call_opts *o)
+static int check_opts(const char *stage, const struct dream_call_opts *o)
 {
     if (o->max_tokens < 0 || o->max_tokens > DREAM_MAX_OUTPUT_TOKENS)
         return dream_error_set(DREAM_EINVAL, "max_tokens %d is outside 0..%d", o->max_tokens, DREAM_MAX_OUTPUT_TOKENS);
+    if (o->grammar && o->ignore_eog)
+        return dream_error_set(DREAM_EINVAL, "stage '%s': an answer grammar ends at end-of-generation, so it cannot run with ignore_eog", stage);
     return 0;
+}
+
+/* What a batched call keeps of each failed request: its own message, captured when the batcher
+ * reports it done (the thread's last error is that request's then). */
+struct batch_errors {
+    const int *status;
+    char **message;
+};
+
+static void batch_done(void *ud, int req)
+{
+    struct batch_errors *e = ud;
+    if (e->status[req] && !e->message[req]) e->message[req] = strdup(dream_error_last());
 }
 
 /* The embedded engine: n calls of one stage, with its adapter set for the whole operation and
@@ -240,20 +256,32 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
     struct dream_gen_params gp = dream_gen_default_params();
     gp.max_tokens = o->max_tokens;
     gp.ignore_eog = o->ignore_eog;
+    gp.grammar = o->grammar;
     bool batched = rt.cfg.width > 1 && n > 1 && !first_err;
     if (batched && !(rc = runtime_batcher())) {
         struct dream_gen_result *res = calloc(n, sizeof *res);
         int *status = calloc(n, sizeof *status);
-        if (!res || !status) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        const char **grammars = calloc(n, sizeof *grammars);
+        char **message = calloc(n, sizeof *message);
+        struct batch_errors errs = {.status = status, .message = message};
+        if (!res || !status || !grammars || !message) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n && !rc; i++) grammars[i] = in[i].grammar;
+        gp.grammars = grammars;
+        gp.on_done = batch_done;
+        gp.hook_ud = &errs;
         if (!rc) rc = dream_batcher_set_adapter(rt.batcher, a, o->adapter_scale);
         if (!rc) rc = dream_batcher_run(rt.batcher, prompts, (int)n, &gp, NULL, res, status);
         dream_batcher_set_adapter(rt.batcher, NULL, 0.0f);
         for (size_t i = 0; i < n && !rc; i++) {
-            if (status[i] && !first_err) first_err = dream_error_set(status[i], "stage '%s', input %zu failed in the batch", stage, i);
+            if (status[i] && !first_err)
+                first_err = dream_error_set(status[i], "stage '%s', input %zu: %s", stage, i, message[i] ? message[i] : "failed in the batch");
             out[i] = status[i] ? NULL : res[i].text;
             res[i].text = NULL;
             dream_gen_result_free(&res[i]);
         }
+        for (size_t i = 0; message && i < n; i++) free(message[i]);
+        free(message);
+        free(grammars);
         free(res);
         free(status);
     } else if (!rc) {
@@ -261,6 +289,7 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
         for (size_t i = 0; i < n && !rc; i++) {
             if (!prompts[i].n) continue; /* its render failed: already reported */
             struct dream_gen_result r;
+            gp.grammar = in[i].grammar ? in[i].grammar : o->grammar;
             int e = dream_generate(rt.session, prompts[i].ids, prompts[i].n, &gp, &r);
             if (e) {
                 if (!first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, i);
@@ -277,21 +306,41 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
     return rc ? rc : first_err;
 }
 
+/* With no_grammar configured, clears o's grammar and says that the inputs' must go too (with
+ * op_lock held). */
+static bool grammars_off(struct dream_call_opts *o)
+{
+    if (!rt.configured) {
+        struct dream_seam_config c;
+        dream_seam_default_config(&c);
+        configure_locked(&c);
+    }
+    if (!rt.cfg.no_grammar) return false;
+    o->grammar = NULL;
+    return true;
+}
+
 int dream_call_local_batch(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
                            char **out)
 {
     struct dream_call_opts o = opts ? *opts : dream_call_default_opts();
     int rc = check_stage(stage);
-    if (!rc) rc = check_opts(&o);
+    if (!rc) rc = check_opts(stage, &o);
     for (size_t i = 0; i < n && !rc; i++) {
         out[i] = NULL;
         if (!in[i].user) rc = dream_error_set(DREAM_EINVAL, "stage '%s', input %zu has no user text", stage, i);
     }
     if (rc) return rc;
     op_lock_for_call();
+    struct dream_local_input *plain = NULL;
+    if (grammars_off(&o) && n && (plain = malloc(n * sizeof *plain))) {
+        for (size_t i = 0; i < n; i++) plain[i] = (struct dream_local_input){.system = in[i].system, .user = in[i].user};
+        in = plain;
+    }
     if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, n, &o, out);
     else rc = engine_calls(stage, in, n, &o, out);
     pthread_mutex_unlock(&op_lock);
+    free(plain);
     return rc;
 }
 
@@ -300,10 +349,12 @@ int dream_call_local(const char *stage, const struct dream_local_input *in, cons
     *out = NULL;
     struct dream_call_opts o = opts ? *opts : dream_call_default_opts();
     int rc = check_stage(stage);
-    if (!rc) rc = check_opts(&o);
+    if (!rc) rc = check_opts(stage, &o);
     if (!rc && !in->user) rc = dream_error_set(DREAM_EINVAL, "stage '%s': the input has no user text", stage);
     if (rc) return rc;
     op_lock_for_call();
+    struct dream_local_input plain = {.system = in->system, .user = in->user};
+    if (grammars_off(&o)) in = &plain;
     if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, 1, &o, out);
     else rc = engine_calls(stage, in, 1, &o, out); /* one call: always the serial path */
     pthread_mutex_unlock(&op_lock);
@@ -342,6 +393,7 @@ struct chat_hooks {
     uint64_t *rng;
     struct dream_tokens *prompts;
     int *max_tokens;
+    const char **grammars;
     int seq_ctx;
     struct dream_chat_request *(*more)(void *ud);
     void *more_ud;
@@ -358,7 +410,10 @@ static void chat_results(struct chat_hooks *h, int req)
     h->done[req] = true;
     if (h->status[req]) {
         r->status = h->status[req];
-        snprintf(r->error_message, sizeof r->error_message, "the request failed in the batch (%s)", dream_status_str(h->status[req]));
+        /* called when the batcher reports it, the thread's last error is this request's own */
+        const char *why = dream_error_code() == h->status[req] ? dream_error_last() : "";
+        if (*why) snprintf(r->error_message, sizeof r->error_message, "%s", why);
+        else snprintf(r->error_message, sizeof r->error_message, "the request failed in the batch (%s)", dream_status_str(h->status[req]));
     } else {
         r->n_completion = h->res[req].n_tokens;
         r->stopped_at_eog = h->res[req].stopped_at_eog;
@@ -421,6 +476,7 @@ static int chat_admit(struct chat_hooks *h, struct dream_chat_request *r, int m)
     r->n_prompt = h->prompts[m].n;
     h->req[m] = r;
     h->max_tokens[m] = r->max_tokens;
+    h->grammars[m] = r->grammar;
     h->rng[m] = r->seed;
     return 0;
 }
@@ -443,11 +499,12 @@ static int chat_run(struct dream_chat_request *reqs, size_t n, struct dream_chat
     if (!rc) rc = runtime_batcher();
     size_t cap = n + (more ? DREAM_CHAT_JOIN_MAX : 0) + 1;
     struct chat_hooks h = {.req = calloc(cap, sizeof *h.req), .rng = calloc(cap, sizeof *h.rng), .prompts = calloc(cap, sizeof *h.prompts),
-                           .max_tokens = calloc(cap, sizeof *h.max_tokens), .seq_ctx = rt.cfg.n_ctx, .more = more, .more_ud = ud};
+                           .max_tokens = calloc(cap, sizeof *h.max_tokens), .grammars = calloc(cap, sizeof *h.grammars),
+                           .seq_ctx = rt.cfg.n_ctx, .more = more, .more_ud = ud};
     int *status = h.status = calloc(cap, sizeof *status);
     struct dream_gen_result *res = h.res = calloc(cap, sizeof *res);
     h.done = calloc(cap, sizeof *h.done);
-    if (!rc && (!h.req || !h.rng || !h.prompts || !h.max_tokens || !status || !res || !h.done)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!rc && (!h.req || !h.rng || !h.prompts || !h.max_tokens || !h.grammars || !status || !res || !h.done)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     int m = 0; /* requests that go to the batcher */
     for (size_t i = 0; i < n && !rc; i++)
         if (!chat_admit(&h, &reqs[i], m)) m++;
@@ -459,6 +516,7 @@ static int chat_run(struct dream_chat_request *reqs, size_t n, struct dream_chat
         gp.more = more ? chat_more : NULL;
         gp.on_done = chat_on_done;
         gp.capacity = (int)cap - 1;
+        gp.grammars = h.grammars;
         gp.hook_ud = &h;
         rc = dream_batcher_set_adapter(rt.batcher, NULL, 0.0f);
         /* the batcher writes joined requests' prompts and budgets into h's arrays, so it is
@@ -481,6 +539,7 @@ static int chat_run(struct dream_chat_request *reqs, size_t n, struct dream_chat
     free(h.rng);
     free(h.prompts);
     free(h.max_tokens);
+    free(h.grammars);
     free(status);
     free(res);
     free(h.done);

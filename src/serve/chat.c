@@ -32,6 +32,7 @@ struct chat_job {
     uint64_t seed;
     char *stops[CHAT_MAX_STOPS];
     int n_stops;
+    const char *grammar; /* GBNF (llama-server's `grammar` field), in json; NULL: none */
     bool stream, include_usage;
     char id[40];
     long created;
@@ -157,7 +158,7 @@ static struct dream_chat_request *worker_more(void *ud)
         }
         j->hook = (struct hook_ctx){c, j};
         j->req = (struct dream_chat_request){.messages = j->messages, .n_messages = j->n_messages, .max_tokens = j->max_tokens,
-                                             .temperature = j->temperature, .top_p = j->top_p, .seed = j->seed,
+                                             .temperature = j->temperature, .top_p = j->top_p, .seed = j->seed, .grammar = j->grammar,
                                              .on_text = job_on_text, .on_done = job_on_done, .ud = &j->hook};
         j->run_next = w->taken;
         w->taken = j;
@@ -337,6 +338,11 @@ static int parse_request(const struct dream_serve_params *sp, struct chat_job *j
     }
     json_t *so = json_object_get(root, "stream_options");
     j->include_usage = json_is_true(json_object_get(so, "include_usage"));
+    *param = "grammar";
+    if ((v = json_object_get(root, "grammar")) && !json_is_null(v)) {
+        if (!json_is_string(v) || !json_string_length(v)) return snprintf(err, errlen, "grammar must be a non-empty GBNF string"), -1;
+        j->grammar = json_string_value(v);
+    }
     *param = NULL;
     return 0;
 }

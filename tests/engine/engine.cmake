@@ -1,8 +1,13 @@
 # Engine layer: tokenizer conformance, greedy parity with llama.cpp, determinism, bad input.
 dream_add_test(NAME test_tokenizer_conformance SOURCES engine/test_tokenizer_conformance.c LIBS dream_engine)
 dream_add_test(NAME test_engine SOURCES engine/test_engine.c LIBS dream_engine FIXTURES tiny_models)
+# The grammar reference: llama.cpp's own grammar and greedy samplers, masking first (a test
+# helper that includes llama.h, as llama-simple is one).
+add_executable(llama_grammar_greedy engine/llama_grammar_greedy.c)
+target_link_libraries(llama_grammar_greedy PRIVATE dream::llama m)
 dream_add_test(NAME test_greedy_parity SOURCES engine/test_greedy_parity.c LIBS dream_engine FIXTURES tiny_models
-  ARGS ${LLAMA_SIMPLE} ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/models/tiny-qwen3.gguf)
+  ARGS --grammar-ref=$<TARGET_FILE:llama_grammar_greedy> ${LLAMA_SIMPLE} ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/models/tiny-qwen3.gguf)
+add_dependencies(test_greedy_parity llama_grammar_greedy)
 dream_add_test(NAME test_scheduler SOURCES engine/test_scheduler.c LIBS dream_engine FIXTURES tiny_models
   ARGS ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/models/tiny-qwen3.gguf)
 # The GPU test exists in CUDA builds (DREAM_CUDA=1); there it skips, saying why, when the machine

@@ -1,7 +1,9 @@
 /* test_scheduler.c — the continuous-batching scheduler gives, token for token, the answers of
  * the exact serial decode (tiny Gemma 4 and Qwen3, Q8_0, flash attention off), at widths 1, 2,
  * 4, 8 and 16, prompts of 10 to 3,000 tokens, outputs of 1 to 300 tokens, with and without
- * prefix reuse; and requests queue rather than fail when the KV budget is short. */
+ * prefix reuse; and requests queue rather than fail when the KV budget is short. Under answer
+ * grammars too: per-request grammars give the serial decode's tokens at widths 1 and 4, and
+ * a grammar llama.cpp rejects or one that dead-ends fails its request alone, at once. */
 #include "dream/engine.h"
 #include "dream/error.h"
 #include "util/buf.h"
@@ -235,6 +237,98 @@ static void run_prefix_groups(dream_model *m, const char *path)
     dream_session_free(s);
 }
 
+/* Answer shapes (see test_greedy_parity.c for the same against llama.cpp's own samplers). */
+static const char grammar_yes_no[] = "root ::= (\"yes\" | \"no\")\n";
+static const char grammar_json[] =
+    "root ::= \"{\\\"chunks\\\": [\" chunk (\", \" chunk)? \"]}\"\n"
+    "chunk ::= \"{\\\"start_message_id\\\": \" pos \", \\\"end_message_id\\\": \" pos \", \\\"label\\\": \\\"\" [a-zA-Z ]{1,8} \"\\\"}\"\n"
+    "pos ::= [0-9] | \"1\" [0-9]\n";
+static const char grammar_lines[] = "root ::= line{1,3}\nline ::= [A-Z] [a-z0-9 ]{0,12} \"\\n\"\n";
+static const char grammar_bad[] = "root ::= \"unterminated\n";
+static const char grammar_dead_end[] = "root ::= \"a\" \"\\x00\"\n"; /* no token's text holds a NUL */
+
+static void run_grammar(dream_model *m, const char *path, const struct dream_tokens *prompts)
+{
+    const char *name = strrchr(path, '/') + 1;
+    const char *grammars[N_REQ];
+    for (int r = 0; r < N_REQ; r++) grammars[r] = r % 3 == 0 ? grammar_json : r % 3 == 1 ? grammar_yes_no : grammar_lines;
+    grammars[4] = grammar_bad;
+    grammars[7] = grammar_dead_end;
+
+    struct dream_session_params sp = dream_session_default_params();
+    sp.n_ctx = 4096;
+    sp.n_threads = 1;
+    dream_session *s = NULL;
+    CHECK(dream_session_new(m, &sp, &s) == 0, "session: %s", dream_error_last());
+    if (!s) return;
+    struct dream_gen_result ref[N_REQ];
+    static const char json_head[] = "{\"chunks\": [{\"start_message_id\": ";
+    struct dream_gen_params gp = dream_gen_default_params();
+    int mt[N_REQ], complete = 0;
+    for (int r = 0; r < N_REQ; r++) {
+        gp.max_tokens = mt[r] = grammars[r] == grammar_json ? 96 : 48;
+        gp.grammar = grammars[r];
+        int rc = dream_generate(s, prompts[r].ids, prompts[r].n, &gp, &ref[r]);
+        if (r == 4) CHECK(rc == DREAM_EINVAL && strstr(dream_error_last(), "grammar"), "a grammar that does not parse gave %d (%s)", rc, dream_error_last());
+        else if (r == 7) CHECK(rc == DREAM_EFORMAT && strstr(dream_error_last(), "allows no token"), "a dead-end grammar gave %d (%s)", rc, dream_error_last());
+        else {
+            CHECK(rc == 0, "serial under a grammar %d: %s", r, dream_error_last());
+            complete += rc == 0 && ref[r].stopped_at_eog;
+            if (rc == 0 && grammars[r] == grammar_yes_no)
+                CHECK(!strcmp(ref[r].text, "yes") || !strcmp(ref[r].text, "no"), "the yes/no grammar let through \"%s\"", ref[r].text);
+            if (rc == 0 && grammars[r] == grammar_json && ref[r].stopped_at_eog)
+                CHECK(!strncmp(ref[r].text, json_head, strlen(json_head)), "the JSON grammar let through \"%s\"", ref[r].text);
+        }
+    }
+    gp.grammar = NULL;
+    gp.grammars = grammars;
+    printf("  %s under grammars: %d of %d serial answers complete\n", name, complete, N_REQ - 2);
+    CHECK(complete >= N_REQ - 4, "only %d answers under a grammar were complete", complete);
+
+    static const int widths[] = {1, 4};
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        struct dream_batch_params bp = dream_batch_default_params();
+        bp.width = widths[w];
+        bp.seq_ctx = 4096;
+        bp.n_threads = 1;
+        dream_batcher *b = NULL;
+        if (dream_batcher_new(m, &bp, &b)) {
+            CHECK(0, "grammar batcher: %s", dream_error_last());
+            continue;
+        }
+        struct dream_gen_result out[N_REQ];
+        int status[N_REQ];
+        gp.ignore_eog = true;
+        CHECK(dream_batcher_run(b, prompts, N_REQ, &gp, mt, out, status) == DREAM_EINVAL, "a grammar with ignore_eog was not refused");
+        gp.ignore_eog = false;
+        CHECK(dream_batcher_run(b, prompts, N_REQ, &gp, mt, out, status) == 0, "grammar run: %s", dream_error_last());
+        int same = 0;
+        long want_picks = 1; /* the dead-end request's one token before the dead end */
+        for (int r = 0; r < N_REQ; r++) {
+            if (r != 4 && r != 7 && !status[r]) want_picks += out[r].n_tokens + out[r].stopped_at_eog;
+            if (r == 4 || r == 7) {
+                CHECK(status[r] == (r == 4 ? DREAM_EINVAL : DREAM_EFORMAT), "%s width %d: bad grammar request %d got status %d", name, widths[w], r,
+                      status[r]);
+                continue;
+            }
+            bool eq = status[r] == 0 && out[r].n_tokens == ref[r].n_tokens && out[r].stopped_at_eog == ref[r].stopped_at_eog &&
+                      !memcmp(out[r].tokens, ref[r].tokens, (size_t)ref[r].n_tokens * sizeof *ref[r].tokens);
+            same += eq;
+            CHECK(eq, "%s width %d: request %d under a grammar differs from the serial decode (status %d)", name, widths[w], r, status[r]);
+            if (!status[r]) dream_gen_result_free(&out[r]);
+        }
+        struct dream_batch_stats st = dream_batcher_stats(b);
+        long picks = st.grammar_picks[0] + st.grammar_picks[1] + st.grammar_picks[2];
+        CHECK(picks == want_picks, "%s width %d: %ld tokens counted under grammars, %ld chosen", name, widths[w], picks, want_picks);
+        printf("  %s grammar width=%d identical=%d/%d; of %ld tokens, %ld by the argmax, %ld among the 32 best, %ld over the vocabulary\n", name,
+               widths[w], same, N_REQ - 2, picks, st.grammar_picks[0], st.grammar_picks[1], st.grammar_picks[2]);
+        dream_batcher_free(b);
+    }
+    for (int r = 0; r < N_REQ; r++)
+        if (r != 4 && r != 7) dream_gen_result_free(&ref[r]);
+    dream_session_free(s);
+}
+
 static void run_model(const char *path)
 {
     dream_model *m = NULL;
@@ -330,6 +424,7 @@ static void run_model(const char *path)
         }
         dream_batcher_free(b);
     }
+    run_grammar(m, path, prompts);
     run_gpu_layout(m, path, prompts, max_tokens, ref);
     run_joining(m, path, prompts, max_tokens, ref);
     for (int r = 0; r < N_REQ; r++) {

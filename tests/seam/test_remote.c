@@ -5,13 +5,15 @@
  * keep their order although they finish out of order, and no more than max_parallel requests
  * are ever in flight. Against a real `dream serve` (its URL in argv[1], started by
  * test_remote.sh on the same model file, argv[2]): remote batch answers equal the embedded
- * engine's answers for the same inputs. */
+ * engine's answers for the same inputs, also under answer grammars, which go to the server in the
+ * request field it reads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/model.h"
 
 #include <jansson.h>
@@ -29,6 +31,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int n_requests, in_flight, max_in_flight;
 static char last_system[256];
 static double last_temperature = -1;
+static char last_grammar_field[64], last_grammar[512]; /* the request's grammar field, "" when none */
 
 struct upload {
     char *data;
@@ -70,6 +73,14 @@ static enum MHD_Result scripted(void *cls, struct MHD_Connection *c, const char 
     pthread_mutex_lock(&mu);
     snprintf(last_system, sizeof last_system, "%s", sys ? sys : "");
     last_temperature = json_number_value(json_object_get(req, "temperature"));
+    last_grammar_field[0] = last_grammar[0] = 0;
+    static const char *const fields[] = {"grammar", "guided_grammar", "json_schema", "response_format"};
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        json_t *g = json_object_get(req, fields[k]);
+        if (!g) continue;
+        snprintf(last_grammar_field, sizeof last_grammar_field, "%s", fields[k]);
+        snprintf(last_grammar, sizeof last_grammar, "%s", json_is_string(g) ? json_string_value(g) : "(not a string)");
+    }
     pthread_mutex_unlock(&mu);
     enum MHD_Result ok;
     /* later inputs answer sooner, so completion order is the reverse of input order */
@@ -197,6 +208,53 @@ static void test_remote_fails_a_turn_that_is_not_utf8(void **state)
     MHD_stop_daemon(d);
 }
 
+/* A call's answer grammar goes in the field the server reads: `grammar` by default (llama-server,
+ * dream serve), the configured one (vLLM's guided_grammar), or none at all. */
+static void test_remote_sends_the_answer_grammar(void **state)
+{
+    char url[128];
+    struct MHD_Daemon *d = start_scripted(url, sizeof url);
+    pthread_mutex_lock(&mu);
+    n_requests = 3; /* past the scripted transient failures */
+    pthread_mutex_unlock(&mu);
+    struct dream_remote_params p;
+    dream_remote_default_params(&p);
+    p.url = url;
+    p.backoff_ms = 10;
+    struct dream_local_input in[2] = {{.user = "input 0"}, {.user = "input 1", .grammar = dream_grammar_names}};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.grammar = dream_grammar_yes_no;
+    static const char *const field[] = {NULL, "guided_grammar", "none"};
+    for (int f = 0; f < 3; f++) {
+        p.grammar_field = field[f];
+        assert_int_equal(dream_seam_use_remote(&p), 0);
+        char *out = NULL;
+        assert_int_equal(dream_call_local("route", &in[0], &o, &out), 0);
+        free(out);
+        pthread_mutex_lock(&mu);
+        if (f == 2) assert_string_equal(last_grammar_field, "");
+        else {
+            assert_string_equal(last_grammar_field, f == 0 ? "grammar" : "guided_grammar");
+            assert_string_equal(last_grammar, dream_grammar_yes_no);
+        }
+        pthread_mutex_unlock(&mu);
+        /* an input's own grammar wins over the call's */
+        assert_int_equal(dream_call_local("route", &in[1], &o, &out), 0);
+        free(out);
+        pthread_mutex_lock(&mu);
+        if (f < 2) assert_string_equal(last_grammar, dream_grammar_names);
+        pthread_mutex_unlock(&mu);
+        /* no grammar, no field */
+        assert_int_equal(dream_call_local("route", &in[0], NULL, &out), 0);
+        free(out);
+        pthread_mutex_lock(&mu);
+        assert_string_equal(last_grammar_field, "");
+        pthread_mutex_unlock(&mu);
+    }
+    dream_seam_set_backend(NULL);
+    MHD_stop_daemon(d);
+}
+
 static void test_remote_rejects_a_url_that_is_not_http(void **state)
 {
     struct dream_remote_params p;
@@ -244,7 +302,20 @@ static void test_remote_batch_equals_local_answers(void **state)
         free(local[i]);
         free(remote[i]);
     }
+    /* under answer grammars, which dream serve reads from the request's grammar field */
+    o.max_tokens = 120;
+    o.grammar = dream_grammar_yes_no;
+    in[1].grammar = dream_grammar_names;
+    in[4].grammar = dream_grammar_section_name;
+    assert_int_equal(dream_call_local_batch("entity", in, N, &o, remote), 0);
     dream_seam_set_backend(NULL);
+    assert_int_equal(dream_call_local_batch("entity", in, N, &o, local), 0);
+    for (int i = 0; i < N; i++) {
+        assert_string_equal(remote[i], local[i]);
+        if (i != 1 && i != 4) assert_true(!strcmp(local[i], "yes") || !strcmp(local[i], "no") || !strcmp(local[i], "Yes") || !strcmp(local[i], "No"));
+        free(local[i]);
+        free(remote[i]);
+    }
     dream_seam_shutdown();
 }
 
@@ -256,6 +327,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_remote_rejects_a_url_that_is_not_http),
         cmocka_unit_test(test_remote_fails_a_turn_that_is_not_utf8),
         cmocka_unit_test(test_remote_retries_transient_errors_keeps_order_and_bounds_concurrency),
+        cmocka_unit_test(test_remote_sends_the_answer_grammar),
         cmocka_unit_test(test_remote_batch_equals_local_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,13 @@
-/* test_seam.c — the model-call seam on the tiny models: batch equals serial, stage systems,
- * per-stage adapters (set, cleared, refused), the operation lock, and the backend switch. */
+/* test_seam.c — the model-call seam on the tiny models: batch equals serial (also under answer
+ * grammars), stage systems, per-stage adapters (set, cleared, refused), the operation lock, the
+ * backend switch, and grammar errors that name the stage. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/model.h"
 #include "dream/template.h"
 #include "util/buf.h"
@@ -106,6 +108,117 @@ static void batch_equals_serial(const char *model, const char *stage)
 
 static void test_batch_equals_serial_gemma(void **state) { batch_equals_serial(gemma, "entity"); }
 static void test_batch_equals_serial_qwen(void **state) { batch_equals_serial(qwen, "some-new-stage"); }
+
+/* Under answer grammars (one for the whole call, one per input) the batched answers are the
+ * serial ones, and each answer has its grammar's shape, though the model is noise. */
+static void grammar_batch_equals_serial(const char *model)
+{
+    configure(model, dir, 4);
+    const char *per[N_USERS] = {NULL, dream_grammar_names, NULL, dream_grammar_infobox, NULL, dream_grammar_section_name};
+    struct dream_local_input in[N_USERS];
+    for (size_t i = 0; i < N_USERS; i++) in[i] = (struct dream_local_input){.user = users[i], .grammar = per[i]};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 200;
+    o.grammar = dream_grammar_yes_no;
+    char *serial[N_USERS], *batched[N_USERS];
+    for (size_t i = 0; i < N_USERS; i++) assert_int_equal(dream_call_local("route", &in[i], &o, &serial[i]), 0);
+    assert_int_equal(dream_call_local_batch("route", in, N_USERS, &o, batched), 0);
+    for (size_t i = 0; i < N_USERS; i++) {
+        assert_string_equal(serial[i], batched[i]);
+        if (!per[i]) assert_true(!strcmp(serial[i], "yes") || !strcmp(serial[i], "no") || !strcmp(serial[i], "Yes") || !strcmp(serial[i], "No"));
+        free(serial[i]);
+        free(batched[i]);
+    }
+    /* without the grammar the same model does not answer yes or no */
+    char *free_text = NULL;
+    o.grammar = NULL;
+    o.max_tokens = 8;
+    assert_int_equal(dream_call_local("route", &in[0], &o, &free_text), 0);
+    assert_true(strcmp(free_text, "yes") && strcmp(free_text, "no"));
+    free(free_text);
+}
+
+static void test_grammar_batch_equals_serial_gemma(void **state) { grammar_batch_equals_serial(gemma); }
+static void test_grammar_batch_equals_serial_qwen(void **state) { grammar_batch_equals_serial(qwen); }
+
+/* A grammar llama.cpp rejects, and one that dead-ends, fail their own call with an error that
+ * names the stage and the input, serial and batched; the other inputs still get answers. */
+static void test_bad_grammar_names_the_stage(void **state)
+{
+    configure(gemma, dir, 4);
+    struct dream_local_input in[3] = {{.user = users[0]}, {.user = users[1], .grammar = "root ::= undefined_rule\n"}, {.user = users[3]}};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 8;
+    o.grammar = dream_grammar_yes_no;
+    char *out[3];
+    assert_int_equal(dream_call_local_batch("section", in, 3, &o, out), DREAM_EINVAL);
+    assert_non_null(strstr(dream_error_last(), "stage 'section', input 1"));
+    assert_non_null(strstr(dream_error_last(), "grammar"));
+    assert_non_null(out[0]);
+    assert_null(out[1]);
+    assert_non_null(out[2]);
+    free(out[0]);
+    free(out[2]);
+    o.grammar = "start ::= \"x\"\n"; /* no root: llama.cpp says so, and we pass it on */
+    char *one = NULL;
+    assert_int_equal(dream_call_local("entity", &in[0], &o, &one), DREAM_EINVAL);
+    assert_null(one);
+    assert_non_null(strstr(dream_error_last(), "stage 'entity'"));
+    assert_non_null(strstr(dream_error_last(), "root"));
+    /* a dead end: nothing may follow the first character */
+    o.grammar = "root ::= [a-z] \"\\x00\"\n"; /* no token's text holds a NUL */
+    assert_int_equal(dream_call_local("entity", &in[0], &o, &one), DREAM_EFORMAT);
+    assert_non_null(strstr(dream_error_last(), "stage 'entity'"));
+    assert_non_null(strstr(dream_error_last(), "allows no token"));
+    in[1].grammar = NULL;
+    assert_int_equal(dream_call_local_batch("editor", in, 3, &o, out), DREAM_EFORMAT);
+    assert_non_null(strstr(dream_error_last(), "stage 'editor', input 0"));
+    assert_non_null(strstr(dream_error_last(), "allows no token"));
+    o.ignore_eog = true;
+    o.grammar = dream_grammar_yes_no;
+    assert_int_equal(dream_call_local("entity", &in[0], &o, &one), DREAM_EINVAL);
+}
+
+/* Every stage shape of dream/grammar.h is a grammar llama.cpp takes, and the answer under it
+ * is complete within its bound (it ends at end-of-generation, well before the budget). */
+static void test_stage_grammars_parse_and_end(void **state)
+{
+    configure(gemma, dir, 1);
+    const char *const shapes[] = {dream_grammar_yes_no,  dream_grammar_evolution_error, dream_grammar_names, dream_grammar_headings,
+                                  dream_grammar_section_name, dream_grammar_value, dream_grammar_infobox};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        struct dream_local_input in = {.user = users[i % N_USERS], .grammar = shapes[i]};
+        struct dream_call_opts o = dream_call_default_opts();
+        o.max_tokens = 1200;
+        char *out = NULL;
+        assert_int_equal(dream_call_local("editor", &in, &o, &out), 0);
+        assert_true(strlen(out) > 0 && strlen(out) < 2000);
+        printf("grammar %zu: \"%.60s\"\n", i, out);
+        free(out);
+    }
+}
+
+/* DREAM_GRAMMAR=0 (no_grammar) leaves answers free, to measure what the grammars change. */
+static void test_no_grammar_config_decodes_free_text(void **state)
+{
+    struct dream_seam_config c;
+    dream_seam_default_config(&c);
+    c.model_path = gemma;
+    c.adapters_dir = dir;
+    c.width = 1;
+    c.n_ctx = 2048;
+    c.n_threads = 1;
+    c.no_grammar = true;
+    assert_int_equal(dream_seam_configure(&c), 0);
+    struct dream_local_input in = {.user = users[0], .grammar = dream_grammar_yes_no};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 8;
+    o.grammar = "root ::= undefined_rule\n"; /* not even parsed */
+    char *out = NULL;
+    assert_int_equal(dream_call_local("route", &in, &o, &out), 0);
+    assert_true(strcmp(out, "yes") && strcmp(out, "no"));
+    free(out);
+}
 
 static char *call1(const char *stage, const char *user, float scale)
 {
@@ -297,6 +410,11 @@ int main(void)
         cmocka_unit_test(test_batch_equals_serial_gemma),
         cmocka_unit_test(test_batch_equals_serial_qwen),
         cmocka_unit_test(test_prompt_too_long_names_stage_and_tokens),
+        cmocka_unit_test(test_grammar_batch_equals_serial_gemma),
+        cmocka_unit_test(test_grammar_batch_equals_serial_qwen),
+        cmocka_unit_test(test_bad_grammar_names_the_stage),
+        cmocka_unit_test(test_no_grammar_config_decodes_free_text),
+        cmocka_unit_test(test_stage_grammars_parse_and_end),
         cmocka_unit_test(test_stage_adapter_is_used_and_always_cleared),
         cmocka_unit_test(test_adapter_for_another_model_is_refused),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),

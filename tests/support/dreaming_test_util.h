@@ -23,7 +23,8 @@ static inline int64_t test_store_scalar(dream_store *s, const char *sql)
 }
 
 /* Points the seam at the tiny Gemma 4 of the tiny_models fixture, with no adapters, one thread. */
-static inline void test_seam_use_tiny_gemma(int width, int n_ctx)
+/* The seam on the tiny random Gemma 4, one thread; no_grammar as DREAM_GRAMMAR=0. */
+static inline void test_seam_use_tiny_gemma_grammar(int width, int n_ctx, bool no_grammar)
 {
     char model[4096], adapters[4096];
     const char *b = getenv("DREAM_TEST_BUILD");
@@ -37,8 +38,11 @@ static inline void test_seam_use_tiny_gemma(int width, int n_ctx)
     c.width = width;
     c.n_ctx = n_ctx;
     c.n_threads = 1;
+    c.no_grammar = no_grammar;
     assert_int_equal(dream_seam_configure(&c), 0);
 }
+
+static inline void test_seam_use_tiny_gemma(int width, int n_ctx) { test_seam_use_tiny_gemma_grammar(width, n_ctx, false); }
 
 /* Stores n four-message conversations "noise-<k>" (openai-jsonl) for the noise tests. */
 static inline void test_store_put_noise_conversations(dream_store *s, int n)

@@ -1,0 +1,39 @@
+/*
+ * grammar.h — the answer shapes of the stages, as grammars (GBNF, llama.cpp's grammar format,
+ * start symbol `root`) for dream_call_opts.grammar and dream_local_input.grammar.
+ *
+ * A stage whose answer has a fixed shape decodes under its grammar, so even a small or noisy
+ * model cannot give an answer its parser cannot read. Each grammar accepts a subset of what the
+ * stage's parser reads (the parsers stay tolerant for remote servers that ignore grammars) and
+ * bounds the answer's length, so a model cannot run on inside a well-formed answer.
+ */
+#ifndef DREAM_GRAMMAR_H
+#define DREAM_GRAMMAR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* yes or no (the first letter in either case): route and section questions, tie-breaks */
+extern const char dream_grammar_yes_no[];
+/* EVOLUTION or ERROR (or the same words capitalized or lowercase): the fold's classifier */
+extern const char dream_grammar_evolution_error[];
+/* entity: NONE, or 1 to 16 names, one per line (no list markers), each at most 100 bytes */
+extern const char dream_grammar_names[];
+/* outline: NONE, or 1 to 6 headings, one per line, each at most 80 bytes, no [ or ` */
+extern const char dream_grammar_headings[];
+/* a new section's name: NONE, or 2 to 5 words of letters, digits, ' and - */
+extern const char dream_grammar_section_name[];
+/* one short value, or NONE or KEEP: a line of at most 80 bytes without [ or ` (reconcile) */
+extern const char dream_grammar_value[];
+/* infobox: 1 to 16 `key: value` lines, snake_case keys, values of at most 160 bytes, no ` */
+extern const char dream_grammar_infobox[];
+
+/* text as a GBNF string literal ("..." with \" \\ and control bytes escaped), malloc'd; NULL
+ * when out of memory. UTF-8 passes through as it is. */
+char *dream_grammar_literal(const char *text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
