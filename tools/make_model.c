@@ -71,6 +71,7 @@ struct mm_opts {
     const char *vocab;   /* llama: the vocabulary (phi3); gemma4 and qwen3 have their own */
     const char *weights; /* trained weights PREFIX (PREFIX.json + PREFIX.bin[.N]), or NULL */
     bool untied;         /* llama: a separate output.weight (random models; weights say it themselves) */
+    bool names_from_text; /* write dream.names_from_text: the entity stage copies names from the chunk */
     double rope_base, rms_eps;
     const char *preset;
     struct mm_shape shape;
@@ -110,6 +111,9 @@ static void mm_usage(FILE *f)
             "                    is untied when it holds output.weight. Every tensor must be there\n"
             "                    with the model's shape, and nothing else.\n"
             "  --untied          llama, random weights: a separate output.weight\n"
+            "  --names-from-text mark the model as one that cannot copy a name reliably: the\n"
+            "                    entity stage then decodes its names under a grammar of the chunk's\n"
+            "                    own words (GGUF key dream.names_from_text; dream-mini has it)\n"
             "  --preset P        shape preset (default tiny):\n",
             MM_LLAMA_RMS_EPS, MM_LLAMA_ROPE_BASE);
     for (size_t i = 0; i < sizeof mm_presets / sizeof mm_presets[0]; i++) {
@@ -168,7 +172,7 @@ static int mm_parse_type(const char *s, enum ggml_type *out)
 
 enum { OPT_LAYERS = 256, OPT_EMBD, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_HEAD_DIM_SWA, OPT_FF, OPT_WINDOW,
        OPT_SHARED_KV, OPT_CTX, OPT_ARCH, OPT_PRESET, OPT_TYPE, OPT_SEED, OPT_LLAMA_SRC, OPT_THREADS, OPT_VOCAB,
-       OPT_WEIGHTS, OPT_UNTIED };
+       OPT_WEIGHTS, OPT_UNTIED, OPT_NAMES_FROM_TEXT };
 
 /* Fills o from argv. Returns 0, 1 when --help was printed, or DREAM_EINVAL with a message. */
 static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
@@ -193,6 +197,7 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         {"vocab", required_argument, 0, OPT_VOCAB},
         {"weights", required_argument, 0, OPT_WEIGHTS},
         {"untied", no_argument, 0, OPT_UNTIED},
+        {"names-from-text", no_argument, 0, OPT_NAMES_FROM_TEXT},
         {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -224,6 +229,7 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         case OPT_VOCAB: o->vocab = optarg; break;
         case OPT_WEIGHTS: o->weights = optarg; break;
         case OPT_UNTIED: o->untied = true; break;
+        case OPT_NAMES_FROM_TEXT: o->names_from_text = true; break;
         case OPT_TYPE: rc = mm_parse_type(optarg, &o->type); break;
         case OPT_LLAMA_SRC: o->llama_src = optarg; break;
         case OPT_SEED: rc = gw_parse_seed(optarg, &o->seed); break;
@@ -435,6 +441,7 @@ static void mm_common_meta(struct gguf_context *m, const struct mm_opts *o)
     gguf_set_val_str(m, "general.name", name);
     gguf_set_val_u32(m, "general.file_type", mm_file_type(o->type));
     gguf_set_val_u32(m, "general.quantization_version", GGML_QNT_VERSION);
+    if (o->names_from_text) gguf_set_val_bool(m, "dream.names_from_text", true);
     mm_set_u32(m, o->arch, "context_length", (uint32_t)s->ctx);
     mm_set_u32(m, o->arch, "embedding_length", (uint32_t)s->embd);
     mm_set_u32(m, o->arch, "block_count", (uint32_t)s->layers);

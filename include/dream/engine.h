@@ -46,6 +46,7 @@ void dream_model_free(dream_model *model);
 
 const char *dream_model_path(const dream_model *model);
 const char *dream_model_arch(const dream_model *model);        /* general.architecture */
+bool dream_model_meta_bool(const dream_model *model, const char *key); /* a GGUF bool key that is true */
 const char *dream_model_chat_template(const dream_model *model); /* NULL when the GGUF has none */
 int dream_model_n_vocab(const dream_model *model);
 int dream_model_n_ctx_train(const dream_model *model);

@@ -10,6 +10,8 @@
 #ifndef DREAM_GRAMMAR_H
 #define DREAM_GRAMMAR_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,6 +30,15 @@ extern const char dream_grammar_section_name[];
 extern const char dream_grammar_value[];
 /* infobox: 1 to 16 `key: value` lines, snake_case keys, values of at most 160 bytes, no ` */
 extern const char dream_grammar_infobox[];
+
+/* The entity answer's grammar for a model that cannot copy a name reliably (a small one:
+ * dream-mini, whose GGUF says dream.names_from_text): NONE, or 1 to 16 lines, each a run of
+ * words that follow one another in text (a word: a run of non-space bytes with surrounding
+ * quotes, brackets and sentence punctuation and a possessive 's cut off; its first letter in
+ * either case). So every name is copied from the chunk, never invented. Transcript markup
+ * ([user], [assistant], (id: ...)) gives no words; at most 4096 distinct words are used. A
+ * text with no word allows only NONE. malloc'd; NULL when out of memory. */
+char *dream_grammar_names_from(const char *text, size_t len);
 
 /* text as a GBNF string literal ("..." with \" \\ and control bytes escaped), malloc'd; NULL
  * when out of memory. UTF-8 passes through as it is. */

@@ -151,6 +151,12 @@ int dream_seam_chat_join(struct dream_chat_request *reqs, size_t n, struct dream
  * *seq_ctx the context cells of one batched sequence. */
 int dream_seam_load(const char **name, int *seq_ctx);
 
+/* Whether the entity stage should decode its names under dream_grammar_names_from (names
+ * copied from the chunk): the embedded model's GGUF says dream.names_from_text (dream-mini
+ * does: it writes names of its own shape otherwise); DREAM_NAMES_FROM_TEXT=1/0 overrides.
+ * Loads the model when it is not loaded yet; false with a remote or scripted backend. */
+bool dream_seam_names_from_text(void);
+
 /*
  * Backends. The embedded engine is the default; a backend installed here receives every call
  * instead (the remote OpenAI-compatible endpoint; a scripted fake in tests). call answers n

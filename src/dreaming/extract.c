@@ -46,6 +46,8 @@ int dream_entity_normal_form(const char *name, char **out)
 struct ext_chunk {
     int64_t id, revision, conversation, first, last;
     char *prompt;
+    size_t chunk_at, chunk_end; /* where the chunk's messages start and end in prompt */
+    char *grammar;   /* the names-from-text grammar of this chunk, or NULL */
 };
 
 /* The eligible chunks, oldest conversation first, then in message order: never extracted,
@@ -116,6 +118,7 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
         sqlite3_bind_int64(st, 3, c->last);
         int step;
         size_t start = b.len;
+        c->chunk_at = start;
         while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
             if (p->chunk_cap && b.len - start >= p->chunk_cap) {
                 /* The subjects show in the chunk's first messages; the rest would not fit. */
@@ -137,6 +140,7 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
         if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading a chunk's messages");
     }
     sqlite3_finalize(st);
+    c->chunk_end = b.len;
     if (!rc) rc = dbuf_printf(&b, "--- end chunk ---\n\n%s", extract_question);
     if (rc) {
         dbuf_free(&b);
@@ -210,9 +214,15 @@ static int ext_batch(dream_store *store, struct ext_chunk *chunks, size_t n, con
         rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         goto done;
     }
+    bool copy = dream_seam_names_from_text();
     for (size_t i = 0; i < n && !rc; i++) {
         rc = ext_render(store, p, &chunks[i]);
-        in[i] = (struct dream_local_input){.system = NULL, .user = chunks[i].prompt};
+        if (!rc && copy) {
+            chunks[i].grammar = dream_grammar_names_from(chunks[i].prompt + chunks[i].chunk_at,
+                                                         chunks[i].chunk_end - chunks[i].chunk_at);
+            if (!chunks[i].grammar) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        }
+        in[i] = (struct dream_local_input){.system = NULL, .user = chunks[i].prompt, .grammar = chunks[i].grammar};
     }
     if (rc) goto done;
     struct dream_call_opts opts = dream_call_default_opts();
@@ -248,7 +258,9 @@ done:
         for (size_t i = 0; i < n; i++) free(out[i]);
     for (size_t i = 0; i < n; i++) {
         free(chunks[i].prompt);
+        free(chunks[i].grammar);
         chunks[i].prompt = NULL;
+        chunks[i].grammar = NULL;
     }
     free(in);
     free(out);

@@ -177,6 +177,12 @@ void dream_model_free(dream_model *m)
 
 const char *dream_model_path(const dream_model *m) { return m->path; }
 const char *dream_model_arch(const dream_model *m) { return m->arch; }
+
+bool dream_model_meta_bool(const dream_model *m, const char *key)
+{
+    char v[8];
+    return llama_model_meta_val_str(m->model, key, v, sizeof v) >= 0 && !strcmp(v, "true");
+}
 const char *dream_model_chat_template(const dream_model *m) { return m->chat_template; }
 int dream_model_n_vocab(const dream_model *m) { return llama_vocab_n_tokens(m->vocab); }
 int dream_model_n_ctx_train(const dream_model *m) { return llama_model_n_ctx_train(m->model); }

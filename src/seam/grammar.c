@@ -3,7 +3,11 @@
 
 #include "util/buf.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char dream_grammar_yes_no[] = "root ::= [Yy] \"es\" | [Nn] \"o\"\n";
 
@@ -44,4 +48,238 @@ char *dream_grammar_literal(const char *text)
         return NULL;
     }
     return dbuf_take(&b);
+}
+
+/* Subject names copied from a text: the entity stage's grammar for a model that cannot copy
+ * reliably on its own (see dream_grammar_names_from in dream/grammar.h). */
+
+#define NF_MAX_WORDS 4096
+#define NF_MAX_WORD 48
+
+struct nf_word {
+    const char *s; /* into the text; the first letter's case is free in the grammar */
+    size_t len;
+    unsigned hash;
+};
+
+struct nf_edge {
+    int from, to;
+};
+
+static unsigned nf_hash(const char *s, size_t n)
+{
+    unsigned h = 2166136261u;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (i == 0 && c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
+        h = (h ^ c) * 16777619u;
+    }
+    return h;
+}
+
+static bool nf_same(const struct nf_word *w, const char *s, size_t n)
+{
+    if (w->len != n) return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char a = (unsigned char)w->s[i], b = (unsigned char)s[i];
+        if (i == 0) {
+            if (a >= 'A' && a <= 'Z') a = (unsigned char)(a - 'A' + 'a');
+            if (b >= 'A' && b <= 'Z') b = (unsigned char)(b - 'A' + 'a');
+        }
+        if (a != b) return false;
+    }
+    return true;
+}
+
+static bool nf_lead(unsigned char c) { return c && strchr("\"'([{*_`<>#~", c) != NULL; }
+static bool nf_trail(unsigned char c) { return c && strchr("\"'.,;:!?)]}*_`>~", c) != NULL; }
+
+static int nf_edge_cmp(const void *a, const void *b)
+{
+    const struct nf_edge *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+/* Function words and chat filler: never the first or last word of a name. */
+static bool nf_stop(const char *s, size_t n)
+{
+    static const char *const words[] = {
+        "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "anything", "are", "as", "at",
+        "be", "because", "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
+        "doing", "done", "during", "each", "either", "even", "every", "few", "for", "from", "get", "got", "had",
+        "has", "have", "he", "hello", "her", "here", "hers", "hey", "hi", "him", "his", "how", "i", "if", "in",
+        "into", "is", "it", "its", "just", "let", "like", "many", "may", "me", "might", "mine", "more", "most",
+        "much", "must", "my", "neither", "no", "nor", "not", "now", "of", "off", "ok", "okay", "on", "one",
+        "only", "or", "other", "our", "out", "over", "own", "please", "quick", "same", "shall", "she",
+        "should", "since", "so", "some", "something", "still", "such", "sure", "than", "thank", "thanks",
+        "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "though", "to",
+        "too", "under", "until", "up", "update", "us", "very", "was", "we", "well", "were", "what", "when",
+        "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "yes", "yet", "you",
+        "your", "yours",
+    };
+    char low[16];
+    if (n >= sizeof low) return false;
+    for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)s[i]);
+    low[n] = 0;
+    size_t lo = 0, hi = sizeof words / sizeof words[0];
+    while (lo < hi) { /* the list is sorted */
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(low, words[mid]);
+        if (!c) return true;
+        if (c < 0) hi = mid;
+        else lo = mid + 1;
+    }
+    return false;
+}
+
+char *dream_grammar_names_from(const char *text, size_t len)
+{
+    struct nf_word *words = calloc(NF_MAX_WORDS, sizeof *words);
+    int *slots = malloc(2 * NF_MAX_WORDS * sizeof *slots); /* open addressing: word ids, -1 empty */
+    struct nf_edge *edges = NULL;
+    size_t n_edges = 0, cap_edges = 0;
+    int n_words = 0, prev = -1;
+    struct dbuf b = {0};
+    char *out = NULL;
+    if (!words || !slots) goto done;
+    for (int i = 0; i < 2 * NF_MAX_WORDS; i++) slots[i] = -1;
+
+    for (size_t i = 0; i < len;) {
+        while (i < len && isspace((unsigned char)text[i])) {
+            if (text[i] == '\n') prev = -1; /* a name does not run across lines */
+            i++;
+        }
+        if (i < len && text[i] == '[' && (i == 0 || text[i - 1] == '\n')) {
+            /* a line of transcript markup: [user], [assistant], [... N more bytes not shown] */
+            size_t e = i;
+            while (e < len && text[e] != '\n') e++;
+            size_t last = e;
+            while (last > i && isspace((unsigned char)text[last - 1])) last--;
+            if (text[last - 1] == ']') {
+                i = e;
+                continue;
+            }
+        }
+        size_t s = i;
+        while (i < len && !isspace((unsigned char)text[i])) i++;
+        size_t e = i;
+        if (s == e) break;
+        /* [markup] and (id: ...) inside a line: never part of a name */
+        if ((text[s] == '[' && text[e - 1] == ']') || (e - s >= 4 && !memcmp(text + s, "(id:", 4))) {
+            prev = -1;
+            continue;
+        }
+        bool cut_before = false, cut_after = false;
+        while (s < e && nf_lead((unsigned char)text[s])) s++, cut_before = true;
+        while (e > s && nf_trail((unsigned char)text[e - 1])) e--, cut_after = true;
+        if (e - s >= 3 && !memcmp(text + e - 3, "\xe2\x80\x99", 3) ) e -= 3, cut_after = true;
+        if (e - s >= 2 && text[e - 2] == '\'' && (text[e - 1] == 's' || text[e - 1] == 'S'))
+            e -= 2, cut_after = true; /* a possessive: the name is the word without 's */
+        else if (e - s >= 4 && !memcmp(text + e - 4, "\xe2\x80\x99s", 4))
+            e -= 4, cut_after = true;
+        bool ok = e > s && e - s <= NF_MAX_WORD;
+        for (size_t k = s; ok && k < e; k++) ok = (unsigned char)text[k] >= 0x20 && text[k] != 0x7f;
+        if (!ok) {
+            prev = -1;
+            continue;
+        }
+        unsigned h = nf_hash(text + s, e - s);
+        int id = -1;
+        for (unsigned k = h % (2 * NF_MAX_WORDS);; k = (k + 1) % (2 * NF_MAX_WORDS)) {
+            int w = slots[k];
+            if (w < 0) {
+                if (n_words < NF_MAX_WORDS) {
+                    id = n_words++;
+                    words[id] = (struct nf_word){text + s, e - s, h};
+                    slots[k] = id;
+                }
+                break;
+            }
+            if (words[w].hash == h && nf_same(&words[w], text + s, e - s)) {
+                id = w;
+                break;
+            }
+        }
+        if (id >= 0 && prev >= 0 && !cut_before) {
+            if (n_edges == cap_edges) {
+                size_t nc = cap_edges ? 2 * cap_edges : 256;
+                struct nf_edge *ne = realloc(edges, nc * sizeof *ne);
+                if (!ne) goto done;
+                edges = ne, cap_edges = nc;
+            }
+            edges[n_edges++] = (struct nf_edge){prev, id};
+        }
+        prev = cut_after ? -1 : id;
+    }
+    if (n_edges) qsort(edges, n_edges, sizeof *edges, nf_edge_cmp);
+    /* edge ranges per word (edges are sorted by from) */
+    size_t *first_edge = calloc((size_t)n_words + 1, sizeof *first_edge);
+    bool *stop = calloc((size_t)n_words + 1, sizeof *stop), *endable = calloc((size_t)n_words + 1, sizeof *endable);
+    if (!first_edge || !stop || !endable) {
+        free(first_edge), free(stop), free(endable);
+        goto done;
+    }
+    for (int w = 0, e = 0; w <= n_words; w++) { /* words without edges: an empty range */
+        while ((size_t)e < n_edges && edges[e].from < w) e++;
+        first_edge[w] = (size_t)e;
+    }
+    /* A name neither starts nor ends with a function word; a stop word can only sit inside one,
+     * so it is usable only when some run of words after it ends on a word that is not one. */
+    for (int w = 0; w < n_words; w++) stop[w] = nf_stop(words[w].s, words[w].len);
+    for (int w = 0; w < n_words; w++) endable[w] = !stop[w];
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int w = 0; w < n_words; w++)
+            for (size_t e = first_edge[w]; !endable[w] && e < first_edge[w + 1]; e++)
+                if (endable[edges[e].to]) endable[w] = changed = true;
+    }
+    int n_start = 0;
+    for (int w = 0; w < n_words; w++) n_start += !stop[w];
+
+    int rc = 0;
+    if (n_start == 0) { /* nothing to copy: NONE is the only answer */
+        rc = dbuf_puts(&b, "root ::= \"NONE\" \"\\n\"?\n");
+        goto emitted;
+    }
+    rc = dbuf_puts(&b, "root ::= (\"NONE\" | line (\"\\n\" line){0,15}) \"\\n\"?\nline ::= ");
+    for (int w = 0, k = 0; !rc && w < n_words; w++)
+        if (!stop[w]) rc = dbuf_printf(&b, "%sw%d", k++ ? " | " : "", w);
+    rc = rc || dbuf_putc(&b, '\n');
+    for (int w = 0; !rc && w < n_words; w++) {
+        if (!endable[w]) continue;
+        const struct nf_word *x = &words[w];
+        unsigned char c0 = (unsigned char)x->s[0];
+        rc = dbuf_printf(&b, "w%d ::= ", w);
+        size_t rest = 0;
+        if ((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z')) {
+            char lo = (char)(c0 | 0x20), up = (char)(lo - 'a' + 'A');
+            rc = rc || dbuf_printf(&b, "[%c%c]", up, lo);
+            rest = 1;
+        }
+        if (!rc && rest < x->len) {
+            char *tmp = strndup(x->s + rest, x->len - rest);
+            char *lit = tmp ? dream_grammar_literal(tmp) : NULL;
+            rc = lit ? dbuf_printf(&b, "%s%s", rest ? " " : "", lit) : -1;
+            free(lit);
+            free(tmp);
+        }
+        int n_next = 0;
+        for (size_t e = first_edge[w]; !rc && e < first_edge[w + 1]; e++) {
+            int to = edges[e].to;
+            if (!endable[to] || (e > first_edge[w] && edges[e - 1].to == to)) continue;
+            rc = dbuf_printf(&b, "%sw%d", n_next++ ? " | " : " (\" \" (", to);
+        }
+        if (!rc && n_next) rc = dbuf_puts(&b, stop[w] ? "))" : "))?");
+        rc = rc || dbuf_putc(&b, '\n');
+    }
+emitted:
+    free(first_edge), free(stop), free(endable);
+    if (!rc) out = dbuf_take(&b);
+done:
+    dbuf_free(&b);
+    free(edges);
+    free(slots);
+    free(words);
+    return out;
 }

@@ -554,6 +554,19 @@ int dream_seam_chat_join(struct dream_chat_request *reqs, size_t n, struct dream
     return chat_run(reqs, n, more, ud);
 }
 
+bool dream_seam_names_from_text(void)
+{
+    const char *env = getenv("DREAM_NAMES_FROM_TEXT");
+    if (env && *env) return strcmp(env, "0") != 0;
+    pthread_mutex_lock(&op_lock);
+    bool on = false;
+    /* a remote or scripted backend has no GGUF to ask; a model that fails to load fails the
+     * stage's own call next, with its error */
+    if (!rt.backend.call && !runtime_load()) on = !rt.cfg.no_grammar && dream_model_meta_bool(rt.model, "dream.names_from_text");
+    pthread_mutex_unlock(&op_lock);
+    return on;
+}
+
 int dream_seam_load(const char **name, int *seq_ctx)
 {
     static char base[256];

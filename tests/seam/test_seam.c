@@ -13,10 +13,13 @@
 #include "util/buf.h"
 #include "util/file.h"
 
+#include <ctype.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static char gemma[4096], qwen[4096], gemma_lora[4096], qwen_lora[4096], dir[4096];
@@ -196,6 +199,106 @@ static void test_stage_grammars_parse_and_end(void **state)
         printf("grammar %zu: \"%.60s\"\n", i, out);
         free(out);
     }
+}
+
+/* Is name a run of words that follow one another on one line of text (each word's first letter
+ * in either case, surrounding punctuation cut), starting and ending on a word that is not a
+ * function word? The property dream_grammar_names_from promises, checked independently. */
+static bool name_is_copied(const char *text, const char *name)
+{
+    static const char *const stop[] = {"the", "of", "and", "my", "i", "a", "on", "in", "is", "it", "to"};
+    char first[64] = "", last[64] = "";
+    sscanf(name, "%63s", first);
+    const char *sp = strrchr(name, ' ');
+    snprintf(last, sizeof last, "%s", sp ? sp + 1 : name);
+    for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++)
+        if (!strcasecmp(first, stop[i]) || !strcasecmp(last, stop[i])) return false;
+    char lines[2048];
+    snprintf(lines, sizeof lines, "%s", text);
+    for (char *save = NULL, *line = strtok_r(lines, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char words[64][64];
+        int n = 0;
+        for (char *s2 = NULL, *w = strtok_r(line, " ", &s2); w && n < 64; w = strtok_r(NULL, " ", &s2)) {
+            size_t k = strlen(w);
+            while (k && strchr(".,;:!?)\"'", w[k - 1])) w[--k] = 0;
+            while (*w && strchr("(\"'", *w)) w++;
+            snprintf(words[n++], 64, "%s", w);
+        }
+        for (int at = 0; at < n; at++) {
+            const char *q = name;
+            int j = at;
+            while (j < n) {
+                size_t k = strlen(words[j]);
+                if (!k || strncmp(q + 1, words[j] + 1, k - 1) || tolower((unsigned char)*q) != tolower((unsigned char)words[j][0])) break;
+                q += k, j++;
+                if (!*q) return true;
+                if (*q != ' ') break;
+                q++;
+            }
+        }
+    }
+    return false;
+}
+
+/* A noise model under dream_grammar_names_from can only answer NONE or names copied from the
+ * text: every answer line is a run of the text's words, never a function word at either end,
+ * and markup lines ([user], [... not shown]) give no word. Free, the same model invents. */
+static void test_names_from_text_grammar_copies(void **state)
+{
+    configure(gemma, dir, 4);
+    const char *text = "[user]\nQuick update on my Leanne patch pocket, bought in October.\n[assistant]\n"
+                       "The Leanne's flap (really) is fine: check the Bourbaki hot plate too.\n"
+                       "[... 120 more bytes not shown]\n";
+    char *g = dream_grammar_names_from(text, strlen(text));
+    assert_non_null(g);
+    assert_null(strstr(g, "\"user\"")); /* markup gives no words */
+    assert_null(strstr(g, "shown"));
+    struct dream_local_input in[N_USERS];
+    for (size_t i = 0; i < N_USERS; i++) in[i] = (struct dream_local_input){.user = users[i], .grammar = g};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 64;
+    char *out[N_USERS] = {0};
+    assert_int_equal(dream_call_local_batch("entity", in, N_USERS, &o, out), 0);
+    for (size_t i = 0; i < N_USERS; i++) {
+        printf("names-from-text %zu: \"%s\"\n", i, out[i]);
+        char copy[512];
+        snprintf(copy, sizeof copy, "%s", out[i]);
+        for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+            if (strcmp(line, "NONE")) assert_true(name_is_copied(text, line));
+        free(out[i]);
+    }
+    free(g);
+    /* a text of function words and markup only: NONE is the one answer */
+    const char *empty = "[user]\nthe of and my\n";
+    g = dream_grammar_names_from(empty, strlen(empty));
+    assert_non_null(g);
+    struct dream_local_input one = {.user = users[0], .grammar = g};
+    char *ans = NULL;
+    assert_int_equal(dream_call_local("entity", &one, &o, &ans), 0);
+    assert_string_equal(ans, "NONE");
+    free(ans);
+    free(g);
+}
+
+/* The entity stage asks the seam whether the model wants copied names: the GGUF key
+ * dream.names_from_text (the tiny test models lack it), and DREAM_NAMES_FROM_TEXT overrides. */
+static void test_names_from_text_follows_the_model_and_env(void **state)
+{
+    configure(gemma, dir, 1);
+    unsetenv("DREAM_NAMES_FROM_TEXT");
+    assert_false(dream_seam_names_from_text());
+    setenv("DREAM_NAMES_FROM_TEXT", "1", 1);
+    assert_true(dream_seam_names_from_text());
+    setenv("DREAM_NAMES_FROM_TEXT", "0", 1);
+    assert_false(dream_seam_names_from_text());
+    unsetenv("DREAM_NAMES_FROM_TEXT");
+    /* the committed dream-mini carries the key */
+    const char *data = getenv("DREAM_TEST_DATA");
+    assert_non_null(data);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/../../models/dream-mini.gguf", data);
+    configure(path, dir, 1);
+    assert_true(dream_seam_names_from_text());
 }
 
 /* DREAM_GRAMMAR=0 (no_grammar) leaves answers free, to measure what the grammars change. */
@@ -415,6 +518,8 @@ int main(void)
         cmocka_unit_test(test_bad_grammar_names_the_stage),
         cmocka_unit_test(test_no_grammar_config_decodes_free_text),
         cmocka_unit_test(test_stage_grammars_parse_and_end),
+        cmocka_unit_test(test_names_from_text_grammar_copies),
+        cmocka_unit_test(test_names_from_text_follows_the_model_and_env),
         cmocka_unit_test(test_stage_adapter_is_used_and_always_cleared),
         cmocka_unit_test(test_adapter_for_another_model_is_refused),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),

@@ -1,0 +1,4 @@
+# Fuzzer of the names-from-text grammar builder (dream_grammar_names_from: it reads chunk text).
+# Seeds in fuzz/corpus/names_grammar/.
+dream_add_fuzzer(NAME fuzz_names_grammar SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_names_grammar.c LIBS dream_seam
+                 CORPUS ${CMAKE_SOURCE_DIR}/fuzz/corpus/names_grammar)
