@@ -241,10 +241,12 @@ static json_t *mcp_tools_call(dream_mcp *m, const json_t *id, const json_t *para
     json_t *jname = json_object_get(params, "name"), *args = json_object_get(params, "arguments");
     if (!json_is_string(jname)) return mcp_error(id, DREAM_MCP_INVALID_PARAMS, NULL, "tools/call needs params.name, the tool's name (see tools/list)");
     const struct mcp_tool *t = mcp_tool_find(json_string_value(jname));
-    if (!t)
-        return mcp_error(id, DREAM_MCP_INVALID_PARAMS, NULL,
-                         "unknown tool '%.60s' (tools: resolve, read, section, links, infobox, list, category, search, status)",
+    if (!t) {
+        json_t *names = json_array();
+        for (size_t i = 0; names && i < MCP_NTOOLS; i++) json_array_append_new(names, json_string(mcp_tools[i].name));
+        return mcp_error(id, DREAM_MCP_INVALID_PARAMS, json_pack("{s:o*}", "tools", names), "unknown tool '%.60s' (see data.tools, or tools/list)",
                          json_string_value(jname));
+    }
     if (args && !json_is_object(args) && !json_is_null(args))
         return mcp_error(id, DREAM_MCP_INVALID_PARAMS, NULL, "tools/call: params.arguments must be an object");
     json_t *empty = NULL;

@@ -87,6 +87,10 @@ static void test_mcp_malformed_messages_get_jsonrpc_error_codes(void **state)
     expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"delete\"}}", 0, DREAM_MCP_INVALID_PARAMS);
     expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"read\",\"arguments\":\"Sourdough\"}}", 0,
                  DREAM_MCP_INVALID_PARAMS);
+    /* an unknown tool's error names the tools there are */
+    r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"delete\"}}", 0);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(json_object_get(r, "error"), "data"), "tools")), 9);
+    json_decref(r);
     /* the id comes back as it was sent */
     r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"ping\"}", 0);
     assert_int_equal(error_code(r), 0);
