@@ -18,13 +18,13 @@ deps:
 
 build: deps
 	@eval "$$(tail -n1 $(BUILD)/deps.env)"; \
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DDREAM_WERROR=OFF -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" $(CUDA_FLAG) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DDREAM_WERROR=OFF -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" -DDREAM_NODE_MODULES="$$DREAM_NODE_MODULES" $(CUDA_FLAG) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # Sanitized build (ASan+UBSan, -Werror); ctest drives and its summary closes the output.
 test: deps
 	@eval "$$(tail -n1 $(BUILD)/deps.env)"; \
-	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDREAM_SANITIZE=ON -DDREAM_WERROR=ON -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" $(CUDA_FLAG) >/dev/null
+	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDREAM_SANITIZE=ON -DDREAM_WERROR=ON -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" -DDREAM_NODE_MODULES="$$DREAM_NODE_MODULES" $(CUDA_FLAG) >/dev/null
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 	@cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS)
 

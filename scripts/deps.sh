@@ -9,6 +9,7 @@
 # repeated runs and CI reuse it.
 #
 # Prints one line for the Makefile on stdout's last line: LLAMA_SRC=... LLAMA_BUILD=...
+# DREAM_NODE_MODULES=... (the npm test clients, step 3)
 # Environment: DREAM_CUDA=1 adds the CUDA backend (sm_90); DREAM_DEPS_TOOLS=1 also builds
 # llama.cpp's benchmark tools (llama-bench, llama-batched-bench, llama-server) for `make bench`.
 set -euo pipefail
@@ -161,4 +162,25 @@ if ((need)); then
   done
 fi
 
-echo "LLAMA_SRC=$SRC LLAMA_BUILD=$BUILD"
+# --- 3. npm test clients ----------------------------------------------------------------------
+# The official MCP TypeScript SDK, whose client tests/mcp runs against `dream mcp` and
+# `dream serve`, pinned and installed once into the cache (keyed by the package list). Printed
+# as DREAM_NODE_MODULES for the Makefile to hand to CMake. DREAM_SKIP_NODE=1 (or a machine
+# without npm that skips the Debian step) goes without; those tests then fail saying so.
+NODE_PKGS=(@modelcontextprotocol/sdk@1.32.2)
+NODE_MODULES=
+if [ -z "${DREAM_SKIP_NODE:-}" ] && { [ -z "${DREAM_SKIP_APT:-}" ] || command -v npm >/dev/null 2>&1; }; then
+  NODE_DIR=$CACHE/node/node-$(printf '%s\n' "${NODE_PKGS[@]}" | sha256sum | cut -c1-8)
+  if [ ! -f "$NODE_DIR/.dream-ok" ]; then
+    command -v npm >/dev/null 2>&1 || die "npm is needed for the test clients (${NODE_PKGS[*]}); run: apt-get install npm"
+    say "installing the npm test clients: ${NODE_PKGS[*]}"
+    rm -rf "$NODE_DIR" && mkdir -p "$NODE_DIR"
+    (cd "$NODE_DIR" && echo '{"private": true}' >package.json \
+       && npm install --no-audit --no-fund --save-exact --silent "${NODE_PKGS[@]}" >"$NODE_DIR/npm.log" 2>&1) \
+      || die "npm install ${NODE_PKGS[*]} failed (is the npm registry reachable?); see $NODE_DIR/npm.log"
+    touch "$NODE_DIR/.dream-ok"
+  fi
+  NODE_MODULES=$NODE_DIR/node_modules
+fi
+
+echo "LLAMA_SRC=$SRC LLAMA_BUILD=$BUILD DREAM_NODE_MODULES=$NODE_MODULES"

@@ -25,6 +25,7 @@ static void usage(FILE *f)
                "POST /v1/memory/dream: runs the pipeline (as `dream run`; body e.g. {\"stage\":\"segment\",\n"
                "\"limit\":10,\"dry_run\":true}) with its progress as server-sent events, under the same\n"
                "run lock (409 while another run works on the store).\n"
+               "POST /mcp: the read tools over the Model Context Protocol (as `dream mcp`, streamable HTTP).\n"
                "Stops on SIGINT or SIGTERM.\n\n"
                "  --model PATH          the GGUF model (default: DREAM_MODEL, then the Hugging Face cache)\n"
                "  --host ADDR           IPv4 address to listen on (default 127.0.0.1); any address that is\n"

@@ -10,6 +10,7 @@ const struct serve_route serve_routes[] = {
     {"GET", "/v1/models", serve_models},
     {"POST", "/v1/memory/dream", serve_dream_run},
     {"GET", "/v1/memory/", serve_memory},
+    {"POST", "/mcp", serve_mcp},
     {NULL, NULL, NULL},
 };
 

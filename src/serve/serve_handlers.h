@@ -21,6 +21,9 @@ enum MHD_Result serve_models(struct serve_request *rq);
 /* memory.c: GET /v1/memory/<tool>, the read tools (dream/read.h) */
 enum MHD_Result serve_memory(struct serve_request *rq);
 
+/* mcp_http.c: POST /mcp, the read tools over the Model Context Protocol (dream/mcp.h) */
+enum MHD_Result serve_mcp(struct serve_request *rq);
+
 /* dream.c: POST /v1/memory/dream, the pipeline with its progress as server-sent events */
 int serve_dream_start(struct dream_server *s);
 void serve_dream_stop(struct dream_server *s);

@@ -536,6 +536,41 @@ static void test_session_log_unfinished_last_line_is_ignored(void **state)
     (void)state;
 }
 
+/* Claude Code's interruption markers ("[Request interrupted by user]", and "... for tool use"
+ * inside a content array) are not messages; a message that only quotes one is. */
+static void test_claude_code_interruption_markers_are_not_messages(void **state)
+{
+    static const char text[] =
+        "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"s-int\",\"timestamp\":\"2025-01-02T10:00:00Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"Why does my bread collapse in the oven?\"}}\n"
+        "{\"type\":\"assistant\",\"uuid\":\"u2\",\"parentUuid\":\"u1\",\"sessionId\":\"s-int\",\"timestamp\":\"2025-01-02T10:00:05Z\","
+        "\"message\":{\"id\":\"m1\",\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Probably over-proofing.\"}]}}\n"
+        "{\"type\":\"user\",\"uuid\":\"u3\",\"parentUuid\":\"u2\",\"sessionId\":\"s-int\",\"timestamp\":\"2025-01-02T10:00:06Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"[Request interrupted by user]\"}}\n"
+        "{\"type\":\"user\",\"uuid\":\"u4\",\"parentUuid\":\"u3\",\"sessionId\":\"s-int\",\"timestamp\":\"2025-01-02T10:00:07Z\","
+        "\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"[Request interrupted by user for tool use]\"}]}}\n"
+        "{\"type\":\"user\",\"uuid\":\"u5\",\"parentUuid\":\"u4\",\"sessionId\":\"s-int\",\"timestamp\":\"2025-01-02T10:00:08Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"What does [Request interrupted by user] mean in my log?\"}}\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_CLAUDE_CODE;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "s-int.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    struct dream_store_counts n;
+    assert_int_equal(dream_store_count(store, &n), 0);
+    assert_int_equal(n.messages, 3);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(store), "SELECT group_concat(role || ':' || text, '|') FROM messages", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "user:Why does my bread collapse in the oven?|assistant:Probably over-proofing.|"
+                                                                  "user:What does [Request interrupted by user] mean in my log?");
+    sqlite3_finalize(st);
+    dream_store_close(store);
+    (void)state;
+}
+
 static void test_session_log_malformed_middle_line_skips_the_whole_session(void **state)
 {
     size_t len;
@@ -603,6 +638,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_chatgpt_export_matches_expected),
         cmocka_unit_test(test_claude_export_matches_expected),
         cmocka_unit_test(test_claude_code_session_matches_expected),
+        cmocka_unit_test(test_claude_code_interruption_markers_are_not_messages),
         cmocka_unit_test(test_codex_rollout_matches_expected),
         cmocka_unit_test(test_pi_sessions_v1_and_v3_match_expected),
         cmocka_unit_test(test_openai_jsonl_matches_expected),
