@@ -1,7 +1,7 @@
 /* memory.c — GET /v1/memory/<tool>: the read tools (dream/read.h) over HTTP, the same library
  * calls and the same JSON as the CLI verbs' --json. Arguments are query parameters: name,
- * anchor, whole, query, limit, offset, and one of category/type/kind/series for
- * /v1/memory/category. The wiki and store are the server's (dream serve --wiki/--store; by
+ * anchor, whole, query, limit, offset, since, until, conversations (search), and one of
+ * category/type/kind/series for /v1/memory/category. The wiki and store are the server's (dream serve --wiki/--store; by
  * default DREAM_WIKI, DREAM_HOME, ...). An article name is only ever matched against the wiki's listed articles, so no
  * parameter can name a path. Status: 200 with the tool's object; 404 for an unknown article
  * (OpenAI's error shape plus the tool's "candidates"/"captured_near"/"anchors"); 400 for a bad
@@ -13,7 +13,8 @@
 
 #include <string.h>
 
-static const char *const memory_args[] = {"name", "anchor", "whole", "query", "limit", "offset", "category", "type", "kind", "series", NULL};
+static const char *const memory_args[] = {"name", "anchor", "whole", "query", "limit", "offset", "category", "type", "kind",
+                                          "series", "since", "until", "conversations", NULL};
 
 /* OpenAI's error shape around a read tool's error object, keeping its other members. */
 static enum MHD_Result memory_error(struct serve_request *rq, unsigned status, const char *type, const char *code, json_t *res)

@@ -30,6 +30,18 @@ int store_exec(dream_store *store, const char *sql, const char *what);
 extern const char *const store_migrations[];
 extern const int store_migration_count;
 
+/* The search index (dream/search.h): the FTS5 table, and what fills it from the messages and
+ * subjects (migration 7 and dream_search_rebuild share them; the triggers keep it after). */
+#define STORE_SEARCH_TABLE_SQL                                                                                          \
+    "CREATE VIRTUAL TABLE search USING fts5(title, section, text, date UNINDEXED,"                                     \
+    " tokenize = 'unicode61 remove_diacritics 2');"
+#define STORE_SEARCH_FILL_SQL                                                                                           \
+    "INSERT INTO search (rowid, title, section, text, date)"                                                            \
+    " SELECT (1 << 50) + m.conversation * 16777216 + m.position, '', '', m.text, coalesce(m.created_at, c.created_at)" \
+    " FROM messages m JOIN conversations c ON c.id = m.conversation WHERE m.position < 16777216;"                      \
+    "INSERT INTO search (rowid, title, section, text, date)"                                                            \
+    " SELECT (1 << 48) + id, name, '', '', NULL FROM pipeline_entities WHERE route IS NOT 'article';"
+
 /* Per-run duplicate detection (in a TEMP table, so memory stays bounded). store_seen_reset
  * forgets everything; store_seen_mark returns 1 when (source, id) was not yet marked, 0 when
  * it was, or a negative status. */
