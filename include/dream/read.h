@@ -112,10 +112,10 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
  * with the articles the reader listed (the one write a reader makes; derived data only).
  * {"query","match" (the FTS5 expression),"note"?,"results": [ranked leads, sections and
  * subjects: {"kind": "lead"|"section", "stem","anchor","title","section"?,"cite" (the first
- * citation its markers use, or null),"cites": [up to 4],"date" (the newest cited), "snippet",
- * "score"} or {"kind": "subject","name","chunks","snippet","score"}] (absent with
+ * citation its markers use, or null),"cites": [up to 4],"date" (the newest cited), "snippet"}
+ * or {"kind": "subject","name","chunks","snippet"}] (absent with
  * conversations_only), "conversations": [ranked messages: {"cite": "conv:HASH#MSG",
- * "conversation" (its title),"date","role","snippet","score"}], "more"?: {"results",
+ * "conversation" (its title),"date","role","snippet"}], "more"?: {"results",
  * "conversations"}}. Snippets mark matches **so**. Within DREAM_READ_BUDGET. A bad query is
  * DREAM_EINVAL naming it; no store is DREAM_ENOTFOUND. */
 struct dream_read_search_params {

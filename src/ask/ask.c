@@ -72,11 +72,22 @@ struct ask_read {
 };
 
 /* text with each marker [^label] of a renumbered to its source number (a marker without a
- * citation dropped), clipped to max bytes at a line or sentence end when one is near. */
+ * citation dropped; a NULL: markers kept as they are) and each [[link]] as the text it shows, clipped to max bytes at a line or
+ * sentence end when one is near. */
 static char *ask_renumber(const char *text, const dream_article *a, struct ask_sources *s, size_t max)
 {
     struct dbuf b = {0};
     for (const char *p = text; *p; p++) {
+        if (p[0] == '[' && p[1] == '[') {
+            const char *q = strstr(p + 2, "]]"), *nl = strchr(p + 2, '\n');
+            if (q && (!nl || q < nl)) {
+                const char *bar = memchr(p + 2, '|', (size_t)(q - p - 2));
+                const char *from = bar ? bar + 1 : p + 2;
+                dbuf_append(&b, from, (size_t)(q - from));
+                p = q + 1;
+                continue;
+            }
+        }
         if (p[0] == '[' && p[1] == '^') {
             const char *q = strchr(p, ']');
             if (q && q - p < 24) {
@@ -90,7 +101,8 @@ static char *ask_renumber(const char *text, const dream_article *a, struct ask_s
                         break;
                     }
                 }
-                if (n) dbuf_printf(&b, "[^%zu]", n);
+                if (!a) dbuf_append(&b, p, (size_t)(q - p + 1)); /* already a source number */
+                else if (n) dbuf_printf(&b, "[^%zu]", n);
                 p = q;
                 continue;
             }
@@ -171,7 +183,8 @@ out:
     return rc;
 }
 
-/* A message the search found, whole (clipped), with its own citation. */
+/* A message the search found, whole (clipped), with the reply to it when it is the person's;
+ * each with its own footnote. A message already among the sources is not read twice. */
 static int ask_read_message(dream_reader *r, const json_t *hit, const struct dream_ask_params *p, struct ask_sources *s, struct ask_read *reads,
                             size_t *n, size_t cap)
 {
@@ -179,6 +192,8 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
     const char *hash = cite ? cite + 5 : NULL, *msg = cite ? strchr(cite, '#') : NULL;
     dream_store *store = dream_reader_store(r);
     if (!store || !hash || !msg) return 0;
+    for (size_t k = 0; k < s->n; k++)
+        if (!strcmp(s->cite[k], cite)) return 0;
     char h[80];
     snprintf(h, sizeof h, "%.*s", (int)(msg - hash), hash);
     struct dream_store_conversation *c = NULL;
@@ -190,17 +205,21 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
     for (size_t i = 0; i < c->n_messages; i++) {
         if (strcmp(c->messages[i].id, msg + 1)) continue;
         const char *date = json_string_value(json_object_get(hit, "date"));
-        size_t k = ask_source(s, h, msg + 1, date, c->title);
+        /* each message clipped to its share, so its marker survives the read's clip */
+        size_t share = p->max_read > 600 ? (p->max_read - 300) / 2 : p->max_read / 4;
+        const char *m0 = c->messages[i].text;
         struct dbuf b = {0};
-        dbuf_printf(&b, "## From the conversation \"%s\" (%s), %s:\n%s", c->title, date ? date : "undated",
-                    strcmp(c->messages[i].role, "user") ? "the assistant said" : "the person said", c->messages[i].text);
-        char *text = b.data ? ask_renumber(b.data, NULL, s, p->max_read > 16 ? p->max_read - 16 : p->max_read) : NULL;
-        dbuf_free(&b);
-        if (text && k) {
-            size_t l = strlen(text);
-            char *t2 = realloc(text, l + 24);
-            if (t2) snprintf(t2 + l, 24, " [^%zu]", k), text = t2;
+        dbuf_printf(&b, "## From the conversation \"%s\" (%s), %s:\n%.*s%s [^%zu]", c->title, date ? date : "undated",
+                    strcmp(c->messages[i].role, "user") ? "the assistant said" : "the person said", (int)utf8_prefix(m0, strlen(m0), share), m0,
+                    strlen(m0) > share ? "…" : "", ask_source(s, h, c->messages[i].id, date, c->title));
+        if (!strcmp(c->messages[i].role, "user") && i + 1 < c->n_messages) { /* and the reply it got */
+            const char *m1 = c->messages[i + 1].text;
+            dbuf_printf(&b, "\nThe assistant replied: %.*s%s [^%zu]", (int)utf8_prefix(m1, strlen(m1), share), m1, strlen(m1) > share ? "…" : "",
+                        ask_source(s, h, c->messages[i + 1].id, date, c->title));
         }
+        /* the markers are already numbers: clip only */
+        char *text = b.data ? ask_renumber(b.data, NULL, s, p->max_read) : NULL;
+        dbuf_free(&b);
         rc = ask_add_read(reads, n, cap, "message", NULL, NULL, cite, text);
         break;
     }
@@ -323,13 +342,18 @@ int dream_ask(dream_reader *r, const char *question, const struct dream_ask_para
     size_t ql = question ? strlen(question) : 0;
     if (!ql) return dream_error_set(DREAM_EINVAL, "ask needs a question");
     if (ql > 2000) return dream_error_set(DREAM_EINVAL, "the question is over 2000 bytes; ask a shorter one");
-    if (utf8_prefix(question, ql, ql) != ql) return dream_error_set(DREAM_EINVAL, "the question is not valid UTF-8");
+    for (size_t i = 0; i < ql;) {
+        int l = utf8_seq_len((const unsigned char *)question + i, ql - i);
+        if (l <= 0) return dream_error_set(DREAM_EINVAL, "the question is not valid UTF-8");
+        i += (size_t)l;
+    }
     for (size_t i = 0; i < ql; i++)
         if ((unsigned char)question[i] < 0x20 && question[i] != '\n' && question[i] != '\t')
             return dream_error_set(DREAM_EINVAL, "the question holds a control character (byte %zu)", i);
 
     /* Candidates: names in the question first (the longest run of words that resolves), then
-     * what the search ranks. */
+     * what the search ranks for any of its words (a word of four letters or more as a prefix,
+     * so "freelance" finds "freelancer"). */
     char words[ASK_MAX_WORDS][64];
     size_t nw = ask_words(question, words);
     char stems[4][256];
@@ -351,7 +375,7 @@ int dream_ask(dream_reader *r, const char *question, const struct dream_ask_para
     json_t *hits = NULL;
     if (nw) {
         struct dbuf q = {0};
-        for (size_t i = 0; i < nw; i++) dbuf_printf(&q, "%s%s", i ? " OR " : "", words[i]);
+        for (size_t i = 0; i < nw; i++) dbuf_printf(&q, "%s%s%s", i ? " OR " : "", words[i], strlen(words[i]) >= 4 ? "*" : "");
         struct dream_read_search_params sp;
         dream_read_search_default_params(&sp);
         sp.query = q.data;
@@ -399,7 +423,9 @@ int dream_ask(dream_reader *r, const char *question, const struct dream_ask_para
     struct dbuf ctx = {0}, notes = {0};
     bool listed[ASK_MAX_SOURCES + 1] = {false};
     json_t *jreads = json_array();
-    size_t fixed = strlen(dream_ask_prompt("", "")) + ql + 24; /* instructions and the question */
+    char *bare = dream_ask_prompt("", "");
+    size_t fixed = (bare ? strlen(bare) : 0) + ql + 24; /* instructions and the question */
+    free(bare);
     size_t used_bytes = fixed;
     for (size_t k = 0; !rc && k < nr; k++) {
         /* the footnotes this read adds */

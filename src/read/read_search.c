@@ -77,7 +77,7 @@ static json_t *read_search_snippet(dream_reader *r, const char *match, int64_t i
 
 /* Runs one ranked query of the index over row ids [lo, hi); calls add for each hit. */
 static int read_search_query(dream_reader *r, const char *match, const struct dream_read_search_params *p, int64_t lo, int64_t hi,
-                             const char *weights, size_t limit, int (*add)(dream_reader *, const char *, int64_t, double, json_t *),
+                             const char *weights, size_t limit, int (*add)(dream_reader *, const char *, int64_t, json_t *),
                              json_t *arr, bool *more)
 {
     struct dbuf sql = {0};
@@ -103,7 +103,7 @@ static int read_search_query(dream_reader *r, const char *match, const struct dr
             *more = true;
             break;
         }
-        rc = add(r, match, sqlite3_column_int64(st, 0), -sqlite3_column_double(st, 1), arr);
+        rc = add(r, match, sqlite3_column_int64(st, 0), arr);
     }
     if (!rc && s != SQLITE_ROW && s != SQLITE_DONE) rc = store_sql_error(r->store, "searching");
     sqlite3_finalize(st);
@@ -111,7 +111,7 @@ static int read_search_query(dream_reader *r, const char *match, const struct dr
 }
 
 /* A lead, section or subject hit. */
-static int read_search_add_article(dream_reader *r, const char *match, int64_t id, double score, json_t *arr)
+static int read_search_add_article(dream_reader *r, const char *match, int64_t id, json_t *arr)
 {
     sqlite3_stmt *st;
     json_t *h = NULL;
@@ -154,13 +154,12 @@ static int read_search_add_article(dream_reader *r, const char *match, int64_t i
     }
     if (!h) return 0; /* a row whose record went (a rebuild will tidy it) */
     json_object_set_new(h, "snippet", read_search_snippet(r, match, id));
-    json_object_set_new(h, "score", json_real((double)(int64_t)(score * 1000) / 1000));
     json_array_append_new(arr, h);
     return 0;
 }
 
 /* A message hit: its citation conv:HASH#MSG, the conversation's title, date and role. */
-static int read_search_add_message(dream_reader *r, const char *match, int64_t id, double score, json_t *arr)
+static int read_search_add_message(dream_reader *r, const char *match, int64_t id, json_t *arr)
 {
     int64_t k = id - DREAM_SEARCH_MESSAGE_BASE;
     sqlite3_stmt *st;
@@ -185,7 +184,6 @@ static int read_search_add_message(dream_reader *r, const char *match, int64_t i
     sqlite3_finalize(st);
     if (!h) return 0;
     json_object_set_new(h, "snippet", read_search_snippet(r, match, id));
-    json_object_set_new(h, "score", json_real((double)(int64_t)(score * 1000) / 1000));
     json_array_append_new(arr, h);
     return 0;
 }

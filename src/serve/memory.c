@@ -29,6 +29,20 @@ static enum MHD_Result memory_error(struct serve_request *rq, unsigned status, c
     return serve_reply_json(rq, status, body);
 }
 
+bool serve_reader_open(struct serve_request *rq, dream_reader **r, enum MHD_Result *reply)
+{
+    struct dream_reader_params p;
+    dream_reader_default_params(&p);
+    if (rq->server->wiki_dir) p.wiki = rq->server->wiki_dir;
+    p.store = rq->server->store_path;
+    int rc = dream_reader_open(&p, r);
+    if (!rc) return true;
+    *reply = serve_reply_error(rq, rc == DREAM_ENOTFOUND ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                               rc == DREAM_ENOTFOUND ? "invalid_request_error" : "server_error", rc == DREAM_ENOTFOUND ? "no_wiki" : NULL, "%s",
+                               dream_error_last());
+    return false;
+}
+
 enum MHD_Result serve_memory(struct serve_request *rq)
 {
     const char *tool = rq->subpath;
@@ -45,20 +59,14 @@ enum MHD_Result serve_memory(struct serve_request *rq)
         }
         json_object_set_new(args, memory_args[i], s);
     }
-    struct dream_reader_params p;
-    dream_reader_default_params(&p);
-    if (rq->server->wiki_dir) p.wiki = rq->server->wiki_dir;
-    p.store = rq->server->store_path;
     dream_reader *r = NULL;
-    int rc = dream_reader_open(&p, &r);
-    if (rc) {
+    enum MHD_Result reply;
+    if (!serve_reader_open(rq, &r, &reply)) {
         json_decref(args);
-        return serve_reply_error(rq, rc == DREAM_ENOTFOUND ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
-                                 rc == DREAM_ENOTFOUND ? "invalid_request_error" : "server_error", rc == DREAM_ENOTFOUND ? "no_wiki" : NULL,
-                                 "%s", dream_error_last());
+        return reply;
     }
     json_t *res = NULL;
-    rc = dream_read_call(r, tool, args, &res);
+    int rc = dream_read_call(r, tool, args, &res);
     dream_reader_close(r);
     json_decref(args);
     if (rc == 0 && res) return serve_reply_json(rq, MHD_HTTP_OK, res);
