@@ -116,7 +116,10 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
  * or {"kind": "subject","name","chunks","snippet"}] (absent with
  * conversations_only), "conversations": [ranked messages: {"cite": "conv:HASH#MSG",
  * "conversation" (its title),"date","role","snippet"}], "more"?: {"results",
- * "conversations"}}. Snippets mark matches **so**. Within DREAM_READ_BUDGET. A bad query is
+ * "conversations"}, "ranked_among"?: {"newest": N, "why"} (a query matching more than
+ * rank_window rows of a list is ranked among the most recently stored rank_window of them:
+ * BM25 costs a lookup per row it scores)}. Snippets mark matches **so**.
+ * Within DREAM_READ_BUDGET. A bad query is
  * DREAM_EINVAL naming it; no store is DREAM_ENOTFOUND. */
 struct dream_read_search_params {
     const char *query;
@@ -124,7 +127,9 @@ struct dream_read_search_params {
     bool conversations_only; /* messages only */
     int64_t since_ms;        /* only hits dated at or after this (0: no bound) */
     int64_t until_ms;        /* only hits dated before this (0: no bound) */
+    size_t rank_window;      /* rows ranked per list at most; 0 means DREAM_READ_SEARCH_RANKED */
 };
+#define DREAM_READ_SEARCH_RANKED 20000
 void dream_read_search_default_params(struct dream_read_search_params *p);
 int dream_read_search_index(dream_reader *r, const struct dream_read_search_params *p, json_t **out);
 

@@ -159,84 +159,72 @@ int dream_search_index_article(dream_store *store, const char *stem, const dream
     return rc;
 }
 
-/* Whether stem's indexed rows are of this text: 1 yes, 0 no (or never indexed), < 0 an error.
- * *same_hash tells a file that only got a new mtime. */
-static int search_is_current(dream_store *store, sqlite3_stmt *st, const char *stem, const dream_article *a, int64_t mtime, bool *same_hash)
+/* What to do with listed article i: 0 its rows are current, 1 only its mtime changed (same
+ * text), 2 index it again. */
+static unsigned char search_todo(const dream_article *a, int64_t mtime, sqlite3_stmt *row)
 {
-    *same_hash = false;
     size_t len;
     const char *text = dream_article_text(a, &len);
-    sqlite3_reset(st);
-    sqlite3_bind_text(st, 1, stem, -1, SQLITE_TRANSIENT);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_DONE) return 0;
-    if (s != SQLITE_ROW) return store_sql_error(store, "reading the search index");
-    if (sqlite3_column_int64(st, 0) == mtime && (size_t)sqlite3_column_int64(st, 1) == len) return 1;
+    if (sqlite3_column_int64(row, 1) == mtime && (size_t)sqlite3_column_int64(row, 2) == len) return 0;
     char hash[65];
     sha256_hex_of(text, len, hash);
-    *same_hash = strcmp(hash, (const char *)sqlite3_column_text(st, 2)) == 0;
-    return 0;
-}
-
-static int search_cmp_stem(const void *k, const void *e)
-{
-    return strcmp((const char *)k, *(const char *const *)e);
+    return strcmp(hash, (const char *)sqlite3_column_text(row, 3)) == 0 ? 1 : 2;
 }
 
 int dream_search_sync(dream_store *store, const char *const *stems, const dream_article *const *articles, const int64_t *mtimes,
                       size_t n, size_t *changed)
 {
     if (changed) *changed = 0;
+    /* One pass over what is indexed, in stem order, beside the listed stems (sorted alike):
+     * 0 current, 1 touched (same text), 2 to index again; gone: indexed, no longer listed. */
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(store_db(store), "SELECT mtime, bytes, hash FROM search_articles WHERE stem = ?", -1, &st, NULL))
+    if (sqlite3_prepare_v2(store_db(store), "SELECT stem, mtime, bytes, hash FROM search_articles ORDER BY stem", -1, &st, NULL))
         return store_sql_error(store, "reading the search index");
-    /* 0: current, 1: touched (same text), 2: to index again. */
-    unsigned char *todo = calloc(n ? n : 1, 1);
-    size_t count = 0;
-    int rc = todo ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < n; i++) {
-        bool same = false;
-        int cur = search_is_current(store, st, stems[i], articles[i], mtimes[i], &same);
-        if (cur < 0) rc = cur;
-        else if (!cur) todo[i] = same ? 1 : 2, count += !same;
-    }
-    sqlite3_finalize(st);
-    /* Indexed stems the wiki no longer has. */
+    unsigned char *todo = malloc(n ? n : 1);
     char **gone = NULL;
-    size_t ngone = 0, capgone = 0;
-    if (!rc && sqlite3_prepare_v2(store_db(store), "SELECT stem FROM search_articles", -1, &st, NULL) == SQLITE_OK) {
-        while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-            const char *s = (const char *)sqlite3_column_text(st, 0);
-            if (n && bsearch(s, stems, n, sizeof *stems, search_cmp_stem)) continue;
-            if (ngone == capgone) {
-                char **g = realloc(gone, (capgone = capgone ? capgone * 2 : 8) * sizeof *g);
-                if (!g) {
-                    rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-                    break;
-                }
-                gone = g;
-            }
-            if (!(gone[ngone++] = strdup(s))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    size_t ngone = 0, capgone = 0, count = 0, i = 0;
+    int rc = todo ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (todo) memset(todo, 2, n ? n : 1);
+    int step = SQLITE_ROW;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *s = (const char *)sqlite3_column_text(st, 0);
+        int c = 1;
+        while (i < n && (c = strcmp(stems[i], s)) < 0) i++; /* listed, never indexed: stays 2 */
+        if (i < n && c == 0) {
+            todo[i] = search_todo(articles[i], mtimes[i], st);
+            i++;
+            continue;
         }
-        sqlite3_finalize(st);
-    } else if (!rc) {
-        rc = store_sql_error(store, "reading the search index");
+        if (ngone == capgone) {
+            char **g = realloc(gone, (capgone = capgone ? capgone * 2 : 8) * sizeof *g);
+            if (!g) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            gone = g;
+        }
+        if (!(gone[ngone++] = strdup(s))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     }
-    bool touched = false;
-    for (size_t i = 0; i < n; i++) touched = touched || todo[i];
-    if (!rc && (touched || ngone)) {
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading the search index");
+    sqlite3_finalize(st);
+    bool touched = ngone > 0;
+    for (size_t k = 0; !rc && k < n; k++) {
+        touched = touched || todo[k];
+        count += todo[k] == 2;
+    }
+    if (!rc && touched) {
         rc = store_exec(store, "BEGIN IMMEDIATE", "updating the search index");
-        for (size_t i = 0; !rc && i < n; i++) {
-            if (todo[i] == 2) rc = dream_search_index_article(store, stems[i], articles[i], mtimes[i]);
-            else if (todo[i] == 1) {
+        for (size_t k = 0; !rc && k < n; k++) {
+            if (todo[k] == 2) rc = dream_search_index_article(store, stems[k], articles[k], mtimes[k]);
+            else if (todo[k] == 1) {
                 size_t len;
-                const char *text = dream_article_text(articles[i], &len);
+                const char *text = dream_article_text(articles[k], &len);
                 char hash[65];
                 sha256_hex_of(text, len, hash);
-                rc = search_record(store, stems[i], mtimes[i], len, hash);
+                rc = search_record(store, stems[k], mtimes[k], len, hash);
             }
         }
-        for (size_t i = 0; !rc && i < ngone; i++) rc = search_forget(store, gone[i]);
+        for (size_t k = 0; !rc && k < ngone; k++) rc = search_forget(store, gone[k]);
         if (!rc) rc = store_exec(store, "COMMIT", "updating the search index");
         else store_exec(store, "ROLLBACK", "updating the search index");
     }

@@ -75,27 +75,49 @@ static json_t *read_search_snippet(dream_reader *r, const char *match, int64_t i
     return v ? v : json_string("");
 }
 
-/* Runs one ranked query of the index over row ids [lo, hi); calls add for each hit. */
-static int read_search_query(dream_reader *r, const char *match, const struct dream_read_search_params *p, int64_t lo, int64_t hi,
-                             const char *weights, size_t limit, int (*add)(dream_reader *, const char *, int64_t, json_t *),
-                             json_t *arr, bool *more)
+/* Prepares sql (with the date bounds appended before tail) bound to match, [lo, hi), the
+ * bounds and ?6 = n. */
+static int read_search_prepare(dream_reader *r, const char *head, const char *tail, const char *match, const struct dream_read_search_params *p,
+                               int64_t lo, int64_t hi, int64_t n, sqlite3_stmt **st)
 {
     struct dbuf sql = {0};
-    dbuf_printf(&sql, "SELECT rowid, bm25(search, %s) AS score FROM search WHERE search MATCH ?1 AND rowid >= ?2 AND rowid < ?3", weights);
+    dbuf_puts(&sql, head);
     if (p->since_ms) dbuf_puts(&sql, " AND date >= ?4");
     if (p->until_ms) dbuf_puts(&sql, " AND date < ?5");
-    dbuf_puts(&sql, " ORDER BY score LIMIT ?6");
-    sqlite3_stmt *st;
+    dbuf_puts(&sql, tail);
     if (!sql.data) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    int rc = sqlite3_prepare_v2(store_db(r->store), sql.data, -1, &st, NULL) == SQLITE_OK ? 0 : store_sql_error(r->store, "searching");
+    int rc = sqlite3_prepare_v2(store_db(r->store), sql.data, -1, st, NULL) == SQLITE_OK ? 0 : store_sql_error(r->store, "searching");
     dbuf_free(&sql);
     if (rc) return rc;
-    sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, lo);
-    sqlite3_bind_int64(st, 3, hi);
-    if (p->since_ms) sqlite3_bind_int64(st, 4, p->since_ms);
-    if (p->until_ms) sqlite3_bind_int64(st, 5, p->until_ms);
-    sqlite3_bind_int64(st, 6, (sqlite3_int64)limit + 1);
+    sqlite3_bind_text(*st, 1, match, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(*st, 2, lo);
+    sqlite3_bind_int64(*st, 3, hi);
+    if (p->since_ms) sqlite3_bind_int64(*st, 4, p->since_ms);
+    if (p->until_ms) sqlite3_bind_int64(*st, 5, p->until_ms);
+    sqlite3_bind_int64(*st, 6, n);
+    return 0;
+}
+
+/* Runs one ranked query of the index over row ids [lo, hi); calls add for each hit. BM25 costs
+ * a lookup per matching row, so a query matching more than p->rank_window rows (a word most
+ * messages hold) is ranked among the most recently stored rank_window of them: *window is set
+ * then. Walking the matches newest first costs little; scoring them is what costs. */
+static int read_search_query(dream_reader *r, const char *match, const struct dream_read_search_params *p, int64_t lo, int64_t hi,
+                             const char *weights, size_t limit, int (*add)(dream_reader *, const char *, int64_t, json_t *),
+                             json_t *arr, bool *more, bool *window)
+{
+    sqlite3_stmt *st;
+    int rc = read_search_prepare(r, "SELECT rowid FROM search WHERE search MATCH ?1 AND rowid >= ?2 AND rowid < ?3", " ORDER BY rowid DESC LIMIT 1 OFFSET ?6",
+                                 match, p, lo, hi, (int64_t)(p->rank_window ? p->rank_window : DREAM_READ_SEARCH_RANKED), &st);
+    if (rc) return rc;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        lo = sqlite3_column_int64(st, 0) + 1;
+        *window = true;
+    }
+    sqlite3_finalize(st);
+    char head[256];
+    snprintf(head, sizeof head, "SELECT rowid, bm25(search, %s) AS score FROM search WHERE search MATCH ?1 AND rowid >= ?2 AND rowid < ?3", weights);
+    if ((rc = read_search_prepare(r, head, " ORDER BY score LIMIT ?6", match, p, lo, hi, (int64_t)limit + 1, &st))) return rc;
     size_t n = 0;
     int s;
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
@@ -208,12 +230,17 @@ int dream_read_search_index(dream_reader *r, const struct dream_read_search_para
         json_decref(o), json_decref(arts), json_decref(convs), free(match);
         return read_error_object(out, dream_error_set(DREAM_ENOMEM, "out of memory"));
     }
-    bool more_a = false, more_c = false;
+    bool more_a = false, more_c = false, window = false;
     if (!p->conversations_only) {
         read_search_sync(r, o);
-        rc = read_search_query(r, match, p, 0, DREAM_SEARCH_MESSAGE_BASE, "10.0, 5.0, 1.0", limit, read_search_add_article, arts, &more_a);
+        rc = read_search_query(r, match, p, 0, DREAM_SEARCH_MESSAGE_BASE, "10.0, 5.0, 1.0", limit, read_search_add_article, arts, &more_a, &window);
     }
-    if (!rc) rc = read_search_query(r, match, p, DREAM_SEARCH_MESSAGE_BASE, INT64_MAX, "1.0, 1.0, 1.0", limit, read_search_add_message, convs, &more_c);
+    if (!rc)
+        rc = read_search_query(r, match, p, DREAM_SEARCH_MESSAGE_BASE, INT64_MAX, "1.0, 1.0, 1.0", limit, read_search_add_message, convs, &more_c,
+                               &window);
+    if (!rc && window)
+        json_object_set_new(o, "ranked_among", json_pack("{sI ss}", "newest", (json_int_t)(p->rank_window ? p->rank_window : DREAM_READ_SEARCH_RANKED), "why",
+                                                         "more rows hold these words than are ranked: add a word, a phrase or --since"));
     free(match);
     if (rc) {
         json_decref(o), json_decref(arts), json_decref(convs);

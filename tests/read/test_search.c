@@ -229,6 +229,24 @@ static void test_search_folds_case_and_diacritics_phrases_and_prefixes(void **st
     assert_int_equal(count_conv(o), 1);
     assert_true(conv_snippet_has(o, "**Zürich**"));
     json_decref(o);
+    /* more matches than the rank window: ranked among the most recently stored */
+    dream_reader *r = open_reader();
+    struct dream_read_search_params sp;
+    dream_read_search_default_params(&sp);
+    sp.query = "zurich";
+    sp.conversations_only = true;
+    sp.rank_window = 1;
+    assert_int_equal(dream_read_search_index(r, &sp, &o), 0);
+    assert_int_equal(count_conv(o), 1);
+    assert_string_equal(str(json_array_get(json_object_get(o, "conversations"), 0), "date"), "2024-12-01");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "ranked_among"), "newest")), 1);
+    json_decref(o);
+    sp.rank_window = 0;
+    assert_int_equal(dream_read_search_index(r, &sp, &o), 0);
+    assert_int_equal(count_conv(o), 2);
+    assert_null(json_object_get(o, "ranked_among"));
+    json_decref(o);
+    dream_reader_close(r);
     /* dates: --since and --until take days, both included */
     o = search("zurich", "since", "2024-07-01");
     assert_int_equal(count_conv(o), 1);
