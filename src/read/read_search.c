@@ -32,7 +32,11 @@ static void read_search_sync(dream_reader *r, json_t *o)
         mt[i] = r->e[i].mtime;
     }
     size_t changed = 0;
+    /* A run writing the store holds its lock for a stage's write: wait a little, not
+     * STORE_BUSY_MS, and search what is indexed. */
+    sqlite3_busy_timeout(store_db(r->store), 250);
     if (!rc) rc = dream_search_sync(r->store, stems, as, mt, r->n, &changed);
+    sqlite3_busy_timeout(store_db(r->store), STORE_BUSY_MS);
     if (rc) {
         dream_log(DREAM_LOG_WARN, "searching an index not brought up to date with the wiki: %s", dream_error_last());
         json_object_set_new(o, "note", json_string("the article index could not be brought up to date (a run is writing the store?); "

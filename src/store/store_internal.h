@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* How long a connection waits for another's write lock (sqlite3_busy_timeout). */
+#define STORE_BUSY_MS 10000
+
 /* The connection; owned by the store. */
 sqlite3 *store_db(dream_store *store);
 

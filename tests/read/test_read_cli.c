@@ -170,6 +170,13 @@ static void test_cli_list_membership_search_status(void **state)
     assert_int_equal(dream("search kayak --since 2024-13-01"), 2);
     EXPECT("since must be a day written YYYY-MM-DD, not '2024-13-01'");
     assert_int_equal(dream("search"), 2);
+    /* the index checked and rebuilt whole: the same hits after */
+    assert_int_equal(dream("reindex --check"), 0);
+    EXPECT("is sound\n");
+    assert_int_equal(dream("reindex"), 0);
+    EXPECT(" captured subject(s), 6 article(s): ");
+    assert_int_equal(dream("search derailleur limit"), 0);
+    EXPECT("1 article hit(s)\n  Bicycle_Maintenance#derailleur 2024-07-01 conv:4f4f4f4f#1: ");
     assert_int_equal(dream("status"), 0);
     EXPECT("articles: 6 (1 stubs, 0 redirects)\n");
     EXPECT("13 conversations, ");

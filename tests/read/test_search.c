@@ -18,7 +18,11 @@
 #include "dream/error.h"
 #include "dream/read.h"
 #include "dream/search.h"
+#include "dream/model.h"
 #include "dream/store.h"
+#include "dream/synthesis.h"
+#include "dream/vault.h"
+#include "dreaming_fake.h"
 #include "dreaming_fixture.h"
 #include "store_internal.h"
 
@@ -415,6 +419,46 @@ static void test_search_check_finds_damage_and_rebuild_repairs_it(void **state)
     dream_store_close(s);
 }
 
+/* CREATE writes articles through synth_write, which indexes each in the transaction that
+ * journals it: the rows are there before any reader syncs. */
+static void test_search_stage_writes_are_indexed_in_their_transaction(void **state)
+{
+    (void)state;
+    char dir[400], w2[450], s2[450], corpus[400], seeds[400];
+    snprintf(dir, sizeof dir, "%s/created", tmpdir);
+    snprintf(w2, sizeof w2, "%s/wiki", dir);
+    snprintf(s2, sizeof s2, "%s/memory.sqlite", dir);
+    snprintf(corpus, sizeof corpus, "%s/corpus", dreaming_dir);
+    snprintf(seeds, sizeof seeds, "%s/wiki", dreaming_dir);
+    assert_int_equal(dream_vault_init(w2, NULL, NULL, NULL), 0);
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(s2, &s), 0);
+    assert_int_equal(fixture_ingest(s, corpus), 0);
+    assert_int_equal(fixture_run_pipeline(s, seeds, 0, NULL, NULL), 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles") == 0);
+    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
+    assert_int_equal(dream_seam_set_backend(&fake), 0);
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = w2;
+    struct dream_synth_result res;
+    assert_int_equal(dream_synth_create(s, &p, &res), 0);
+    dream_seam_set_backend(NULL);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles") == 5);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_sections WHERE stem = 'Sourdough'") >= 2);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'starter' AND rowid < 281474976710656") >= 1);
+    /* what was recorded is the file as written */
+    char path[600];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", w2);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    assert_true(count_rows(s, "SELECT bytes FROM search_articles WHERE stem = 'Sourdough'") == size);
+    dream_store_close(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -434,6 +478,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_index_follows_the_store_in_its_transactions),
         cmocka_unit_test(test_search_migrates_an_older_store_with_its_messages),
         cmocka_unit_test(test_search_check_finds_damage_and_rebuild_repairs_it),
+        cmocka_unit_test(test_search_stage_writes_are_indexed_in_their_transaction),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -14,6 +14,7 @@ cleanup() { [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null || true
 trap cleanup EXIT
 export DREAM_WIKI=$VAULT DREAM_HOME=$WORK/home
 "$DREAM" ingest "$(dirname "$VAULT")/dreaming/corpus" >"$WORK/ingest.log" 2>&1 || { cat "$WORK/ingest.log" >&2; fail "dream ingest"; }
+: >"$WORK/serve.log" # before the server's shell opens it: the poll below must find the file
 "$DREAM" serve --model "$MODEL" --port 0 --parallel 2 >"$WORK/serve.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 240); do
