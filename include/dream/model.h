@@ -80,7 +80,7 @@ void dream_seam_default_config(struct dream_seam_config *config);
 int dream_seam_configure(const struct dream_seam_config *config);
 
 /* The default system turn of a stage, or NULL. The registry: chunk (none), entity, route,
- * section, synthesis, editor; any other name has none. */
+ * section, synthesis, editor, answer (dream ask); any other name has none. */
 const char *dream_stage_default_system(const char *stage);
 
 /* One call. *out is the answer (malloc'd; the caller frees it). */

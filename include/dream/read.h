@@ -32,6 +32,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +61,9 @@ void dream_reader_close(dream_reader *r);
 
 /* The wiki directory the reader was opened on. */
 const char *dream_reader_wiki(const dream_reader *r);
+
+/* The store the reader opened (owned by the reader), or NULL when it has none. */
+struct dream_store *dream_reader_store(dream_reader *r);
 
 /* name or alias -> {"status": "article", "stem", "title", "kind"?, "type"?, "matched": how,
  * "lead" (clipped)}; a subject the pipeline captured without an article -> {"status":
@@ -96,12 +100,38 @@ int dream_read_list(dream_reader *r, size_t offset, size_t limit, json_t **out);
  * DREAM_EINVAL. */
 int dream_read_members(dream_reader *r, const char *by, const char *value, json_t **out);
 
-/* Last-resort text search over the articles: terms split on whitespace, stopwords dropped (a
+/* The search without a store: a text scan over the articles: terms split on whitespace, stopwords dropped (a
  * query of stopwords only is one term), case-insensitive substring matches; articles ranked by
  * distinct terms matched, then terms in the stem, then occurrences, then stem. {"query",
  * "terms","total","results": [{"stem","matched","hits","lead"}], "lines": [{"stem","anchor",
  * "line","text"}], "captured"?: [{"name","chunks"}]}. limit 0 means 8; at most 30. */
 int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t **out);
+
+/* The full-text search (dream/search.h) over the store's index: query in its language (words,
+ * "phrases", prefix*, OR, -word). Before it searches, the article rows are brought up to date
+ * with the articles the reader listed (the one write a reader makes; derived data only).
+ * {"query","match" (the FTS5 expression),"note"?,"results": [ranked leads, sections and
+ * subjects: {"kind": "lead"|"section", "stem","anchor","title","section"?,"cite" (the first
+ * citation its markers use, or null),"cites": [up to 4],"date" (the newest cited), "snippet"}
+ * or {"kind": "subject","name","chunks","snippet"}] (absent with
+ * conversations_only), "conversations": [ranked messages: {"cite": "conv:HASH#MSG",
+ * "conversation" (its title),"date","role","snippet"}], "more"?: {"results",
+ * "conversations"}, "ranked_among"?: {"newest": N, "why"} (a query matching more than
+ * rank_window rows of a list is ranked among the most recently stored rank_window of them:
+ * BM25 costs a lookup per row it scores)}. Snippets mark matches **so**.
+ * Within DREAM_READ_BUDGET. A bad query is
+ * DREAM_EINVAL naming it; no store is DREAM_ENOTFOUND. */
+struct dream_read_search_params {
+    const char *query;
+    size_t limit;            /* hits per list; 0 means 5, at most 30 */
+    bool conversations_only; /* messages only */
+    int64_t since_ms;        /* only hits dated at or after this (0: no bound) */
+    int64_t until_ms;        /* only hits dated before this (0: no bound) */
+    size_t rank_window;      /* rows ranked per list at most; 0 means DREAM_READ_SEARCH_RANKED */
+};
+#define DREAM_READ_SEARCH_RANKED 20000
+void dream_read_search_default_params(struct dream_read_search_params *p);
+int dream_read_search_index(dream_reader *r, const struct dream_read_search_params *p, json_t **out);
 
 /* {"wiki","articles","stubs","redirects","skipped","git","last_commit": {"id","date","subject"}
  * | null, "store": path | null, "conversations","messages","chunks","entities": {"total",
@@ -113,7 +143,10 @@ int dream_read_status(dream_reader *r, json_t **out);
 /* One entry point for every tool, for the server and the CLI: tool is "resolve", "read",
  * "section", "links", "infobox", "list", "category" (by taken from whichever of "category",
  * "type", "kind", "series" args holds), "search" or "status"; args is an object of strings (or
- * numbers/booleans): "name", "anchor", "whole", "query", "limit", "offset". A missing required
+ * numbers/booleans): "name", "anchor", "whole", "query", "limit", "offset", and for search
+ * "conversations" (messages only), "since" and "until" (YYYY-MM-DD, both days included).
+ * "search" is dream_read_search_index when the reader has a store, else dream_read_search (the
+ * scan of the articles). A missing required
  * argument or an unknown tool is DREAM_EINVAL with {"error": ...} in *out. */
 int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_t **out);
 

@@ -19,6 +19,10 @@ static void cli_read_usage(const struct cli_read_verb *v, FILE *f)
         fprintf(f, "  --category C, --type T, --kind K, --series S\n                only the members (40 at most, with each one's lead)\n");
     if (v->options & (CLI_READ_OPT_PAGE | CLI_READ_OPT_LIMIT)) fprintf(f, "  --limit N     at most N rows\n");
     if (v->options & CLI_READ_OPT_PAGE) fprintf(f, "  --offset N    skip the first N\n");
+    if (v->options & CLI_READ_OPT_SEARCH)
+        fprintf(f, "  --conversations  messages only (no articles)\n"
+                   "  --since DAY, --until DAY\n"
+                   "                only hits dated in that span (YYYY-MM-DD, both days included)\n");
     fprintf(f, "  --json        the result as one JSON object (the same as GET /v1/memory/%s)\n"
                "  --wiki DIR    the wiki (default: $DREAM_WIKI, $DREAM_HOME/wiki, ~/.local/share/dream/wiki)\n"
                "  --store PATH  the store, for captured subjects and counts (default: the cache's memory.sqlite)\n"
@@ -67,6 +71,11 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
             long n;
             if (!cli_parse_int(v->verb, a, i + 1 < argc ? argv[++i] : NULL, 0, 100000000, &n)) return json_decref(args), 2;
             json_object_set_new(args, "offset", json_integer(n));
+        } else if ((v->options & CLI_READ_OPT_SEARCH) && strcmp(a, "--conversations") == 0) {
+            json_object_set_new(args, "conversations", json_true());
+        } else if ((v->options & CLI_READ_OPT_SEARCH) && (!strcmp(a, "--since") || !strcmp(a, "--until"))) {
+            if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a day (YYYY-MM-DD)", a);
+            json_object_set_new(args, a + 2, json_string(argv[++i]));
         } else if ((v->options & CLI_READ_OPT_MEMBERS) &&
                    (!strcmp(a, "--category") || !strcmp(a, "--type") || !strcmp(a, "--kind") || !strcmp(a, "--series"))) {
             if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a value", a);

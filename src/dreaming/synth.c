@@ -8,6 +8,7 @@
 #include "../util/file.h"
 #include "dream/error.h"
 #include "dream/log.h"
+#include "dream/search.h"
 #include "dream/vault.h"
 #include "util/utf8.h"
 
@@ -387,11 +388,36 @@ int synth_mark_routed(dream_store *store, int64_t chunk, const char *stem)
     return synth_ledger_insert(store, &r, stem, 0);
 }
 
-/* Undoes the journaled write seq: its ledger rows and the journal row. */
+/* The search index's rows of the article at path ("articles/<stem>.md") from text (NULL: none),
+ * in the caller's transaction. */
+static int synth_reindex(dream_store *store, const char *path, const char *text, size_t len)
+{
+    size_t pl = strlen(path);
+    if (strncmp(path, "articles/", 9) != 0 || pl <= 12 || strcmp(path + pl - 3, ".md") != 0) return 0;
+    char *stem = strndup(path + 9, pl - 12);
+    dream_article *a = NULL;
+    int rc = stem ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!rc && text) rc = dream_article_parse(text, len, &a);
+    if (!rc) rc = dream_search_index_article(store, stem, a, (int64_t)time(NULL));
+    dream_article_free(a);
+    free(stem);
+    return rc;
+}
+
+/* Undoes the journaled write seq: its ledger rows and the journal row; the search index goes
+ * back to the text the write found (a file changed since is indexed again by the next reader). */
 static int synth_undo(dream_store *store, int64_t seq)
 {
     char sql[256];
     int rc = store_exec(store, "BEGIN IMMEDIATE", "undoing a write");
+    sqlite3_stmt *st = NULL;
+    if (!rc && sqlite3_prepare_v2(store_db(store), "SELECT path, before_text FROM synth_writes WHERE seq = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, seq);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            rc = synth_reindex(store, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+                               (size_t)sqlite3_column_bytes(st, 1));
+    }
+    sqlite3_finalize(st);
     snprintf(sql, sizeof sql, "DELETE FROM chunk_routed WHERE write_seq = %lld", (long long)seq);
     if (!rc) rc = store_exec(store, sql, "undoing a write");
     snprintf(sql, sizeof sql, "DELETE FROM chunk_folded WHERE write_seq = %lld", (long long)seq);
@@ -454,6 +480,7 @@ int synth_write(dream_store *store, const char *wiki, const char *stage, const c
         seq = sqlite3_last_insert_rowid(store_db(store));
     }
     for (size_t i = 0; !rc && i < n_rows; i++) rc = synth_ledger_insert(store, &rows[i], article_for_rows, seq);
+    if (!rc) rc = dream_search_index_article(store, stem, after, (int64_t)time(NULL));
     if (!rc && done_item) rc = stage_state_done(store, stage, done_item, 1, store_now_ms());
     if (!rc) rc = store_exec(store, "COMMIT", "journaling a write");
     if (rc) {

@@ -26,6 +26,11 @@ const char *dream_reader_wiki(const dream_reader *r)
     return r->wiki;
 }
 
+struct dream_store *dream_reader_store(dream_reader *r)
+{
+    return r->store;
+}
+
 int read_error_object(json_t **out, int code)
 {
     const char *m = dream_error_last();

@@ -129,10 +129,40 @@ static void text_status(struct dbuf *b, const json_t *o)
     }
 }
 
+/* The full-text search's hits (dream_read_search_index): articles first, then messages. */
+static void text_search_index(struct dbuf *b, const json_t *o)
+{
+    json_t *v;
+    size_t k;
+    const json_t *res = json_object_get(o, "results"), *conv = json_object_get(o, "conversations"), *more = json_object_get(o, "more");
+    if (res) dbuf_printf(b, "%zu article hit(s)%s\n", json_array_size(res), json_is_true(json_object_get(more, "results")) ? " (more: --limit)" : "");
+    json_array_foreach(res, k, v) {
+        if (!strcmp(s_(v, "kind"), "subject")) {
+            dbuf_printf(b, "  captured subject %s (%lld chunk(s)): %s\n", s_(v, "name"), (long long)i_(v, "chunks"), s_(v, "snippet"));
+            continue;
+        }
+        dbuf_printf(b, "  %s%s%s", s_(v, "stem"), s_(v, "anchor")[0] ? "#" : "", s_(v, "anchor"));
+        if (json_is_string(json_object_get(v, "date"))) dbuf_printf(b, " %s", s_(v, "date"));
+        if (json_is_string(json_object_get(v, "cite"))) dbuf_printf(b, " %s", s_(v, "cite"));
+        dbuf_printf(b, ": %s\n", s_(v, "snippet"));
+    }
+    dbuf_printf(b, "%zu message hit(s)%s\n", json_array_size(conv), json_is_true(json_object_get(more, "conversations")) ? " (more: --limit)" : "");
+    json_array_foreach(conv, k, v) {
+        dbuf_printf(b, "  %s", s_(v, "cite"));
+        if (json_is_string(json_object_get(v, "date"))) dbuf_printf(b, " %s", s_(v, "date"));
+        dbuf_printf(b, " %s in \"%s\": %s\n", s_(v, "role"), s_(v, "conversation"), s_(v, "snippet"));
+    }
+    if (json_object_get(o, "note")) dbuf_printf(b, "note: %s\n", s_(o, "note"));
+}
+
 static void text_search(struct dbuf *b, const json_t *o)
 {
     json_t *v;
     size_t k;
+    if (json_object_get(o, "match")) {
+        text_search_index(b, o);
+        return;
+    }
     dbuf_printf(b, "%lld article(s) match\n", (long long)i_(o, "total"));
     json_array_foreach(json_object_get(o, "results"), k, v)
         dbuf_printf(b, "  %s (%lld/%zu terms, %lld hits): %s\n", s_(v, "stem"), (long long)i_(v, "matched"),

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define READ_LEAD_RESOLVE 360
 #define READ_LEAD_READ 480
@@ -700,6 +701,26 @@ static long read_arg_count(const json_t *args, const char *key)
     return *end || errno || n < 0 || n >= 1000000 ? -1 : n;
 }
 
+/* A day argument (YYYY-MM-DD) as Unix ms at its start (UTC), plus days; 0 when absent. */
+static int read_arg_day(const json_t *args, const char *key, int days, int64_t *ms, json_t **out)
+{
+    *ms = 0;
+    const char *s = read_arg(args, key);
+    if (!s || !s[0]) return 0;
+    struct tm tm = {0};
+    int y, m, d;
+    char tail;
+    if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &tail) != 3 || strlen(s) != 10 || y < 1970 || m < 1 || m > 12 || d < 1 || d > 31) {
+        dream_error_set(DREAM_EINVAL, "%s must be a day written YYYY-MM-DD, not '%.40s'", key, s);
+        return read_error_object(out, DREAM_EINVAL);
+    }
+    tm.tm_year = y - 1900;
+    tm.tm_mon = m - 1;
+    tm.tm_mday = d + days;
+    *ms = (int64_t)timegm(&tm) * 1000;
+    return 0;
+}
+
 static int read_need(const char *tool, const char *what, const char *v, json_t **out)
 {
     if (v && v[0]) return 0;
@@ -730,7 +751,15 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
     if (strcmp(tool, "list") == 0) return dream_read_list(r, (size_t)offset, (size_t)limit, out);
     if (strcmp(tool, "search") == 0) {
         const char *q = read_arg(args, "query");
-        return (rc = read_need(tool, "a query", q, out)) ? rc : dream_read_search(r, q, (size_t)limit, out);
+        if ((rc = read_need(tool, "a query", q, out))) return rc;
+        if (!r->store) return dream_read_search(r, q, (size_t)limit, out);
+        struct dream_read_search_params sp;
+        dream_read_search_default_params(&sp);
+        sp.query = q;
+        sp.limit = (size_t)limit;
+        sp.conversations_only = read_arg_bool(args, "conversations");
+        if ((rc = read_arg_day(args, "since", 0, &sp.since_ms, out)) || (rc = read_arg_day(args, "until", 1, &sp.until_ms, out))) return rc;
+        return dream_read_search_index(r, &sp, out);
     }
     if (strcmp(tool, "category") == 0) {
         static const char *const bys[] = {"category", "type", "kind", "series"};

@@ -20,6 +20,8 @@ static const struct {
                   "instructions in the message exactly and reply with only the requested article text."},
     {"editor", "You edit one section of an encyclopedia article. Follow the editorial instructions in the message "
                "exactly and reply with only the requested text."},
+    {"answer", "You answer a person's question from their own notes only. Reply with the answer and its footnote "
+               "markers and nothing else, or exactly NOTHING ON FILE."},
 };
 
 const char *dream_stage_default_system(const char *stage)

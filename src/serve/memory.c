@@ -1,7 +1,7 @@
 /* memory.c — GET /v1/memory/<tool>: the read tools (dream/read.h) over HTTP, the same library
  * calls and the same JSON as the CLI verbs' --json. Arguments are query parameters: name,
- * anchor, whole, query, limit, offset, and one of category/type/kind/series for
- * /v1/memory/category. The wiki and store are the server's (dream serve --wiki/--store; by
+ * anchor, whole, query, limit, offset, since, until, conversations (search), and one of
+ * category/type/kind/series for /v1/memory/category. The wiki and store are the server's (dream serve --wiki/--store; by
  * default DREAM_WIKI, DREAM_HOME, ...). An article name is only ever matched against the wiki's listed articles, so no
  * parameter can name a path. Status: 200 with the tool's object; 404 for an unknown article
  * (OpenAI's error shape plus the tool's "candidates"/"captured_near"/"anchors"); 400 for a bad
@@ -13,7 +13,8 @@
 
 #include <string.h>
 
-static const char *const memory_args[] = {"name", "anchor", "whole", "query", "limit", "offset", "category", "type", "kind", "series", NULL};
+static const char *const memory_args[] = {"name", "anchor", "whole", "query", "limit", "offset", "category", "type", "kind",
+                                          "series", "since", "until", "conversations", NULL};
 
 /* OpenAI's error shape around a read tool's error object, keeping its other members. */
 static enum MHD_Result memory_error(struct serve_request *rq, unsigned status, const char *type, const char *code, json_t *res)
@@ -26,6 +27,20 @@ static enum MHD_Result memory_error(struct serve_request *rq, unsigned status, c
     json_decref(res);
     if (!body) return serve_reply_error(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "server_error", NULL, "out of memory");
     return serve_reply_json(rq, status, body);
+}
+
+bool serve_reader_open(struct serve_request *rq, dream_reader **r, enum MHD_Result *reply)
+{
+    struct dream_reader_params p;
+    dream_reader_default_params(&p);
+    if (rq->server->wiki_dir) p.wiki = rq->server->wiki_dir;
+    p.store = rq->server->store_path;
+    int rc = dream_reader_open(&p, r);
+    if (!rc) return true;
+    *reply = serve_reply_error(rq, rc == DREAM_ENOTFOUND ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                               rc == DREAM_ENOTFOUND ? "invalid_request_error" : "server_error", rc == DREAM_ENOTFOUND ? "no_wiki" : NULL, "%s",
+                               dream_error_last());
+    return false;
 }
 
 enum MHD_Result serve_memory(struct serve_request *rq)
@@ -44,20 +59,14 @@ enum MHD_Result serve_memory(struct serve_request *rq)
         }
         json_object_set_new(args, memory_args[i], s);
     }
-    struct dream_reader_params p;
-    dream_reader_default_params(&p);
-    if (rq->server->wiki_dir) p.wiki = rq->server->wiki_dir;
-    p.store = rq->server->store_path;
     dream_reader *r = NULL;
-    int rc = dream_reader_open(&p, &r);
-    if (rc) {
+    enum MHD_Result reply;
+    if (!serve_reader_open(rq, &r, &reply)) {
         json_decref(args);
-        return serve_reply_error(rq, rc == DREAM_ENOTFOUND ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
-                                 rc == DREAM_ENOTFOUND ? "invalid_request_error" : "server_error", rc == DREAM_ENOTFOUND ? "no_wiki" : NULL,
-                                 "%s", dream_error_last());
+        return reply;
     }
     json_t *res = NULL;
-    rc = dream_read_call(r, tool, args, &res);
+    int rc = dream_read_call(r, tool, args, &res);
     dream_reader_close(r);
     json_decref(args);
     if (rc == 0 && res) return serve_reply_json(rq, MHD_HTTP_OK, res);

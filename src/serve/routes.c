@@ -9,6 +9,7 @@ const struct serve_route serve_routes[] = {
     {"POST", "/v1/chat/completions", serve_chat_completions},
     {"GET", "/v1/models", serve_models},
     {"POST", "/v1/memory/dream", serve_dream_run},
+    {"POST", "/v1/memory/ask", serve_ask},
     {"GET", "/v1/memory/", serve_memory},
     {"POST", "/mcp", serve_mcp},
     {NULL, NULL, NULL},

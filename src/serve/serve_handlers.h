@@ -20,6 +20,13 @@ enum MHD_Result serve_models(struct serve_request *rq);
 
 /* memory.c: GET /v1/memory/<tool>, the read tools (dream/read.h) */
 enum MHD_Result serve_memory(struct serve_request *rq);
+/* Opens a reader on the server's wiki and store into *r (the caller closes it); on failure
+ * replies (404 when there is no wiki, else 500) into *reply and returns false. */
+struct dream_reader;
+bool serve_reader_open(struct serve_request *rq, struct dream_reader **r, enum MHD_Result *reply);
+
+/* ask.c: POST /v1/memory/ask. */
+enum MHD_Result serve_ask(struct serve_request *rq);
 
 /* mcp_http.c: POST /mcp, the read tools over the Model Context Protocol (dream/mcp.h) */
 enum MHD_Result serve_mcp(struct serve_request *rq);

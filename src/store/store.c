@@ -124,7 +124,7 @@ int dream_store_open(const char *path, dream_store **out)
         dream_store_close(store);
         return rc;
     }
-    sqlite3_busy_timeout(store->db, 10000);
+    sqlite3_busy_timeout(store->db, STORE_BUSY_MS);
     const char *setup = mem ? "PRAGMA foreign_keys = ON;"
                             : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;";
     if (store_exec(store, setup, "setting up the connection") || store_migrate(store) ||

@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* How long a connection waits for another's write lock (sqlite3_busy_timeout). */
+#define STORE_BUSY_MS 10000
+
 /* The connection; owned by the store. */
 sqlite3 *store_db(dream_store *store);
 
@@ -29,6 +32,18 @@ int store_exec(dream_store *store, const char *sql, const char *what);
  * has shipped). store_migration_count equals DREAM_STORE_SCHEMA_VERSION. */
 extern const char *const store_migrations[];
 extern const int store_migration_count;
+
+/* The search index (dream/search.h): the FTS5 table, and what fills it from the messages and
+ * subjects (migration 7 and dream_search_rebuild share them; the triggers keep it after). */
+#define STORE_SEARCH_TABLE_SQL                                                                                          \
+    "CREATE VIRTUAL TABLE search USING fts5(title, section, text, date UNINDEXED,"                                     \
+    " tokenize = 'unicode61 remove_diacritics 2');"
+#define STORE_SEARCH_FILL_SQL                                                                                           \
+    "INSERT INTO search (rowid, title, section, text, date)"                                                            \
+    " SELECT (1 << 50) + m.conversation * 16777216 + m.position, '', '', m.text, coalesce(m.created_at, c.created_at)" \
+    " FROM messages m JOIN conversations c ON c.id = m.conversation WHERE m.position < 16777216;"                      \
+    "INSERT INTO search (rowid, title, section, text, date)"                                                            \
+    " SELECT (1 << 48) + id, name, '', '', NULL FROM pipeline_entities WHERE route IS NOT 'article';"
 
 /* Per-run duplicate detection (in a TEMP table, so memory stays bounded). store_seen_reset
  * forgets everything; store_seen_mark returns 1 when (source, id) was not yet marked, 0 when

@@ -118,6 +118,49 @@ const char *const store_migrations[] = {
     "  words INTEGER NOT NULL,"
     "  PRIMARY KEY (article, section)"
     ") WITHOUT ROWID;",
+    /* 6 → 7: the full-text search index (issue 15; dream/search.h has the row-id ranges): every
+     * message and captured subject kept by triggers, so each write is indexed in its own
+     * transaction; article sections written by the stages that write articles. Existing
+     * messages and subjects are indexed here; articles by the next reader or `dream reindex`. */
+    STORE_SEARCH_TABLE_SQL
+    "CREATE TABLE search_articles ("  /* an indexed article, as it was when indexed */
+    "  stem TEXT PRIMARY KEY,"
+    "  mtime INTEGER NOT NULL,"        /* seconds; with bytes, a cheap is-it-the-same test */
+    "  bytes INTEGER NOT NULL,"
+    "  hash TEXT NOT NULL"             /* SHA-256 of the text */
+    ") WITHOUT ROWID;"
+    "CREATE TABLE search_sections ("   /* one row per indexed lead or section: its search row id */
+    "  id INTEGER PRIMARY KEY,"
+    "  stem TEXT NOT NULL,"
+    "  anchor TEXT NOT NULL,"          /* '' for the lead (with the infobox) */
+    "  cites TEXT NOT NULL,"           /* the citations its markers use, space-separated */
+    "  date TEXT"                      /* the newest of their dates, YYYY-MM-DD */
+    ");"
+    "CREATE INDEX search_sections_stem ON search_sections(stem);"
+    "CREATE TRIGGER search_message_in AFTER INSERT ON messages WHEN new.position < 16777216 BEGIN"
+    "  INSERT INTO search (rowid, title, section, text, date) VALUES ((1 << 50) + new.conversation * 16777216 + new.position, '', '',"
+    "   new.text, coalesce(new.created_at, (SELECT created_at FROM conversations WHERE id = new.conversation)));"
+    " END;"
+    "CREATE TRIGGER search_message_out AFTER DELETE ON messages BEGIN"
+    "  DELETE FROM search WHERE rowid = (1 << 50) + old.conversation * 16777216 + old.position;"
+    " END;"
+    "CREATE TRIGGER search_message_re AFTER UPDATE OF text, created_at ON messages WHEN new.position < 16777216 BEGIN"
+    "  DELETE FROM search WHERE rowid = (1 << 50) + old.conversation * 16777216 + old.position;"
+    "  INSERT INTO search (rowid, title, section, text, date) VALUES ((1 << 50) + new.conversation * 16777216 + new.position, '', '',"
+    "   new.text, coalesce(new.created_at, (SELECT created_at FROM conversations WHERE id = new.conversation)));"
+    " END;"
+    "CREATE TRIGGER search_subject_in AFTER INSERT ON pipeline_entities WHEN new.route IS NOT 'article' BEGIN"
+    "  INSERT INTO search (rowid, title, section, text, date) VALUES ((1 << 48) + new.id, new.name, '', '', NULL);"
+    " END;"
+    "CREATE TRIGGER search_subject_re AFTER UPDATE OF name, route ON pipeline_entities BEGIN"
+    "  DELETE FROM search WHERE rowid = (1 << 48) + old.id;"
+    "  INSERT INTO search (rowid, title, section, text, date) SELECT (1 << 48) + new.id, new.name, '', '', NULL"
+    "   WHERE new.route IS NOT 'article';"
+    " END;"
+    "CREATE TRIGGER search_subject_out AFTER DELETE ON pipeline_entities BEGIN"
+    "  DELETE FROM search WHERE rowid = (1 << 48) + old.id;"
+    " END;"
+    STORE_SEARCH_FILL_SQL,
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

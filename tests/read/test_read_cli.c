@@ -155,13 +155,28 @@ static void test_cli_list_membership_search_status(void **state)
     EXPECT("\n  Home_Solar_Panels · ");
     assert_int_equal(dream("list --kind domain --json"), 0);
     EXPECT("\"by\":\"kind\",\"value\":\"domain\",\"total\":4");
+    /* the full-text index: the article's section first with its citation, then the message */
     assert_int_equal(dream("search derailleur limit"), 0);
-    EXPECT("1 article(s) match\n  Bicycle_Maintenance (2/2 terms, ");
-    EXPECT("lines:\n  Bicycle_Maintenance:13: the chain every two weeks and adjust the derailleur themselves.\n"
-           "  Bicycle_Maintenance#derailleur:22: The limit screws stop the chain");
+    EXPECT("1 article hit(s)\n  Bicycle_Maintenance#derailleur 2024-07-01 conv:4f4f4f4f#1: The **limit** screws stop the chain");
+    EXPECT("1 message hit(s)\n  conv:");
+    EXPECT(" user in \"What does the derailleur limit screw do?\": What does the **derailleur** **limit** screw do?\n");
+    assert_int_equal(dream("search 'derail*' --conversations --json"), 0);
+    EXPECT("\"match\":\"((\\\"derail\\\"*))\"");
+    assert_null(strstr(out, "\"results\""));
     assert_int_equal(dream("search kayak"), 0);
-    EXPECT("0 article(s) match\ncaptured subjects (no article yet): Kayak Trip (1)\n");
+    EXPECT("  captured subject Kayak Trip (1 chunk(s)): **Kayak** Trip\n");
+    assert_int_equal(dream("search '\"bow hold'"), 2);
+    EXPECT("dream search: bad search query '\"bow hold': the quote at byte 0 is never closed");
+    assert_int_equal(dream("search kayak --since 2024-13-01"), 2);
+    EXPECT("since must be a day written YYYY-MM-DD, not '2024-13-01'");
     assert_int_equal(dream("search"), 2);
+    /* the index checked and rebuilt whole: the same hits after */
+    assert_int_equal(dream("reindex --check"), 0);
+    EXPECT("is sound\n");
+    assert_int_equal(dream("reindex"), 0);
+    EXPECT(" captured subject(s), 6 article(s): ");
+    assert_int_equal(dream("search derailleur limit"), 0);
+    EXPECT("1 article hit(s)\n  Bicycle_Maintenance#derailleur 2024-07-01 conv:4f4f4f4f#1: ");
     assert_int_equal(dream("status"), 0);
     EXPECT("articles: 6 (1 stubs, 0 redirects)\n");
     EXPECT("13 conversations, ");

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GET /v1/memory/<tool> on `dream serve`, with curl: every read tool on the hand-written vault
-# (tests/data/vault), the same JSON as the CLI's --json, 404 with near candidates for an unknown
-# article, 400 for a bad argument or tool, and no way to read outside the wiki.
+# (tests/data/vault) and a store of the Dreaming fixture corpus (tests/data/dreaming/corpus),
+# the same JSON as the CLI's --json, 404 with near candidates for an unknown article, 400 for a
+# bad argument or tool, and no way to read outside the wiki; the full-text search; and
+# POST /v1/memory/ask (the tiny model answers noise: the silence rule and budgets must hold).
 # Usage: test_serve_memory.sh DREAM MODEL VAULT WORKDIR
 set -euo pipefail
 DREAM=$1 MODEL=$2 VAULT=$3 WORK=$4
@@ -11,6 +13,8 @@ SERVER_PID=
 cleanup() { [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null || true; }
 trap cleanup EXIT
 export DREAM_WIKI=$VAULT DREAM_HOME=$WORK/home
+"$DREAM" ingest "$(dirname "$VAULT")/dreaming/corpus" >"$WORK/ingest.log" 2>&1 || { cat "$WORK/ingest.log" >&2; fail "dream ingest"; }
+: >"$WORK/serve.log" # before the server's shell opens it: the poll below must find the file
 "$DREAM" serve --model "$MODEL" --port 0 --parallel 2 >"$WORK/serve.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 240); do
@@ -56,6 +60,34 @@ get category 'category?category=Home%20projects' 200
 [ "$(json "$WORK/category.json" "d['total']")" = 2 ] || fail "category: $(cat "$WORK/category.json")"
 get search 'search?query=derailleur%20limit' 200
 [ "$(json "$WORK/search.json" "d['results'][0]['stem']")" = Bicycle_Maintenance ] || fail "search: $(cat "$WORK/search.json")"
+[ "$(json "$WORK/search.json" "d['results'][0]['cite']")" = 'conv:4f4f4f4f#1' ] || fail "search cite: $(cat "$WORK/search.json")"
+[ "$(json "$WORK/search.json" "d['conversations'][0]['cite'][:5]")" = 'conv:' ] || fail "search conversations: $(cat "$WORK/search.json")"
+same_as_cli search search derailleur limit
+get searchconv 'search?query=%22derailleur%20limit%22&conversations=1' 200
+[ "$(json "$WORK/searchconv.json" "('results' in d, len(d['conversations']))")" = '(False, 1)' ] || fail "search --conversations: $(cat "$WORK/searchconv.json")"
+get searchspan 'search?query=sourdough&conversations=1&since=2024-01-10&until=2024-01-10' 200 # that day's messages only
+json "$WORK/searchspan.json" "len(d['conversations']) > 0 and all(c['date'] == '2024-01-10' for c in d['conversations'])" | grep -q True \
+  || fail "search --since/--until: $(cat "$WORK/searchspan.json")"
+get badquery 'search?query=%22bow%20hold' 400
+json "$WORK/badquery.json" "d['error']['message']" | grep -q "bad search query '\"bow hold': the quote at byte 0 is never closed" || fail "bad query: $(cat "$WORK/badquery.json")"
+get badsince 'search?query=bow&since=yesterday' 400
+# POST /v1/memory/ask: nothing on file needs no model; a question with reads makes one call
+ask() { # ask NAME BODY WANT_STATUS
+  local code
+  code=$(curl -s -o "$WORK/$1.json" -w '%{http_code}' -H 'Content-Type: application/json' -d "$2" "$URL/ask")
+  [ "$code" = "$3" ] || fail "POST /v1/memory/ask $2: HTTP $code (want $3): $(cat "$WORK/$1.json")"
+}
+ask asknone '{"question": "What is my passport number?"}' 200
+[ "$(json "$WORK/asknone.json" "(d['answered'], d['answer'], d['model_calls'])")" = "(False, 'Nothing on file about that.', 0)" ] || fail "ask: $(cat "$WORK/asknone.json")"
+ask askchain '{"question": "How often do I oil the bike chain?"}' 200
+json "$WORK/askchain.json" "all(r['bytes'] <= 2048 for r in d['reads']) and d['context_bytes'] < 8192 and d['model_calls'] == 1 and len(d['reads']) > 0" | grep -q True \
+  || fail "ask budgets: $(cat "$WORK/askchain.json")"
+for c in $(json "$WORK/askchain.json" "' '.join(x['cite'] for x in d['citations'])"); do
+  grep -q "\`$c\`" "$VAULT"/articles/*.md || fail "ask cited $c, which no article cites"
+done
+json "$WORK/askchain.json" "d['answered'] == (len(d['citations']) > 0)" | grep -q True || fail "ask silence rule: $(cat "$WORK/askchain.json")"
+ask askbad '{"query": "x"}' 400
+ask askbad2 'not json' 400
 get status 'status' 200
 [ "$(json "$WORK/status.json" "d['articles']")" = 6 ] || fail "status: $(cat "$WORK/status.json")"
 

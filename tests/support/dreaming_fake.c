@@ -4,6 +4,7 @@
 #include "../src/util/buf.h"
 #include "dream/error.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,6 +459,82 @@ static char *fake_synthesis(const char *prompt)
     return strdup("I am sorry, I cannot help with that.");
 }
 
+/* ---- the answer stage (dream ask) --------------------------------------------------------- */
+
+const char *dreaming_fake_answer_wrap;
+
+static bool fake_answer_stop(const char *w, size_t n)
+{
+    static const char *const stop[] = {"the", "and", "what", "when", "where", "which", "how", "did", "does", "my", "for", "with", "about",
+                                       "that", "this", "often", "many", "much", "use", "are", "was", "you", "your", "have", NULL};
+    for (size_t i = 0; stop[i]; i++)
+        if (strlen(stop[i]) == n && strncasecmp(stop[i], w, n) == 0) return true;
+    return n < 3;
+}
+
+/* How many distinct content words of the question [q, qe) the sentence [s, e) holds (a word
+ * matches by its first five letters, so "plants" finds "planted"). */
+static int fake_overlap(const char *q, const char *qe, const char *s, const char *e)
+{
+    int score = 0;
+    for (const char *w = q; w < qe;) {
+        while (w < qe && !isalnum((unsigned char)*w)) w++;
+        const char *we = w;
+        while (we < qe && isalnum((unsigned char)*we)) we++;
+        size_t n = (size_t)(we - w);
+        if (n && !fake_answer_stop(w, n)) {
+            size_t k = n > 5 ? 5 : n;
+            for (const char *p = s; p + k <= e; p++)
+                if ((p == s || !isalnum((unsigned char)p[-1])) && strncasecmp(p, w, k) == 0) {
+                    score++;
+                    break;
+                }
+        }
+        w = we;
+    }
+    return score;
+}
+
+/* The answer: the note sentence (with a footnote marker) sharing the most content words with
+ * the question, at least two, as it is; else NOTHING ON FILE. dreaming_fake_answer_wrap (a
+ * format with one %s) wraps it when set. */
+static char *fake_answer(const char *prompt)
+{
+    const char *q = strstr(prompt, "\nQuestion: "), *notes = strstr(prompt, "Notes:\n"), *foot = strstr(prompt, "Footnotes:\n");
+    if (!q || !notes || !foot) return strdup("NOTHING ON FILE");
+    q += 11;
+    const char *qe = q + strcspn(q, "\n");
+    const char *best = NULL, *best_end = NULL;
+    int best_score = 1;
+    for (const char *s = notes + 7; s < foot;) {
+        while (s < foot && (*s == ' ' || *s == '\n')) s++;
+        const char *e = s;
+        if (*s == '#') /* a heading: its line */
+            while (e < foot && *e != '\n') e++;
+        else /* a sentence: to its full stop or the paragraph's end */
+            while (e < foot && !(e[0] == '.' && (e[1] == ' ' || e[1] == '\n')) && !(e[0] == '\n' && e[1] == '\n')) e++;
+        if (e < foot && *e == '.') e++;
+        if (e > s && *s != '#') {
+            int sc = fake_overlap(q, qe, s, e);
+            if (sc > best_score && fake_find(s, e, "[^")) {
+                best_score = sc;
+                best = s;
+                best_end = e;
+            }
+        }
+        s = e;
+    }
+    if (!best) return strdup("NOTHING ON FILE");
+    struct dbuf b = {0};
+    char *sentence = strndup(best, (size_t)(best_end - best));
+    for (char *c = sentence; c && *c; c++)
+        if (*c == '\n') *c = ' ';
+    if (dreaming_fake_answer_wrap) dbuf_printf(&b, dreaming_fake_answer_wrap, sentence ? sentence : "");
+    else dbuf_puts(&b, sentence ? sentence : "");
+    free(sentence);
+    return dbuf_take(&b);
+}
+
 int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
                        char **out)
 {
@@ -473,6 +550,10 @@ int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_inp
     }
     if (!strcmp(stage, "section") || !strcmp(stage, "editor")) {
         for (size_t i = 0; i < n; i++) out[i] = fake_fold(stage, in[i].user);
+        return 0;
+    }
+    if (!strcmp(stage, "answer")) {
+        for (size_t i = 0; i < n; i++) out[i] = fake_answer(in[i].user);
         return 0;
     }
     if (!chunk && strcmp(stage, "entity") != 0) return dream_error_set(DREAM_ENOTFOUND, "the fixture fake has no stage '%s'", stage);

@@ -17,7 +17,8 @@ char *dreaming_fake_chunk(const char *prompt);
  * text (in lexicon order, each once), or "NONE". */
 char *dreaming_fake_entities(const char *prompt);
 
-/* A dream_backend call answering "chunk" and "entity" as above (any other stage: an error).
+/* A dream_backend call answering "chunk" and "entity" as above, the writing stages and
+ * "answer" (any other stage: an error).
  * Counts calls in dreaming_fake_calls; calls dreaming_fake_on_call (when set) first, with the
  * stage (the kill-and-resume test stops the process there); sleeps dreaming_fake_delay_us. */
 int dreaming_fake_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
@@ -31,5 +32,8 @@ extern const char *dreaming_fake_infobox_extra;
  * section drafts and lead, FOLD's patches (of a section, a new section or the lead), RECONCILE's
  * section rewrites and WIKIFY's tightened sections. */
 extern const char *dreaming_fake_prose_extra;
+/* The answer stage (dream ask) answers with the note sentence sharing the most words (two at
+ * least) with the question, else NOTHING ON FILE; when set, this format (one %s) wraps it. */
+extern const char *dreaming_fake_answer_wrap;
 
 #endif

@@ -1,0 +1,238 @@
+/* bench_search.c — the full-text search index (issue 15) at the issue's scale: a store of
+ * --messages messages (10 per conversation, words drawn Zipf-like from a 20,000-word
+ * vocabulary) and a wiki of --articles articles (a lead, five sections, footnotes), both
+ * generated with a fixed seed. It reports:
+ *   - ingest: the store written with the index kept by its triggers (incremental), MB/s;
+ *   - build: dream_search_rebuild over all of it, MB/s of text indexed (target >= 20);
+ *   - growth: the store's size with the index and after dropping it (VACUUM), bytes;
+ *   - queries: the median and worst of each query shape through the read tool
+ *     (dream_read_search_index: sync check, two ranked queries, snippets), ms (target <= 50),
+ *     and "unwindowed": the two ranked FTS5 queries alone over every match (no rank window).
+ * Usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] */
+#include "dream/error.h"
+#include "dream/read.h"
+#include "dream/search.h"
+#include "dream/store.h"
+#include "store_internal.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+#define VOCAB 20000
+static char words[VOCAB][16];
+static double cdf[VOCAB];
+
+static void make_vocab(void)
+{
+    static const char *const syl[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "be", "da", "fu", "go", "hi", "ja", "ze", "po",
+                                      "qua", "ri", "sto", "tre", "ul", "wa", "xe", "yo", "bra", "cle", "dro", "fla", "gri", "plu"};
+    double sum = 0;
+    for (int i = 0; i < VOCAB; i++) {
+        int n = 2 + (int)(next() % 3);
+        words[i][0] = '\0';
+        for (int k = 0; k < n; k++) strcat(words[i], syl[next() % 30]);
+        sum += 1.0 / (i + 1);
+        cdf[i] = sum;
+    }
+    for (int i = 0; i < VOCAB; i++) cdf[i] /= sum;
+    /* a few real words at known ranks, for the queries */
+    strcpy(words[3], "sourdough");
+    strcpy(words[40], "derailleur");
+    strcpy(words[400], "cello");
+    strcpy(words[4000], "inverter");
+    strcpy(words[15000], "quokka");
+}
+
+static const char *word(void)
+{
+    double u = (double)(next() % 1000000) / 1e6;
+    int lo = 0, hi = VOCAB - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (cdf[mid] < u) lo = mid + 1;
+        else hi = mid;
+    }
+    return words[lo];
+}
+
+static void sentence(char *out, size_t cap, int n)
+{
+    size_t l = 0;
+    for (int i = 0; i < n && l + 20 < cap; i++) l += (size_t)snprintf(out + l, cap - l, "%s%s", i ? " " : "", word());
+    snprintf(out + l, cap - l, ".");
+}
+
+static long file_size(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    long n_messages = 100000, n_articles = 2000, repeat = 9;
+    const char *dir = "build/bench/search";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--messages")) n_messages = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--articles")) n_articles = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--repeat")) repeat = atol(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N]\n");
+            return 2;
+        }
+    }
+    make_vocab();
+    char cmd[1200], store_path[1100], wiki[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/wiki/articles'", dir, dir);
+    if (system(cmd) != 0) return 1;
+    snprintf(store_path, sizeof store_path, "%s/memory.sqlite", dir);
+    snprintf(wiki, sizeof wiki, "%s/wiki", dir);
+    dream_store *s = NULL;
+    if (dream_store_open(store_path, &s)) return fprintf(stderr, "%s\n", dream_error_last()), 1;
+
+    /* ingest: conversations of 10 messages, each in its own transaction (dream_store_put),
+     * indexed by the triggers as they are stored */
+    double t0 = now_s();
+    size_t text_bytes = 0;
+    static char texts[10][2048];
+    for (long c = 0; c < n_messages / 10; c++) {
+        struct dream_message m[10];
+        char ids[10][16], id[32], title[128];
+        for (int k = 0; k < 10; k++) {
+            sentence(texts[k], sizeof texts[k], 20 + (int)(next() % 60));
+            snprintf(ids[k], sizeof ids[k], "m%d", k);
+            m[k] = (struct dream_message){k % 2 ? "assistant" : "user", ids[k], 1700000000000 + c * 60000 + k * 1000, texts[k]};
+            text_bytes += strlen(texts[k]);
+        }
+        snprintf(id, sizeof id, "c%ld", c);
+        sentence(title, sizeof title, 4);
+        struct dream_conversation conv = {"openai-jsonl", id, title, m[0].time_ms, m[9].time_ms, "bench", m, 10};
+        enum dream_store_outcome o;
+        if (dream_store_put(s, &conv, &o)) return fprintf(stderr, "%s\n", dream_error_last()), 1;
+    }
+    double t_ingest = now_s() - t0;
+
+    /* articles */
+    size_t article_bytes = 0;
+    for (long a = 0; a < n_articles; a++) {
+        char path[1300], buf[16384], line[1024];
+        snprintf(path, sizeof path, "%s/articles/Bench_%05ld.md", wiki, a);
+        size_t l = (size_t)snprintf(buf, sizeof buf, "# Bench %05ld\n\n```info\ntype: bench\nkind: domain\n```\n\n", a);
+        sentence(line, sizeof line, 40);
+        l += (size_t)snprintf(buf + l, sizeof buf - l, "**Bench %05ld** %s[^1]\n", a, line);
+        for (int k = 0; k < 5; k++) {
+            sentence(line, sizeof line, 50 + (int)(next() % 40));
+            l += (size_t)snprintf(buf + l, sizeof buf - l, "\n## Part %d %s\n\n%s[^%d]\n", k + 1, word(), line, k % 2 + 1);
+        }
+        l += (size_t)snprintf(buf + l, sizeof buf - l, "\n## References\n\n[^1]: `conv:%08lx#m0` (2024-01-%02ld, bench)\n[^2]: `conv:%08lx#m1` (2024-02-%02ld, bench)\n",
+                              (unsigned long)a, a % 28 + 1, (unsigned long)a + 1, a % 28 + 1);
+        FILE *f = fopen(path, "w");
+        if (!f || fwrite(buf, 1, l, f) != l) return 1;
+        fclose(f);
+        article_bytes += l;
+    }
+
+    /* build: the whole index again */
+    struct dream_search_rebuild_stats st;
+    t0 = now_s();
+    if (dream_search_rebuild(s, wiki, &st)) return fprintf(stderr, "%s\n", dream_error_last()), 1;
+    double t_build = now_s() - t0;
+    store_exec(s, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE)", "bench");
+    long with_index = file_size(store_path);
+
+    printf("corpus: %ld messages (%.1f MB), %ld articles (%.1f MB)\n", n_messages, (double)text_bytes / 1e6, n_articles, (double)article_bytes / 1e6);
+    printf("ingest with the index kept by triggers: %.2f s, %.1f MB/s of message text\n", t_ingest, (double)text_bytes / 1e6 / t_ingest);
+    printf("build (dream_search_rebuild): %zu messages, %zu articles, %zu sections, %.1f MB of text in %.2f s: %.1f MB/s\n", st.messages,
+           st.articles, st.sections, (double)st.text_bytes / 1e6, t_build, (double)st.text_bytes / 1e6 / t_build);
+
+    /* queries, through the read tool */
+    struct dream_reader_params rp;
+    dream_reader_default_params(&rp);
+    rp.wiki = wiki;
+    rp.store = store_path;
+    dream_reader *r = NULL;
+    t0 = now_s();
+    if (dream_reader_open(&rp, &r)) return fprintf(stderr, "%s\n", dream_error_last()), 1;
+    double t_open = now_s() - t0;
+    printf("reader open (lists and parses %ld articles; once per command or request): %.1f ms\n", n_articles, t_open * 1000);
+    static const char *const queries[] = {"sourdough",        "derailleur cello",  "inverter",      "quokka",
+                                          "\"sourdough cello\"", "infl* sourdough", "cello OR quokka", "sourdough -derailleur",
+                                          words[1],           NULL};
+    printf("%-26s %9s %9s %12s  %s\n", "query", "median ms", "max ms", "unwindowed", "hits (articles, messages)");
+    double worst = 0;
+    for (size_t q = 0; queries[q]; q++) {
+        double *t = calloc((size_t)repeat, sizeof *t);
+        json_t *o = NULL;
+        for (long k = 0; k < repeat; k++) {
+            struct dream_read_search_params sp;
+            dream_read_search_default_params(&sp);
+            sp.query = queries[q];
+            json_decref(o);
+            o = NULL;
+            double a = now_s();
+            if (dream_read_search_index(r, &sp, &o)) return fprintf(stderr, "%s: %s\n", queries[q], dream_error_last()), 1;
+            t[k] = (now_s() - a) * 1000;
+        }
+        qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+        /* the two ranked FTS5 queries alone, without sync and snippets */
+        char *match = NULL;
+        dream_search_compile(queries[q], &match);
+        double a = now_s();
+        for (int part = 0; part < 2; part++) {
+            sqlite3_stmt *stq;
+            sqlite3_prepare_v2(store_db(s), "SELECT rowid FROM search WHERE search MATCH ? AND rowid >= ? AND rowid < ? ORDER BY bm25(search, 10.0, 5.0, 1.0) LIMIT 6",
+                               -1, &stq, NULL);
+            sqlite3_bind_text(stq, 1, match, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(stq, 2, part ? DREAM_SEARCH_MESSAGE_BASE : 0);
+            sqlite3_bind_int64(stq, 3, part ? INT64_MAX : DREAM_SEARCH_MESSAGE_BASE);
+            while (sqlite3_step(stq) == SQLITE_ROW) {
+            }
+            sqlite3_finalize(stq);
+        }
+        double fts = (now_s() - a) * 1000;
+        free(match);
+        printf("%-26s %9.2f %9.2f %12.2f  %zu, %zu\n", queries[q], t[repeat / 2], t[repeat - 1], fts, json_array_size(json_object_get(o, "results")),
+               json_array_size(json_object_get(o, "conversations")));
+        if (t[repeat / 2] > worst) worst = t[repeat / 2];
+        json_decref(o);
+        free(t);
+    }
+    printf("worst median query: %.2f ms (target <= 50)\n", worst);
+    dream_reader_close(r);
+
+    /* growth: the same store without the index */
+    store_exec(s, "DROP TABLE search; DELETE FROM search_sections; DELETE FROM search_articles; VACUUM; PRAGMA wal_checkpoint(TRUNCATE)", "bench");
+    long without = file_size(store_path);
+    printf("store: %.1f MB with the index, %.1f MB without (VACUUM): the index adds %.1f MB (%.2fx the store, %.2fx the text)\n",
+           (double)with_index / 1e6, (double)without / 1e6, (double)(with_index - without) / 1e6, (double)with_index / (double)without,
+           (double)(with_index - without) / (double)(text_bytes + article_bytes));
+    dream_store_close(s);
+    return 0;
+}

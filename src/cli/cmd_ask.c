@@ -1,0 +1,110 @@
+/* cmd_ask.c — `dream ask`: a question answered from the memory in one model call (dream/ask.h). */
+#include "cli.h"
+
+#include "dream/ask.h"
+#include "dream/error.h"
+#include "dream/model.h"
+#include "dream/read.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_ask_summary[] = "answer a question from the memory, with the footnotes it used";
+
+static void ask_usage(FILE *f)
+{
+    fprintf(f, "usage: dream ask QUESTION... [--json] [--wiki DIR] [--store PATH] [--backend URL]\n"
+               "\n"
+               "Finds what the memory holds about the question (names resolved, then the full-text\n"
+               "search), reads a little of it (an article's lead, its infobox, a section or two, a\n"
+               "message), and asks the model once to answer from that alone. The answer comes with\n"
+               "the footnotes it used; when nothing read answers it, it says so.\n"
+               "\n"
+               "options:\n"
+               "  --json         the answer, its citations and the reads as one JSON object\n"
+               "                 (the same as POST /v1/memory/ask)\n"
+               "  --wiki DIR     the wiki (default: $DREAM_WIKI, $DREAM_HOME/wiki, ~/.local/share/dream/wiki)\n"
+               "  --store PATH   the store (default: the cache's memory.sqlite)\n"
+               "  --backend URL  send the model call to an OpenAI-compatible server (also DREAM_BACKEND)\n"
+               "  -h, --help     this text\n");
+}
+
+int cmd_ask(int argc, char **argv)
+{
+    struct dream_reader_params p;
+    dream_reader_default_params(&p);
+    const char *backend = getenv("DREAM_BACKEND");
+    bool json = false;
+    char question[2048] = "";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_wants_help(a)) {
+            ask_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--wiki") || !strcmp(a, "--store") || !strcmp(a, "--backend")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "dream ask: %s needs a value\n", a);
+                ask_usage(stderr);
+                return 2;
+            }
+            if (a[2] == 'w') p.wiki = argv[++i];
+            else if (a[2] == 's') p.store = argv[++i];
+            else backend = argv[++i];
+        } else if (a[0] == '-' && a[1] == '-') {
+            fprintf(stderr, "dream ask: unknown option '%s'\n", a);
+            ask_usage(stderr);
+            return 2;
+        } else {
+            size_t l = strlen(question);
+            if (l + strlen(a) + 2 > sizeof question) {
+                fprintf(stderr, "dream ask: the question is over %zu bytes; ask a shorter one\n", sizeof question - 2);
+                return 2;
+            }
+            snprintf(question + l, sizeof question - l, "%s%s", l ? " " : "", a);
+        }
+    }
+    if (!question[0]) {
+        fprintf(stderr, "dream ask: ask what? give a question\n");
+        ask_usage(stderr);
+        return 2;
+    }
+    if (backend && *backend) {
+        struct dream_remote_params rp;
+        dream_remote_default_params(&rp);
+        rp.url = backend;
+        int rc = dream_seam_use_remote(&rp);
+        if (rc) return cli_fail("ask", rc);
+    }
+    dream_reader *r = NULL;
+    int rc = dream_reader_open(&p, &r);
+    if (rc) return cli_fail("ask", rc);
+    json_t *out = NULL;
+    rc = dream_ask(r, question, NULL, &out);
+    dream_reader_close(r);
+    if (rc) {
+        cli_fail("ask", rc);
+        return rc == DREAM_EINVAL ? 2 : 1;
+    }
+    if (json) {
+        char *s = json_dumps(out, JSON_COMPACT);
+        if (s) printf("%s\n", s);
+        free(s);
+    } else {
+        printf("%s\n", json_string_value(json_object_get(out, "answer")));
+        size_t i;
+        json_t *c;
+        if (json_array_size(json_object_get(out, "citations"))) putchar('\n');
+        json_array_foreach(json_object_get(out, "citations"), i, c) {
+            const char *d = json_string_value(json_object_get(c, "date"));
+            printf("[^%lld]: `%s` (%s, %s)\n", (long long)json_integer_value(json_object_get(c, "n")), json_string_value(json_object_get(c, "cite")),
+                   d && d[0] ? d : "undated", json_string_value(json_object_get(c, "title")));
+        }
+    }
+    json_decref(out);
+    return 0;
+}

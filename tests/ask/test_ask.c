@@ -1,0 +1,265 @@
+/* test_ask.c — `dream ask` (dream/ask.h) over the hand-written vault (tests/data/vault) and a
+ * real store made from the Dreaming fixture corpus, with the scripted fake answering the
+ * "answer" stage from what it was given (tests/support/dreaming_fake.c).
+ *
+ * An answer comes from the reads and cites footnotes that are the articles' own citations;
+ * every read stays under 2 KB and the context under 8 KB; a question nothing answers is
+ * "nothing on file" (without a model call when nothing was read); a preamble and markers of
+ * footnotes not given are removed; an answer that cites nothing is silence; the CLI prints the
+ * answer and its footnotes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dream/ask.h"
+#include "dream/error.h"
+#include "dream/model.h"
+#include "dream/read.h"
+#include "dream/store.h"
+#include "dreaming_fake.h"
+#include "dreaming_fixture.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *vault_dir, *dreaming_dir, *dream_bin;
+static char tmpdir[256], store_path[400];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dream-test-ask-XXXXXX");
+    if (!mkdtemp(tmpdir)) return -1;
+    snprintf(store_path, sizeof store_path, "%s/memory.sqlite", tmpdir);
+    char corpus[400], seeds[400];
+    snprintf(corpus, sizeof corpus, "%s/corpus", dreaming_dir);
+    snprintf(seeds, sizeof seeds, "%s/wiki", dreaming_dir);
+    dream_store *s = NULL;
+    if (dream_store_open(store_path, &s)) return -1;
+    int rc = fixture_ingest(s, corpus);
+    if (!rc) rc = fixture_run_pipeline(s, seeds, 0, NULL, NULL);
+    dream_store_close(s);
+    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
+    return rc ? rc : dream_seam_set_backend(&fake);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    dream_seam_set_backend(NULL);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "(none)";
+}
+
+static dream_reader *open_reader(void)
+{
+    struct dream_reader_params p;
+    dream_reader_default_params(&p);
+    p.wiki = vault_dir;
+    p.store = store_path;
+    dream_reader *r = NULL;
+    assert_int_equal(dream_reader_open(&p, &r), 0);
+    return r;
+}
+
+static json_t *ask(const char *question)
+{
+    dream_reader *r = open_reader();
+    json_t *out = NULL;
+    long before = dreaming_fake_calls;
+    int rc = dream_ask(r, question, NULL, &out);
+    if (rc) fail_msg("ask '%s': %s", question, dream_error_last());
+    dream_reader_close(r);
+    if (getenv("ASK_DEBUG")) {
+        char *d = json_dumps(out, JSON_INDENT(1));
+        fprintf(stderr, "%s\n", d);
+        free(d);
+    }
+    /* budgets, always: no read over 2 KB, the context under 8 KB, at most one model call */
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(out, "reads"), i, v) assert_true(json_integer_value(json_object_get(v, "bytes")) <= 2048);
+    assert_true(json_integer_value(json_object_get(out, "context_bytes")) < 8192);
+    assert_true(dreaming_fake_calls - before == json_integer_value(json_object_get(out, "model_calls")));
+    return out;
+}
+
+/* The definition text of the footnote of article stem that cites cite ("conv:H#M"), or NULL. */
+static bool article_cites(const char *stem, const char *cite)
+{
+    char path[600], needle[200];
+    snprintf(path, sizeof path, "%s/articles/%s.md", vault_dir, stem);
+    snprintf(needle, sizeof needle, "]: `%s` (", cite);
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[1024];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) found = strstr(line, needle) != NULL;
+    fclose(f);
+    return found;
+}
+
+static void test_ask_answers_from_the_reads_with_real_citations(void **state)
+{
+    (void)state;
+    json_t *o = ask("How often do I oil the bike chain?");
+    assert_true(json_is_true(json_object_get(o, "answered")));
+    const char *a = str(o, "answer");
+    /* the fact, as the article states it, with its footnote renumbered to the context's */
+    assert_string_equal(a, "They clean and oil the chain every two weeks and adjust the derailleur themselves[^1].");
+    assert_non_null(strstr(a, "[^1]"));
+    assert_null(strstr(a, "notes"));
+    json_t *c = json_array_get(json_object_get(o, "citations"), 0);
+    assert_int_equal(json_integer_value(json_object_get(c, "n")), 1);
+    assert_true(article_cites("Bicycle_Maintenance", str(c, "cite")));
+    /* it read small: the lead, the infobox and a section of the article the search found */
+    json_t *r0 = json_array_get(json_object_get(o, "reads"), 0);
+    assert_string_equal(str(r0, "kind"), "lead");
+    assert_string_equal(str(r0, "stem"), "Bicycle_Maintenance");
+    bool chain = false;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(o, "reads"), i, v) chain = chain || !strcmp(str(v, "anchor"), "chain");
+    assert_true(chain);
+    assert_int_equal(json_integer_value(json_object_get(o, "model_calls")), 1);
+    json_decref(o);
+}
+
+static void test_ask_resolves_a_name_in_the_question(void **state)
+{
+    (void)state;
+    /* "natural leaven" is an alias of Sourdough: resolved, not searched */
+    json_t *o = ask("What flour do I feed the natural leaven?");
+    json_t *r0 = json_array_get(json_object_get(o, "reads"), 0);
+    assert_string_equal(str(r0, "stem"), "Sourdough");
+    assert_true(json_is_true(json_object_get(o, "answered")));
+    assert_non_null(strstr(str(o, "answer"), "rye flour"));
+    json_t *c = json_array_get(json_object_get(o, "citations"), 0);
+    assert_true(article_cites("Sourdough", str(c, "cite")));
+    json_decref(o);
+}
+
+static void test_ask_says_nothing_on_file(void **state)
+{
+    (void)state;
+    /* nothing holds these words: no read, no model call */
+    json_t *o = ask("What is my passport number?");
+    assert_false(json_is_true(json_object_get(o, "answered")));
+    assert_string_equal(str(o, "answer"), DREAM_ASK_NOTHING);
+    assert_int_equal(json_array_size(json_object_get(o, "citations")), 0);
+    assert_int_equal(json_array_size(json_object_get(o, "reads")), 0);
+    assert_int_equal(json_integer_value(json_object_get(o, "model_calls")), 0);
+    json_decref(o);
+    /* something was read (the word matches) but nothing answers: the model's NOTHING ON FILE */
+    o = ask("Which brand of cello strings did the luthier recommend?");
+    assert_false(json_is_true(json_object_get(o, "answered")));
+    assert_string_equal(str(o, "answer"), DREAM_ASK_NOTHING);
+    assert_true(json_array_size(json_object_get(o, "reads")) > 0);
+    assert_int_equal(json_integer_value(json_object_get(o, "model_calls")), 1);
+    json_decref(o);
+}
+
+static void test_ask_drops_a_preamble_and_footnotes_it_was_not_given(void **state)
+{
+    (void)state;
+    dreaming_fake_answer_wrap = "According to your notes, %s[^99]";
+    json_t *o = ask("How often do I oil the bike chain?");
+    dreaming_fake_answer_wrap = NULL;
+    const char *a = str(o, "answer");
+    assert_true(strncmp(a, "They clean and oil the chain", 28) == 0);
+    assert_null(strstr(a, "[^99]"));
+    assert_int_equal(json_array_size(json_object_get(o, "citations")), 1);
+    json_decref(o);
+    /* an answer that cites nothing it was given is silence */
+    dreaming_fake_answer_wrap = "The chain is oiled weekly[^7].%.0s";
+    o = ask("How often do I oil the bike chain?");
+    dreaming_fake_answer_wrap = NULL;
+    assert_false(json_is_true(json_object_get(o, "answered")));
+    assert_string_equal(str(o, "answer"), DREAM_ASK_NOTHING);
+    json_decref(o);
+}
+
+static void test_ask_reads_messages_when_no_article_holds_it(void **state)
+{
+    (void)state;
+    /* "Tax Return" is a captured subject: only the conversation holds it */
+    json_t *o = ask("What should I keep for the freelance tax return?");
+    const json_t *msg = NULL;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(o, "reads"), i, v) if (!msg && !strcmp(str(v, "kind"), "message")) msg = v;
+    assert_non_null(msg);
+    assert_true(strncmp(str(msg, "cite"), "conv:", 5) == 0);
+    assert_true(json_is_true(json_object_get(o, "answered")));
+    assert_non_null(strstr(str(o, "answer"), "tax return as a freelancer"));
+    assert_string_equal(str(json_array_get(json_object_get(o, "citations"), 0), "cite"), str(msg, "cite"));
+    json_decref(o);
+}
+
+static void test_ask_refuses_bad_questions(void **state)
+{
+    (void)state;
+    dream_reader *r = open_reader();
+    json_t *out = NULL;
+    assert_int_equal(dream_ask(r, "", NULL, &out), DREAM_EINVAL);
+    assert_string_equal(dream_error_last(), "ask needs a question");
+    assert_int_equal(dream_ask(r, "bad \xff byte", NULL, &out), DREAM_EINVAL);
+    assert_string_equal(dream_error_last(), "the question is not valid UTF-8");
+    assert_null(out);
+    dream_reader_close(r);
+}
+
+static void test_ask_cli_prints_the_answer(void **state)
+{
+    (void)state;
+    char cmd[2000], out[4096] = "";
+    /* nothing on file needs no model, so the CLI runs without one */
+    snprintf(cmd, sizeof cmd, "'%s' ask What is my passport number --wiki '%s' --store '%s' 2>&1", dream_bin, vault_dir, store_path);
+    FILE *f = popen(cmd, "r");
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    assert_int_equal(pclose(f), 0);
+    assert_string_equal(out, DREAM_ASK_NOTHING "\n");
+    snprintf(cmd, sizeof cmd, "'%s' ask --json What is my passport number --wiki '%s' --store '%s' 2>&1", dream_bin, vault_dir, store_path);
+    f = popen(cmd, "r");
+    n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    assert_int_equal(pclose(f), 0);
+    assert_non_null(strstr(out, "\"answered\":false"));
+    assert_non_null(strstr(out, "\"reads\":[]"));
+    snprintf(cmd, sizeof cmd, "'%s' ask >/dev/null 2>&1", dream_bin);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s VAULT_DIR DREAMING_DATA_DIR DREAM\n", argv[0]);
+        return 2;
+    }
+    vault_dir = argv[1];
+    dreaming_dir = argv[2];
+    dream_bin = argv[3];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ask_answers_from_the_reads_with_real_citations),
+        cmocka_unit_test(test_ask_resolves_a_name_in_the_question),
+        cmocka_unit_test(test_ask_says_nothing_on_file),
+        cmocka_unit_test(test_ask_drops_a_preamble_and_footnotes_it_was_not_given),
+        cmocka_unit_test(test_ask_reads_messages_when_no_article_holds_it),
+        cmocka_unit_test(test_ask_refuses_bad_questions),
+        cmocka_unit_test(test_ask_cli_prints_the_answer),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,484 @@
+/* test_search.c — the full-text search index (dream/search.h) and the read tool over it, on a
+ * real SQLite store: the fixture corpus ingested and dreamed (segment..route) by the scripted
+ * fake, a copy of the hand-written vault (tests/data/vault) as the wiki, and conversations
+ * written here for what the corpus lacks (diacritics, phrases, dates).
+ *
+ * The query compiler turns every input into quoted FTS5 strings or a clear error naming the
+ * query; messages are indexed by the transaction that stores them (and leave with them);
+ * articles are indexed by the stages' writes and synced with hand edits; hits carry their
+ * citation, date and snippet; an old store is migrated with its messages indexed; a damaged
+ * index is found by the check and repaired by the rebuild. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dream/error.h"
+#include "dream/read.h"
+#include "dream/search.h"
+#include "dream/model.h"
+#include "dream/store.h"
+#include "dream/synthesis.h"
+#include "dream/vault.h"
+#include "dreaming_fake.h"
+#include "dreaming_fixture.h"
+#include "store_internal.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *vault_src, *dreaming_dir;
+static char tmpdir[256], store_path[400], wiki[400];
+
+static int sh(const char *fmt, const char *a, const char *b)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, fmt, a, b);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void put(dream_store *s, const char *id, const char *title, int64_t ms, const char *const *texts, size_t n)
+{
+    struct dream_message m[8];
+    char ids[8][32];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "%s-m%zu", id, i);
+        m[i] = (struct dream_message){i % 2 ? "assistant" : "user", ids[i], ms + (int64_t)i * 1000, texts[i]};
+    }
+    struct dream_conversation c = {"openai-jsonl", id, title, ms, ms, "test", m, n};
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dream-test-search-XXXXXX");
+    if (!mkdtemp(tmpdir)) return -1;
+    snprintf(store_path, sizeof store_path, "%s/memory.sqlite", tmpdir);
+    snprintf(wiki, sizeof wiki, "%s/wiki", tmpdir);
+    if (sh("cp -r '%s' '%s'", vault_src, wiki)) return -1;
+    dream_store *s = NULL;
+    char corpus[400], seeds[400];
+    snprintf(corpus, sizeof corpus, "%s/corpus", dreaming_dir);
+    snprintf(seeds, sizeof seeds, "%s/wiki", dreaming_dir);
+    if (dream_store_open(store_path, &s)) return -1;
+    int rc = fixture_ingest(s, corpus);
+    if (!rc) rc = fixture_run_pipeline(s, seeds, 0, NULL, NULL);
+    dream_store_close(s);
+    return rc;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return sh("rm -rf '%s'%s", tmpdir, "");
+}
+
+static dream_reader *open_reader(void)
+{
+    struct dream_reader_params p;
+    dream_reader_default_params(&p);
+    p.wiki = wiki;
+    p.store = store_path;
+    dream_reader *r = NULL;
+    int rc = dream_reader_open(&p, &r);
+    if (rc) fprintf(stderr, "open: %s\n", dream_error_last());
+    assert_int_equal(rc, 0);
+    return r;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "(none)";
+}
+
+/* Runs the search tool through dream_read_call; fails the test on an error. */
+static json_t *search(const char *query, const char *more_key, const char *more_value)
+{
+    dream_reader *r = open_reader();
+    json_t *args = json_pack("{ss}", "query", query), *out = NULL;
+    if (more_key) json_object_set_new(args, more_key, json_string(more_value));
+    int rc = dream_read_call(r, "search", args, &out);
+    if (rc) {
+        char *s = json_dumps(out, 0);
+        fail_msg("search '%s': rc %d %s", query, rc, s);
+    }
+    json_decref(args);
+    dream_reader_close(r);
+    return out;
+}
+
+static size_t count_conv(const json_t *o) { return json_array_size(json_object_get(o, "conversations")); }
+
+/* True when some conversation hit's snippet holds s. */
+static bool conv_snippet_has(const json_t *o, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(o, "conversations"), i, v) if (strstr(str(v, "snippet"), s)) return true;
+    return false;
+}
+
+static void expect_compiles(const char *q, const char *want)
+{
+    char *m = NULL;
+    int rc = dream_search_compile(q, &m);
+    if (rc || strcmp(m, want)) fail_msg("compile '%s': rc %d '%s' (want '%s') %s", q, rc, m ? m : "", want, rc ? dream_error_last() : "");
+    free(m);
+}
+
+static void expect_refused(const char *q, const char *why)
+{
+    char *m = NULL;
+    int rc = dream_search_compile(q, &m);
+    if (rc != DREAM_EINVAL || !strstr(dream_error_last(), why)) fail_msg("compile '%s': rc %d '%s' (want a refusal with '%s')", q, rc, dream_error_last(), why);
+    assert_null(m);
+}
+
+static void test_search_compile_quotes_every_term(void **state)
+{
+    (void)state;
+    expect_compiles("sourdough starter", "((\"sourdough\" AND \"starter\"))");
+    expect_compiles("\"bow hold\" cello*", "((\"bow hold\" AND \"cello\"*))");
+    expect_compiles("kayak OR canoe", "((\"kayak\")) OR ((\"canoe\"))");
+    expect_compiles("bread -rye NOT spelt", "((\"bread\") NOT \"rye\" NOT \"spelt\")");
+    expect_compiles("a AND b", "((\"a\" AND \"b\"))");
+    /* FTS5 syntax in the input is text: it cannot reach FTS5 as an operator */
+    expect_compiles("title:x NEAR(y) ^z c++ ; DROP", "((\"title:x\" AND \"NEAR(y)\" AND \"^z\" AND \"c++\" AND \"DROP\"))");
+    expect_compiles("& sourdough !!", "((\"sourdough\"))"); /* punctuation alone finds nothing: dropped */
+    expect_compiles("café", "((\"café\"))");
+}
+
+static void test_search_compile_refuses_bad_syntax_naming_the_query(void **state)
+{
+    (void)state;
+    expect_refused("\"bow hold", "bad search query '\"bow hold': the quote at byte 0 is never closed");
+    expect_refused("OR kayak", "OR needs words on both sides");
+    expect_refused("kayak OR", "OR needs words on both sides");
+    expect_refused("kayak OR OR canoe", "OR needs words on both sides");
+    expect_refused("-rye", "only excludes words");
+    expect_refused("bread OR -rye", "only excludes words");
+    expect_refused("*", "alone it means nothing");
+    expect_refused("!!! ...", "no words to search for");
+    expect_refused("", "no words to search for");
+    expect_refused("bread NOT", "NOT needs a word after it");
+    expect_refused("bad \xff byte", "not valid UTF-8");
+    char many[400] = "";
+    for (int i = 0; i < 33; i++) strcat(many, "w ");
+    expect_refused(many, "more than 32 words");
+}
+
+static void test_search_finds_messages_with_citation_date_and_snippet(void **state)
+{
+    (void)state;
+    json_t *o = search("starter five days", "conversations", "1");
+    assert_null(json_object_get(o, "results")); /* messages only */
+    assert_int_equal(count_conv(o), 1);
+    json_t *h = json_array_get(json_object_get(o, "conversations"), 0);
+    /* the citation is the conversation's hash and the message's own id, as footnotes cite */
+    assert_true(strncmp(str(h, "cite"), "conv:", 5) == 0);
+    assert_non_null(strstr(str(h, "cite"), "#dr-c1-m0"));
+    assert_string_equal(str(h, "date"), "2024-01-10");
+    assert_string_equal(str(h, "role"), "user");
+    assert_string_equal(str(h, "conversation"), "Feeding a new sourdough starter");
+    assert_non_null(strstr(str(h, "snippet"), "**starter** **five** **days**"));
+    /* the hash is a real conversation's */
+    char hash[64];
+    snprintf(hash, sizeof hash, "%.*s", (int)(strchr(str(h, "cite"), '#') - str(h, "cite") - 5), str(h, "cite") + 5);
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    struct dream_store_conversation *c = NULL;
+    assert_int_equal(dream_store_get_by_cite(s, hash, &c), 0);
+    assert_string_equal(c->messages[0].id, "dr-c1-m0");
+    dream_store_conversation_free(c);
+    dream_store_close(s);
+    json_decref(o);
+}
+
+static void test_search_folds_case_and_diacritics_phrases_and_prefixes(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    const char *a[] = {"We met at the Café Crème in Zürich, near the lake.", "Noted."};
+    const char *b[] = {"Zurich trains run late; the lake was calm and the cafe crowded.", "Ok."};
+    put(s, "diacritics-a", "Zürich trip", 1717200000000, a, 2); /* 2024-06-01 */
+    put(s, "diacritics-b", "Trains", 1733011200000, b, 2);      /* 2024-12-01 */
+    dream_store_close(s);
+    json_t *o = search("CAFE zurich", "conversations", "1");
+    assert_int_equal(count_conv(o), 2); /* case and accents folded both ways */
+    json_decref(o);
+    o = search("café crème", "conversations", "1");
+    assert_int_equal(count_conv(o), 1);
+    assert_true(conv_snippet_has(o, "**Café** **Crème**"));
+    json_decref(o);
+    o = search("\"the lake was calm\"", "conversations", "1"); /* a phrase: in that order */
+    assert_int_equal(count_conv(o), 1);
+    json_decref(o);
+    o = search("\"lake the\"", "conversations", "1");
+    assert_int_equal(count_conv(o), 0);
+    json_decref(o);
+    o = search("zür* crowd*", "conversations", "1"); /* prefixes */
+    assert_int_equal(count_conv(o), 1);
+    assert_true(conv_snippet_has(o, "**crowded**"));
+    json_decref(o);
+    o = search("zurich -trains", "conversations", "1");
+    assert_int_equal(count_conv(o), 1);
+    assert_true(conv_snippet_has(o, "**Zürich**"));
+    json_decref(o);
+    /* more matches than the rank window: ranked among the most recently stored */
+    dream_reader *r = open_reader();
+    struct dream_read_search_params sp;
+    dream_read_search_default_params(&sp);
+    sp.query = "zurich";
+    sp.conversations_only = true;
+    sp.rank_window = 1;
+    assert_int_equal(dream_read_search_index(r, &sp, &o), 0);
+    assert_int_equal(count_conv(o), 1);
+    assert_string_equal(str(json_array_get(json_object_get(o, "conversations"), 0), "date"), "2024-12-01");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "ranked_among"), "newest")), 1);
+    json_decref(o);
+    sp.rank_window = 0;
+    assert_int_equal(dream_read_search_index(r, &sp, &o), 0);
+    assert_int_equal(count_conv(o), 2);
+    assert_null(json_object_get(o, "ranked_among"));
+    json_decref(o);
+    dream_reader_close(r);
+    /* dates: --since and --until take days, both included */
+    o = search("zurich", "since", "2024-07-01");
+    assert_int_equal(count_conv(o), 1);
+    assert_string_equal(str(json_array_get(json_object_get(o, "conversations"), 0), "date"), "2024-12-01");
+    json_decref(o);
+    o = search("zurich", "until", "2024-06-01");
+    assert_int_equal(count_conv(o), 1);
+    assert_string_equal(str(json_array_get(json_object_get(o, "conversations"), 0), "date"), "2024-06-01");
+    json_decref(o);
+}
+
+static void test_search_bad_input_is_a_clear_error(void **state)
+{
+    (void)state;
+    dream_reader *r = open_reader();
+    json_t *args = json_pack("{ss}", "query", "\"unclosed phrase"), *out = NULL;
+    assert_int_equal(dream_read_call(r, "search", args, &out), DREAM_EINVAL);
+    assert_non_null(strstr(str(out, "error"), "bad search query '\"unclosed phrase': the quote at byte 0 is never closed"));
+    assert_null(strstr(str(out, "error"), "fts5"));
+    json_decref(out);
+    json_decref(args);
+    args = json_pack("{ss ss}", "query", "kayak", "since", "June");
+    assert_int_equal(dream_read_call(r, "search", args, &out), DREAM_EINVAL);
+    assert_string_equal(str(out, "error"), "since must be a day written YYYY-MM-DD, not 'June'");
+    json_decref(out);
+    json_decref(args);
+    dream_reader_close(r);
+}
+
+static void test_search_ranks_article_sections_first_with_their_citations(void **state)
+{
+    (void)state;
+    json_t *o = search("derailleur limit", NULL, NULL);
+    json_t *h = json_array_get(json_object_get(o, "results"), 0);
+    assert_string_equal(str(h, "kind"), "section");
+    assert_string_equal(str(h, "stem"), "Bicycle_Maintenance");
+    assert_string_equal(str(h, "anchor"), "derailleur");
+    assert_string_equal(str(h, "section"), "Derailleur");
+    /* the section's markers cite [^2]; its definition is the hit's citation and date */
+    dream_reader *r = open_reader();
+    json_t *sec = NULL;
+    assert_int_equal(dream_read_section(r, "Bicycle_Maintenance", "derailleur", &sec), 0);
+    const char *def = json_string_value(json_object_get(json_array_get(json_object_get(sec, "references"), 0), "text"));
+    assert_non_null(def);
+    assert_string_equal(str(h, "cite"), "conv:4f4f4f4f#1");
+    assert_string_equal(str(h, "date"), "2024-07-01");
+    assert_non_null(strstr(def, "`conv:4f4f4f4f#1` (2024-07-01,"));
+    json_decref(sec);
+    dream_reader_close(r);
+    assert_non_null(strstr(str(h, "snippet"), "**limit**"));
+    /* messages come after, in their own list: the conversation that asked about it */
+    assert_true(conv_snippet_has(o, "**derailleur** **limit**"));
+    json_decref(o);
+    /* a captured subject (no article) is a hit too */
+    o = search("kayak", NULL, NULL);
+    h = json_array_get(json_object_get(o, "results"), 0);
+    assert_string_equal(str(h, "kind"), "subject");
+    assert_string_equal(str(h, "name"), "Kayak Trip");
+    json_decref(o);
+}
+
+static void test_search_follows_hand_edits_of_the_wiki(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", wiki);
+    json_t *o = search("xylophonist", NULL, NULL);
+    assert_int_equal(json_array_size(json_object_get(o, "results")), 0);
+    json_decref(o);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("\n## Teachers\n\nThe xylophonist next door gave one lesson.\n", f);
+    fclose(f);
+    o = search("xylophonist", NULL, NULL);
+    assert_int_equal(json_array_size(json_object_get(o, "results")), 1);
+    assert_string_equal(str(json_array_get(json_object_get(o, "results"), 0), "anchor"), "teachers");
+    json_decref(o);
+    assert_int_equal(unlink(path), 0); /* a removed article leaves the index */
+    o = search("xylophonist", NULL, NULL);
+    assert_int_equal(json_array_size(json_object_get(o, "results")), 0);
+    json_decref(o);
+}
+
+static void test_search_index_follows_the_store_in_its_transactions(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    const char *v1[] = {"My quokka photo was blurry.", "Use a faster shutter."};
+    put(s, "changing", "Quokka", 1717200000000, v1, 2);
+    const char *v2[] = {"My quokka photo was blurry.", "Try a wombat lens instead."};
+    put(s, "changing", "Quokka", 1717300000000, v2, 2); /* a changed conversation: message 1 replaced */
+    dream_store_close(s);
+    json_t *o = search("shutter", "conversations", "1");
+    assert_int_equal(count_conv(o), 0); /* the replaced message left the index with its row */
+    json_decref(o);
+    o = search("wombat", "conversations", "1");
+    assert_int_equal(count_conv(o), 1);
+    json_decref(o);
+}
+
+/* A store as version 6 wrote it (before the index), holding a conversation: opening it
+ * migrates it and the message is found. */
+static void test_search_migrates_an_older_store_with_its_messages(void **state)
+{
+    (void)state;
+    char old[500];
+    snprintf(old, sizeof old, "%s/v6.sqlite", tmpdir);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(old, &db), SQLITE_OK);
+    for (int v = 0; v < 6; v++) assert_int_equal(sqlite3_exec(db, store_migrations[v], NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO conversations (id, source, source_id, cite, title, content_hash, message_count, ingested_at)"
+                                  " VALUES (1, 'pi', 'x', 'abcd1234', 'Old', 'h', 1, 0);"
+                                  "INSERT INTO messages VALUES (1, 0, 'user', 'm0', 1700000000000, 'an archaeopteryx fossil');"
+                                  "INSERT INTO pipeline_entities (name, normal, squeezed, route, created_at) VALUES ('Fossil Hunting', 'fossil hunting', 'fossilhunting', 'captured', 0);"
+                                  "PRAGMA user_version = 6",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(old, &s), 0);
+    assert_int_equal(dream_store_schema_version(s), 7);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT rowid FROM search WHERE search MATCH 'archaeopteryx OR fossil' ORDER BY rowid", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t subject = sqlite3_column_int64(st, 0);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_true(sqlite3_column_int64(st, 0) == DREAM_SEARCH_MESSAGE_BASE + 1 * DREAM_SEARCH_POSITION_SPAN + 0);
+    assert_true(subject == DREAM_SEARCH_SUBJECT_BASE + 1);
+    sqlite3_finalize(st);
+    assert_int_equal(dream_search_check(s), 0);
+    dream_store_close(s);
+}
+
+static int64_t count_rows(dream_store *s, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+static void test_search_check_finds_damage_and_rebuild_repairs_it(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    assert_int_equal(dream_search_check(s), 0);
+    int64_t before = count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'sourdough'");
+    assert_true(before > 0);
+    /* damage: the index's segments lose their data */
+    assert_int_equal(sqlite3_exec(store_db(s), "UPDATE search_data SET block = zeroblob(40) WHERE id > 10", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(dream_search_check(s), DREAM_EFORMAT);
+    assert_non_null(strstr(dream_error_last(), "rebuild it with `dream reindex`"));
+    struct dream_search_rebuild_stats st;
+    assert_int_equal(dream_search_rebuild(s, wiki, &st), 0);
+    assert_int_equal(dream_search_check(s), 0);
+    assert_true(st.messages == (size_t)count_rows(s, "SELECT count(*) FROM messages"));
+    assert_true(st.articles >= 5);
+    assert_true(st.subjects >= 1);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'sourdough'") == before);
+    /* the articles are back too, without a reader's sync */
+    assert_true(count_rows(s, "SELECT count(*) FROM search_sections WHERE stem = 'Bicycle_Maintenance' AND anchor = 'derailleur'") == 1);
+    dream_store_close(s);
+}
+
+/* CREATE writes articles through synth_write, which indexes each in the transaction that
+ * journals it: the rows are there before any reader syncs. */
+static void test_search_stage_writes_are_indexed_in_their_transaction(void **state)
+{
+    (void)state;
+    char dir[400], w2[450], s2[450], corpus[400], seeds[400];
+    snprintf(dir, sizeof dir, "%s/created", tmpdir);
+    snprintf(w2, sizeof w2, "%s/wiki", dir);
+    snprintf(s2, sizeof s2, "%s/memory.sqlite", dir);
+    snprintf(corpus, sizeof corpus, "%s/corpus", dreaming_dir);
+    snprintf(seeds, sizeof seeds, "%s/wiki", dreaming_dir);
+    assert_int_equal(dream_vault_init(w2, NULL, NULL, NULL), 0);
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(s2, &s), 0);
+    assert_int_equal(fixture_ingest(s, corpus), 0);
+    assert_int_equal(fixture_run_pipeline(s, seeds, 0, NULL, NULL), 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles") == 0);
+    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
+    assert_int_equal(dream_seam_set_backend(&fake), 0);
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = w2;
+    struct dream_synth_result res;
+    assert_int_equal(dream_synth_create(s, &p, &res), 0);
+    dream_seam_set_backend(NULL);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles") == 5);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_sections WHERE stem = 'Sourdough'") >= 2);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'starter' AND rowid < 281474976710656") >= 1);
+    /* what was recorded is the file as written */
+    char path[600];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", w2);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    assert_true(count_rows(s, "SELECT bytes FROM search_articles WHERE stem = 'Sourdough'") == size);
+    dream_store_close(s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s VAULT_DIR DREAMING_DATA_DIR\n", argv[0]);
+        return 2;
+    }
+    vault_src = argv[1];
+    dreaming_dir = argv[2];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_search_compile_quotes_every_term),
+        cmocka_unit_test(test_search_compile_refuses_bad_syntax_naming_the_query),
+        cmocka_unit_test(test_search_finds_messages_with_citation_date_and_snippet),
+        cmocka_unit_test(test_search_folds_case_and_diacritics_phrases_and_prefixes),
+        cmocka_unit_test(test_search_bad_input_is_a_clear_error),
+        cmocka_unit_test(test_search_ranks_article_sections_first_with_their_citations),
+        cmocka_unit_test(test_search_follows_hand_edits_of_the_wiki),
+        cmocka_unit_test(test_search_index_follows_the_store_in_its_transactions),
+        cmocka_unit_test(test_search_migrates_an_older_store_with_its_messages),
+        cmocka_unit_test(test_search_check_finds_damage_and_rebuild_repairs_it),
+        cmocka_unit_test(test_search_stage_writes_are_indexed_in_their_transaction),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
