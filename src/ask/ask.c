@@ -464,7 +464,7 @@ int dream_ask(dream_reader *r, const char *question, const struct dream_ask_para
         prompt = all.data ? dream_ask_prompt(question, all.data) : NULL;
         dbuf_free(&all);
         if (!prompt) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        struct dream_local_input in = {NULL, prompt};
+        struct dream_local_input in = {.system = NULL, .user = prompt};
         struct dream_call_opts opts = dream_call_default_opts();
         char *raw = NULL;
         if (!rc) {
