@@ -9,7 +9,7 @@
  * A step is one llama_decode with a token for every decoding sequence (one token per stream,
  * as in the serial decode) and then prefill chunks, each its own llama_decode and aligned as the
  * serial decode aligns them, so every row is computed by the same kernels on the same inputs.
- * tests/test_scheduler.c checks token identity at widths 1–16.
+ * tests/engine/test_scheduler.c checks token identity at widths 1–16.
  *
  * Outside the exact configuration (kv_unified, for GPUs) all sequences share one KV pool and a
  * step is ONE llama_decode: a token for every decoding sequence, then prompt tokens of admitted
