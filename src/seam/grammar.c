@@ -173,11 +173,12 @@ char *dream_grammar_names_from(const char *text, size_t len)
         bool cut_before = false, cut_after = false;
         while (s < e && nf_lead((unsigned char)text[s])) s++, cut_before = true;
         while (e > s && nf_trail((unsigned char)text[e - 1])) e--, cut_after = true;
-        if (e - s >= 3 && !memcmp(text + e - 3, "\xe2\x80\x99", 3) ) e -= 3, cut_after = true;
-        if (e - s >= 2 && text[e - 2] == '\'' && (text[e - 1] == 's' || text[e - 1] == 'S'))
-            e -= 2, cut_after = true; /* a possessive: the name is the word without 's */
-        else if (e - s >= 4 && !memcmp(text + e - 4, "\xe2\x80\x99s", 4))
-            e -= 4, cut_after = true;
+        /* a possessive ('s, \u2019s) or a closing \u2019: the name is the word without it */
+        size_t cut = 0;
+        if (e - s >= 2 && text[e - 2] == '\'' && (text[e - 1] == 's' || text[e - 1] == 'S')) cut = 2;
+        else if (e - s >= 4 && !memcmp(text + e - 4, "\xe2\x80\x99s", 4)) cut = 4;
+        else if (e - s >= 3 && !memcmp(text + e - 3, "\xe2\x80\x99", 3)) cut = 3;
+        if (cut) e -= cut, cut_after = true;
         bool ok = e > s && e - s <= NF_MAX_WORD;
         for (size_t k = s; ok && k < e; k++) ok = (unsigned char)text[k] >= 0x20 && text[k] != 0x7f;
         if (!ok) {
