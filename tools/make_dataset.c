@@ -26,6 +26,7 @@
  */
 #include "dream/engine.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/model.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -60,6 +61,7 @@ struct ds {
     char stages[DS_MAX_STAGES][DS_STAGE_NAME];
     int n_stages;
     long max_tokens;
+    bool names_from_text; /* --names-from-text: entity answers in dream_names_copy_form */
     dream_token end_token;
     struct ds_stage_count count[DS_MAX_STAGES];
     /* records of stages not in --stages, by name */
@@ -91,6 +93,9 @@ static void ds_usage(FILE *f)
             "                    (default 8192, the context dream-mini is trained for)\n"
             "  --end-token TEXT  the end-of-turn token appended to every answer (default <|end|>);\n"
             "                    it must be one end-of-generation token of the vocabulary\n"
+            "  --names-from-text entity answers in the form the names-from-text grammar decodes:\n"
+            "                    one leading space a line (for a model made with dream-make-model\n"
+            "                    --names-from-text; why: include/dream/grammar.h)\n"
             "  -o, --output PATH DATA.bin; DATA.json (PATH without .bin, plus .json) is written beside it\n"
             "  -h, --help        this help\n"
             "\n"
@@ -258,7 +263,16 @@ static int ds_add_record(struct ds *d, json_t *rec, const char *where)
     int n_prompt = t.n;
     const char *why = NULL;
     struct dream_tokens a = {0};
+    char *copied = NULL;
+    if (d->names_from_text && strcmp(stage, "entity") == 0) {
+        if (!(copied = dream_names_copy_form(answer))) {
+            dream_tokens_free(&t);
+            return dream_error_set(DREAM_ENOMEM, "out of memory");
+        }
+        answer = copied;
+    }
     rc = ds_answer_tokens(d->model, &t, answer, d->end_token, &a, &why);
+    free(copied);
     for (int i = 0; i < a.n && !rc; i++) rc = dream_tokens_push(&t, a.ids[i]);
     dream_tokens_free(&a);
     if (rc == 1) {
@@ -482,6 +496,7 @@ int main(int argc, char **argv)
         {"model", required_argument, 0, 'm'},  {"stages", required_argument, 0, 's'},
         {"max-tokens", required_argument, 0, 'n'}, {"end-token", required_argument, 0, 'e'},
         {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
+        {"names-from-text", no_argument, 0, 'f'},
         {0, 0, 0, 0},
     };
     struct ds *d = calloc(1, sizeof *d);
@@ -504,6 +519,7 @@ int main(int argc, char **argv)
         case 's': stages = optarg; break;
         case 'e': end_text = optarg; break;
         case 'o': out = optarg; break;
+        case 'f': d->names_from_text = true; break;
         case 'n':
             errno = 0;
             d->max_tokens = strtol(optarg, &end, 10);

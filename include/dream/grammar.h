@@ -37,8 +37,18 @@ extern const char dream_grammar_infobox[];
  * quotes, brackets and sentence punctuation and a possessive 's cut off; its first letter in
  * either case). So every name is copied from the chunk, never invented. Transcript markup
  * ([user], [assistant], (id: ...)) gives no words; at most 4096 distinct words are used. A
- * text with no word allows only NONE. malloc'd; NULL when out of memory. */
+ * text with no word allows only NONE. Every line starts with one space (dream_names_copy_form
+ * says why). malloc'd; NULL when out of memory. */
 char *dream_grammar_names_from(const char *text, size_t len);
+
+/* An entity answer in the form dream_grammar_names_from decodes: every line with one leading
+ * space (" Cowbird\n Bayonne"), which the entity parser trims. Why: in a SentencePiece
+ * vocabulary a word after a space and the same word at the start of a line are different
+ * tokens (" Cowbird" is "▁Cow" "bird", "Cowbird" after "\n" is "C" "ow" "bird"); the chunk
+ * names a subject after a space, so with the space the answer repeats the chunk's own tokens,
+ * which a small model learns to do, instead of respelling them. dream-dataset --names-from-text
+ * writes the training answers this way. malloc'd; NULL when out of memory. */
+char *dream_names_copy_form(const char *answer);
 
 /* text as a GBNF string literal ("..." with \" \\ and control bytes escaped), malloc'd; NULL
  * when out of memory. UTF-8 passes through as it is. */

@@ -240,10 +240,10 @@ char *dream_grammar_names_from(const char *text, size_t len)
 
     int rc = 0;
     if (n_start == 0) { /* nothing to copy: NONE is the only answer */
-        rc = dbuf_puts(&b, "root ::= \"NONE\" \"\\n\"?\n");
+        rc = dbuf_puts(&b, "root ::= \" NONE\" \"\\n\"?\n");
         goto emitted;
     }
-    rc = dbuf_puts(&b, "root ::= (\"NONE\" | line (\"\\n\" line){0,15}) \"\\n\"?\nline ::= ");
+    rc = dbuf_puts(&b, "root ::= \" \" (\"NONE\" | line (\"\\n \" line){0,15}) \"\\n\"?\nline ::= ");
     for (int w = 0, k = 0; !rc && w < n_words; w++)
         if (!stop[w]) rc = dbuf_printf(&b, "%sw%d", k++ ? " | " : "", w);
     rc = rc || dbuf_putc(&b, '\n');
@@ -282,5 +282,20 @@ done:
     free(edges);
     free(slots);
     free(words);
+    return out;
+}
+
+char *dream_names_copy_form(const char *answer)
+{
+    struct dbuf b = {0};
+    int rc = 0;
+    for (const char *line = answer; !rc && *line;) {
+        size_t len = strcspn(line, "\n");
+        while (len && line[0] == ' ') line++, len--; /* one space, however many it had */
+        rc = dbuf_putc(&b, ' ') || dbuf_append(&b, line, len) || (line[len] == '\n' && dbuf_putc(&b, '\n'));
+        line += len + (line[len] == '\n');
+    }
+    char *out = rc ? NULL : dbuf_take(&b);
+    dbuf_free(&b);
     return out;
 }

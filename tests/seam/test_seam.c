@@ -263,8 +263,10 @@ static void test_names_from_text_grammar_copies(void **state)
         printf("names-from-text %zu: \"%s\"\n", i, out[i]);
         char copy[512];
         snprintf(copy, sizeof copy, "%s", out[i]);
-        for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-            if (strcmp(line, "NONE")) assert_true(name_is_copied(text, line));
+        for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            assert_true(line[0] == ' ' && line[1] != ' '); /* dream_names_copy_form's one space */
+            if (strcmp(line + 1, "NONE")) assert_true(name_is_copied(text, line + 1));
+        }
         free(out[i]);
     }
     free(g);
@@ -275,9 +277,24 @@ static void test_names_from_text_grammar_copies(void **state)
     struct dream_local_input one = {.user = users[0], .grammar = g};
     char *ans = NULL;
     assert_int_equal(dream_call_local("entity", &one, &o, &ans), 0);
-    assert_string_equal(ans, "NONE");
+    assert_string_equal(ans, " NONE");
     free(ans);
     free(g);
+}
+
+/* The training answers' form is the grammar's: one leading space a line, whatever the gold
+ * answer had, and the entity parser reads the same names from both. */
+static void test_names_copy_form(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {{"Cowbird\nBayonne", " Cowbird\n Bayonne"}, {"NONE\n", " NONE\n"},
+                              {"   Leanne patch pocket", " Leanne patch pocket"}, {"", ""}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *f = dream_names_copy_form(cases[i][0]);
+        assert_non_null(f);
+        assert_string_equal(f, cases[i][1]);
+        free(f);
+    }
 }
 
 /* The entity stage asks the seam whether the model wants copied names: the GGUF key
@@ -519,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_no_grammar_config_decodes_free_text),
         cmocka_unit_test(test_stage_grammars_parse_and_end),
         cmocka_unit_test(test_names_from_text_grammar_copies),
+        cmocka_unit_test(test_names_copy_form),
         cmocka_unit_test(test_names_from_text_follows_the_model_and_env),
         cmocka_unit_test(test_stage_adapter_is_used_and_always_cleared),
         cmocka_unit_test(test_adapter_for_another_model_is_refused),

@@ -772,6 +772,18 @@ static void tt_render_phi3(struct dbuf *b, const char *system, const char *user)
     assert_int_equal(dbuf_printf(b, "<|user|>\n%s<|end|>\n<|assistant|>\n", user), 0);
 }
 
+/* The text of an answer's n_answer u16 tokens at tok, less the closing end token, in text. */
+static void tt_answer_text(const struct llama_vocab *v, const unsigned char *tok, uint32_t n_answer, struct dbuf *text)
+{
+    dbuf_reset(text);
+    for (uint32_t i = 0; i + 1 < n_answer; i++) {
+        char piece[64];
+        int pn = llama_token_to_piece(v, tok[2 * i] | tok[2 * i + 1] << 8, piece, sizeof piece, 0, false);
+        assert_true(pn >= 0);
+        assert_int_equal(dbuf_append(text, piece, (size_t)pn), 0);
+    }
+}
+
 static void test_dataset_prompt_is_the_rendered_template_and_answer_round_trips(void **state)
 {
     (void)state;
@@ -846,20 +858,38 @@ static void test_dataset_prompt_is_the_rendered_template_and_answer_round_trips(
         for (int i = 0; i < ne; i++) assert_int_equal(tok[2 * i] | tok[2 * i + 1] << 8, expect[i]);
         tok += 2 * n_prompt;
         /* The answer decodes back to exactly its text and ends with <|end|>. */
-        dbuf_reset(&text);
-        for (uint32_t i = 0; i + 1 < n_answer; i++) {
-            char piece[64];
-            int pn = llama_token_to_piece(v, tok[2 * i] | tok[2 * i + 1] << 8, piece, sizeof piece, 0, false);
-            assert_true(pn >= 0);
-            assert_int_equal(dbuf_append(&text, piece, (size_t)pn), 0);
-        }
+        tt_answer_text(v, tok, n_answer, &text);
         assert_string_equal(text.data ? text.data : "", want[k].answer);
         assert_int_equal(tok[2 * (n_answer - 1)] | tok[2 * (n_answer - 1) + 1] << 8, end_tok);
         tok += 2 * n_answer;
     }
+    free(bin);
+
+    /* --names-from-text: the entity answer alone takes dream_names_copy_form's leading spaces,
+     * and its names are then the very tokens the user text gives them after a space. */
+    rc = tt_run(&log, "%s --model %s --max-tokens 200 --names-from-text -o %s %s", tt_path("bin/dream-dataset"), model, out,
+                recs);
+    if (rc) fprintf(stderr, "%s\n", log);
+    assert_int_equal(rc, 0);
+    free(log);
+    assert_int_equal(file_read_all(out, 0, &bin, &len), 0);
+    u = (const unsigned char *)bin;
+    rec = u + 32 + 64 * 6, tok = rec + 16 * 4;
+    for (int k = 0; k < 4; k++, rec += 16) {
+        uint32_t n_prompt = tt_u32(rec), n_answer = tt_u32(rec + 4);
+        tok += 2 * n_prompt;
+        tt_answer_text(v, tok, n_answer, &text);
+        assert_string_equal(text.data ? text.data : "", k == 1 ? " Brooks B17 saddle\n Commute bike" : want[k].answer);
+        if (k == 1) { /* " Brooks" as in running text, not "Brooks" respelled at a line start */
+            llama_token in_text[8];
+            assert_true(llama_tokenize(v, "see Brooks", 10, in_text, 8, false, false) >= 2);
+            assert_int_equal(tok[0] | tok[1] << 8, in_text[1]);
+        }
+        tok += 2 * n_answer;
+    }
+    free(bin);
     dbuf_free(&text);
     dbuf_free(&r);
-    free(bin);
     llama_model_free(m);
 
     char *js = NULL;
