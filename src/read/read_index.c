@@ -362,10 +362,13 @@ int dream_reader_open(const struct dream_reader_params *p, dream_reader **out)
     if (!rc && dbuf_printf(&dir, "%s/articles", r->wiki)) rc = DREAM_ENOMEM;
     r->articles_dir = dbuf_take(&dir);
     struct stat st;
-    if (!rc && (stat(r->articles_dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = dream_error_set(DREAM_ENOTFOUND, "no wiki at %s (%s is not a directory): create one with `dream init --wiki %s`, or point --wiki/DREAM_WIKI at one",
-                             r->wiki, r->articles_dir, r->wiki);
-    if (!rc) rc = read_list_articles(r);
+    if (!rc && (stat(r->articles_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        if (p && p->wiki_optional) r->no_wiki = true;
+        else
+            rc = dream_error_set(DREAM_ENOTFOUND, "no wiki at %s (%s is not a directory): create one with `dream init --wiki %s`, or point --wiki/DREAM_WIKI at one",
+                                 r->wiki, r->articles_dir, r->wiki);
+    }
+    if (!rc && !r->no_wiki) rc = read_list_articles(r);
     /* The store is optional: used when it exists, never created. */
     if (!rc) {
         char *sp = NULL;
