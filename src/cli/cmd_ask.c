@@ -1,6 +1,7 @@
 /* cmd_ask.c — `dream ask`: a question answered from the memory in one model call (dream/ask.h). */
 #include "cli.h"
 
+#include "dream/article.h"
 #include "dream/ask.h"
 #include "dream/error.h"
 #include "dream/read.h"
@@ -99,7 +100,7 @@ int cmd_ask(int argc, char **argv)
         json_array_foreach(json_object_get(out, "citations"), i, c) {
             const char *d = json_string_value(json_object_get(c, "date"));
             printf("[^%lld]: `%s` (%s, %s)\n", (long long)json_integer_value(json_object_get(c, "n")), json_string_value(json_object_get(c, "cite")),
-                   d && d[0] ? d : "undated", json_string_value(json_object_get(c, "title")));
+                   d && d[0] ? d : DREAM_CITATION_UNDATED, json_string_value(json_object_get(c, "title")));
         }
     }
     json_decref(out);

@@ -165,8 +165,7 @@ static void text_search_index(struct dbuf *b, const json_t *o)
     }
     dbuf_printf(b, "%zu message hit(s)%s\n", json_array_size(conv), json_is_true(json_object_get(more, "conversations")) ? " (more: --limit)" : "");
     json_array_foreach(conv, k, v) {
-        dbuf_printf(b, "  %s", s_(v, "cite"));
-        if (json_is_string(json_object_get(v, "date"))) dbuf_printf(b, " %s", s_(v, "date"));
+        dbuf_printf(b, "  %s %s", s_(v, "cite"), json_is_string(json_object_get(v, "date")) ? s_(v, "date") : DREAM_CITATION_UNDATED);
         dbuf_printf(b, " %s in \"%s\": %s\n", s_(v, "role"), s_(v, "conversation"), s_(v, "snippet"));
     }
     if (json_object_get(o, "note")) dbuf_printf(b, "note: %s\n", s_(o, "note"));
