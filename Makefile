@@ -28,7 +28,12 @@ test: deps
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 	@cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS)
 
-demo: build
+# The demo's own lines only: the build's output goes to a log, whose end is shown if it fails.
+DEMO_BUILD_LOG := $(BUILD)/demo-build.log
+demo: deps
+	@echo "demo: building dream (under a minute on two cores the first time); its output goes to $(DEMO_BUILD_LOG)"
+	@$(MAKE) --no-print-directory build > $(DEMO_BUILD_LOG) 2>&1 || \
+	  { echo "demo: the build failed; the end of $(DEMO_BUILD_LOG):" >&2; grep -v 'ing directory' $(DEMO_BUILD_LOG) | tail -n 40 >&2; exit 1; }
 	@bash scripts/demo.sh
 
 bench:

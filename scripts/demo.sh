@@ -25,7 +25,10 @@ echo
 echo "== dream run --dry-run: the plan of the Dreaming's stages over the store"
 "$BIN/dream" run --dry-run
 echo
+# The estimate is measured: 6 s on two idle cores (2026-12-03); much longer while other work
+# keeps those cores busy.
 echo "== dream run: the Dreaming with dream-mini ($MODEL, $(du -h "$MODEL" | cut -f1)) on this CPU"
+echo "   (about 6 s on two idle cores; longer when other work shares them)"
 start=$(date +%s)
 DREAM_MODEL=$MODEL DREAM_ADAPTERS=$ADAPTERS "$BIN/dream" run
 echo "   (the whole run took $(( $(date +%s) - start )) s)"

@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     fuzz_write("Fuzz.md", part[0], plen[0]);
-    struct dream_reader_params p = {vault, ""};
+    struct dream_reader_params p = {.wiki = vault, .store = ""};
     dream_reader *r = NULL;
     if (dream_reader_open(&p, &r) != 0) abort();
     const char *name = part[1], *anchor = part[2], *query = part[3];

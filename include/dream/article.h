@@ -21,6 +21,7 @@
  *   ## Notes                      optional
  *   ## References                 always last; one footnote definition per line:
  *                                 [^N]: `conv:HASH#MSG` (YYYY-MM-DD, conversation title)
+ *                                 or, for a source with no date, (undated, title)
  *
  * Parsing never fails on content: any bytes parse, and dream_article_write() of an article that
  * was not edited gives back exactly the bytes that were parsed (malformed parts are kept
@@ -212,8 +213,10 @@ char *dream_article_anchor(const char *heading);
 
 /* A citation: where a claim came from. conv is the conversation's citation hash (store.h),
  * msg the message id within it, date YYYY-MM-DD (the message's own date when known, so the
- * chronology is per message rather than per conversation: spec §12.30), title the
- * conversation title. */
+ * chronology is per message rather than per conversation: spec §12.30) or NULL for a source
+ * with no date (written DREAM_CITATION_UNDATED; parsed from that, and from the 0000-00-00 older
+ * versions wrote), title the conversation title. */
+#define DREAM_CITATION_UNDATED "undated"
 struct dream_citation {
     const char *conv;
     const char *msg;
@@ -228,7 +231,7 @@ struct dream_article_footnote {
     const char *text;  /* everything after "]: ", trimmed */
     struct dream_citation cite; /* parsed from text; members NULL when absent or malformed */
     int n_conv;        /* backticked `conv:...` spans in text (the grammar wants exactly 1) */
-    bool well_formed;  /* text is exactly `conv:HASH#MSG` (YYYY-MM-DD, title) */
+    bool well_formed;  /* text is exactly `conv:HASH#MSG` (YYYY-MM-DD or undated, title) */
     int line;
 };
 
@@ -254,8 +257,9 @@ int dream_article_footnote_find(const dream_article *a, const char *conv, const 
  * max, so an undefined marker never gets a definition it was not meant for). */
 int dream_article_footnote_add(dream_article *a, const struct dream_citation *c, int *number);
 
-/* The definition text for c: "`conv:HASH#MSG` (YYYY-MM-DD, title)" (malloc'd). Newlines and
- * backticks in the title are replaced by spaces; a NULL/empty title gives "conversation". */
+/* The definition text for c: "`conv:HASH#MSG` (YYYY-MM-DD, title)" (malloc'd), "(undated, title)"
+ * when c->date is NULL or empty. Newlines and backticks in the title are replaced by spaces; a
+ * NULL/empty title gives "conversation". */
 char *dream_citation_format(const struct dream_citation *c);
 
 /* Placeholder hashes (conv:00000000, conv:00000001) that the gate ignores. */

@@ -70,6 +70,8 @@ enum dream_skip_reason {
 /* Totals of one or more ingest calls (they add up; zero it before the first). */
 struct dream_ingest_stats {
     size_t files;         /* files read */
+    size_t ignored;       /* regular files under a directory that are not read for their name
+                             (not *.json, *.jsonl or *.zip; hidden ones are not counted) */
     size_t conversations; /* conversations found, skipped ones included */
     size_t added, changed, unchanged;
     size_t skipped[DREAM_SKIP_COUNT];

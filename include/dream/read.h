@@ -50,12 +50,16 @@ struct dream_reader_params {
     const char *store; /* the SQLite store; NULL: dream_paths_store(); "" : none. A store path
                           that does not exist is not created: the reader goes without it
                           (no captured subjects, no pipeline counts). */
+    bool wiki_optional; /* a wiki that is not there (no articles/) is no error: the reader has
+                           no articles, and dream_read_status says how to create the wiki while
+                           it still shows the store (`dream status` before `dream init`) */
 };
 
 void dream_reader_default_params(struct dream_reader_params *p);
 
 /* Opens a reader over the wiki (and store). DREAM_ENOTFOUND, naming the path and how to create
- * it, when the wiki has no articles/ directory. The caller frees *out with dream_reader_close. */
+ * it, when the wiki has no articles/ directory (unless wiki_optional). The caller frees *out
+ * with dream_reader_close. */
 int dream_reader_open(const struct dream_reader_params *p, dream_reader **out);
 void dream_reader_close(dream_reader *r);
 
@@ -133,11 +137,14 @@ struct dream_read_search_params {
 void dream_read_search_default_params(struct dream_read_search_params *p);
 int dream_read_search_index(dream_reader *r, const struct dream_read_search_params *p, json_t **out);
 
-/* {"wiki","articles","stubs","redirects","skipped","git","last_commit": {"id","date","subject"}
- * | null, "store": path | null, "conversations","messages","chunks","entities": {"total",
- * "article","captured"}, "running": {"pid"} | null (a run holds the store's lock; pid -1 when
- * it is not known), "schedule": {...}, "recent": [5 stems, newest first]}. last_commit is the
- * newest commit on HEAD whose subject begins "memory:". */
+/* {"wiki","wiki_exists","articles","stubs","redirects","skipped","git","last_commit": {"id",
+ * "date","subject"} | null, "store": path | null, "conversations","messages","chunks",
+ * "entities": {"total","article","captured"}, "progress": {"segment": {"done","given_up",
+ * "total"} (conversations, at their current revision), "extract": {the same of chunks}},
+ * "running": {"pid"} | null (a run holds the store's lock; pid -1 when it is not known),
+ * "schedule": {...}, "recent": [5 stems, newest first]}. last_commit is the newest commit on
+ * HEAD whose subject begins "memory:". wiki_exists is false only for a reader opened with
+ * wiki_optional on a wiki not yet created; the store's part is there all the same. */
 int dream_read_status(dream_reader *r, json_t **out);
 
 /* One entry point for every tool, for the server and the CLI: tool is "resolve", "read",

@@ -253,19 +253,26 @@ void art_parse_citation(struct dream_article_footnote *f)
     while (hash_end < first_end && *hash_end != '#') hash_end++;
     f->cite.conv = dup_span(h, hash_end);
     if (hash_end < first_end) f->cite.msg = dup_span(hash_end + 1, first_end);
-    /* ` (YYYY-MM-DD, title)` right after the span. */
+    /* ` (YYYY-MM-DD, title)` or ` (undated, title)` right after the span. */
     const char *p = first_end + 1;
     bool rest_ok = false;
     if (p[0] == ' ' && p[1] == '(') {
         p += 2;
         const char *d = p;
-        bool date_ok = strlen(d) >= 10;
-        for (int i = 0; date_ok && i < 10; i++)
-            date_ok = (i == 4 || i == 7) ? d[i] == '-' : isdigit((unsigned char)d[i]) != 0;
-        if (date_ok) f->cite.date = dup_span(d, d + 10);
+        size_t dl = 0; /* the date's length: 10, or that of "undated"; 0 when it is neither */
+        if (strncmp(d, DREAM_CITATION_UNDATED, strlen(DREAM_CITATION_UNDATED)) == 0) {
+            dl = strlen(DREAM_CITATION_UNDATED);
+        } else {
+            bool date_ok = strlen(d) >= 10;
+            for (int i = 0; date_ok && i < 10; i++)
+                date_ok = (i == 4 || i == 7) ? d[i] == '-' : isdigit((unsigned char)d[i]) != 0;
+            if (date_ok) dl = 10;
+        }
+        /* 0000-00-00 is how older versions wrote "undated" */
+        if (dl == 10 && strncmp(d, "0000-00-00", 10) != 0) f->cite.date = dup_span(d, d + 10);
         size_t tl = strlen(p);
-        if (date_ok && d[10] == ',' && d[11] == ' ' && tl > 13 && p[tl - 1] == ')') {
-            f->cite.title = dup_span(d + 12, p + tl - 1);
+        if (dl && d[dl] == ',' && d[dl + 1] == ' ' && tl > dl + 3 && p[tl - 1] == ')') {
+            f->cite.title = dup_span(d + dl + 2, p + tl - 1);
             rest_ok = f->cite.title && f->cite.title[0];
         }
     }
@@ -1223,7 +1230,7 @@ char *dream_citation_format(const struct dream_citation *c)
     struct dbuf b = {0};
     const char *title = c->title && c->title[0] ? c->title : "conversation";
     if (dbuf_printf(&b, "`conv:%s#%s` (%s, ", c->conv ? c->conv : "", c->msg ? c->msg : "",
-                    c->date ? c->date : "0000-00-00"))
+                    c->date && c->date[0] ? c->date : DREAM_CITATION_UNDATED))
         return NULL;
     for (const char *p = title; *p; p++)
         if (dbuf_putc(&b, (*p == '\n' || *p == '\r' || *p == '`') ? ' ' : *p)) return NULL;

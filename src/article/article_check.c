@@ -111,7 +111,7 @@ static void check_provenance(const struct dream_article_footnote *f, struct prob
     if (f->n_conv != 1)
         problem(p, f->line, "footnote [^%s] carries %d `conv:` citations; a definition carries exactly one", f->label, f->n_conv);
     else if (!f->well_formed)
-        problem(p, f->line, "footnote [^%s] is not in the form `conv:HASH#MSG` (YYYY-MM-DD, title): '%s'", f->label, f->text);
+        problem(p, f->line, "footnote [^%s] is not in the form `conv:HASH#MSG` (YYYY-MM-DD or undated, title): '%s'", f->label, f->text);
 }
 
 /* provenance: also check each definition's form (the gate judges that per definition). */

@@ -136,7 +136,7 @@ int dream_article_gate(const dream_article *before, const dream_article *after,
         bool old = false;
         for (size_t k = 0; before && k < before->n_notes && !old; k++) old = strcmp(before->notes[k].text, f->text) == 0;
         if (!old)
-            reason(&r, "footnotes: definition [^%s] is not in the form `conv:HASH#MSG` (YYYY-MM-DD, title) with one citation: '%s'",
+            reason(&r, "footnotes: definition [^%s] is not in the form `conv:HASH#MSG` (YYYY-MM-DD or undated, title) with one citation: '%s'",
                    f->label, f->text);
     }
 

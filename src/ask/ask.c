@@ -56,7 +56,7 @@ static size_t ask_source(struct ask_sources *s, const char *conv, const char *ms
         return 0;
     }
     struct dbuf l = {0};
-    dbuf_printf(&l, "[^%zu]: `%s` (%s, %s)", s->n + 1, c.data, date && date[0] ? date : "undated", title && title[0] ? title : "conversation");
+    dbuf_printf(&l, "[^%zu]: `%s` (%s, %s)", s->n + 1, c.data, date && date[0] ? date : DREAM_CITATION_UNDATED, title && title[0] ? title : "conversation");
     s->cite[s->n] = dbuf_take(&c);
     s->line[s->n] = dbuf_take(&l);
     s->date[s->n] = strdup(date ? date : "");
@@ -209,7 +209,7 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
         size_t share = p->max_read > 600 ? (p->max_read - 300) / 2 : p->max_read / 4;
         const char *m0 = c->messages[i].text;
         struct dbuf b = {0};
-        dbuf_printf(&b, "## From the conversation \"%s\" (%s), %s:\n%.*s%s [^%zu]", c->title, date ? date : "undated",
+        dbuf_printf(&b, "## From the conversation \"%s\" (%s), %s:\n%.*s%s [^%zu]", c->title, date && date[0] ? date : DREAM_CITATION_UNDATED,
                     strcmp(c->messages[i].role, "user") ? "the assistant said" : "the person said", (int)utf8_prefix(m0, strlen(m0), share), m0,
                     strlen(m0) > share ? "…" : "", ask_source(s, h, c->messages[i].id, date, c->title));
         if (!strcmp(c->messages[i].role, "user") && i + 1 < c->n_messages) { /* and the reply it got */

@@ -15,4 +15,15 @@ int cli_fail(const char *verb, int code);
 /* Parses a non-negative integer option value; on failure prints an error naming the option. */
 bool cli_parse_int(const char *verb, const char *opt, const char *val, long min, long max, long *out);
 
+/* What --model PATH means on every verb that loads a model (run, ask, generate, tokenize, serve),
+ * for their --help: "  --model PATH   " CLI_MODEL_HELP. */
+#define CLI_MODEL_HELP "the GGUF model file (default: $DREAM_MODEL, then the Hugging Face cache)"
+
+/* Points the seam's model calls for a verb: at the GGUF file model (--model; it must exist, and
+ * it wins over $DREAM_BACKEND), else at the server backend (--backend, else $DREAM_BACKEND),
+ * else leaves the embedded model to be found as dream_model_resolve(NULL) finds it. Either may
+ * be NULL. Returns 0; 2 (printed) when both are given; 1 (printed) when the model file is
+ * missing or the backend URL is not http(s). */
+int cli_model_select(const char *verb, const char *model, const char *backend);
+
 #endif

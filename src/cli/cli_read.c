@@ -43,6 +43,7 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
 {
     struct dream_reader_params p;
     dream_reader_default_params(&p);
+    p.wiki_optional = (v->options & CLI_READ_NO_WIKI_OK) != 0;
     bool json = false;
     json_t *args = json_object();
     char words[4096] = "";

@@ -18,6 +18,7 @@ struct cli_read_verb {
 #define CLI_READ_OPT_MEMBERS 4 /* --category/--type/--kind/--series X */
 #define CLI_READ_OPT_LIMIT 8   /* --limit N */
 #define CLI_READ_OPT_SEARCH 16 /* --conversations, --since DAY, --until DAY */
+#define CLI_READ_NO_WIKI_OK 32 /* no wiki yet is no error (status: the store is still shown) */
 
 int cli_read_main(const struct cli_read_verb *v, int argc, char **argv);
 

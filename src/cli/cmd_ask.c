@@ -1,9 +1,9 @@
 /* cmd_ask.c — `dream ask`: a question answered from the memory in one model call (dream/ask.h). */
 #include "cli.h"
 
+#include "dream/article.h"
 #include "dream/ask.h"
 #include "dream/error.h"
-#include "dream/model.h"
 #include "dream/read.h"
 
 #include <jansson.h>
@@ -16,7 +16,7 @@ const char cmd_ask_summary[] = "answer a question from the memory, with the foot
 
 static void ask_usage(FILE *f)
 {
-    fprintf(f, "usage: dream ask QUESTION... [--json] [--wiki DIR] [--store PATH] [--backend URL]\n"
+    fprintf(f, "usage: dream ask QUESTION... [--json] [--wiki DIR] [--store PATH] [--model PATH | --backend URL]\n"
                "\n"
                "Finds what the memory holds about the question (names resolved, then the full-text\n"
                "search), reads a little of it (an article's lead, its infobox, a section or two, a\n"
@@ -28,7 +28,9 @@ static void ask_usage(FILE *f)
                "                 (the same as POST /v1/memory/ask)\n"
                "  --wiki DIR     the wiki (default: $DREAM_WIKI, $DREAM_HOME/wiki, ~/.local/share/dream/wiki)\n"
                "  --store PATH   the store (default: the cache's memory.sqlite)\n"
-               "  --backend URL  send the model call to an OpenAI-compatible server (also DREAM_BACKEND)\n"
+               "  --model PATH   " CLI_MODEL_HELP "\n"
+               "  --backend URL  send the model call to an OpenAI-compatible server (default:\n"
+               "                 $DREAM_BACKEND, unless --model is given)\n"
                "  -h, --help     this text\n");
 }
 
@@ -36,7 +38,7 @@ int cmd_ask(int argc, char **argv)
 {
     struct dream_reader_params p;
     dream_reader_default_params(&p);
-    const char *backend = getenv("DREAM_BACKEND");
+    const char *model = NULL, *backend = NULL;
     bool json = false;
     char question[2048] = "";
     for (int i = 1; i < argc; i++) {
@@ -46,7 +48,7 @@ int cmd_ask(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--json")) {
             json = true;
-        } else if (!strcmp(a, "--wiki") || !strcmp(a, "--store") || !strcmp(a, "--backend")) {
+        } else if (!strcmp(a, "--wiki") || !strcmp(a, "--store") || !strcmp(a, "--model") || !strcmp(a, "--backend")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "dream ask: %s needs a value\n", a);
                 ask_usage(stderr);
@@ -54,6 +56,7 @@ int cmd_ask(int argc, char **argv)
             }
             if (a[2] == 'w') p.wiki = argv[++i];
             else if (a[2] == 's') p.store = argv[++i];
+            else if (a[2] == 'm') model = argv[++i];
             else backend = argv[++i];
         } else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "dream ask: unknown option '%s'\n", a);
@@ -73,15 +76,10 @@ int cmd_ask(int argc, char **argv)
         ask_usage(stderr);
         return 2;
     }
-    if (backend && *backend) {
-        struct dream_remote_params rp;
-        dream_remote_default_params(&rp);
-        rp.url = backend;
-        int rc = dream_seam_use_remote(&rp);
-        if (rc) return cli_fail("ask", rc);
-    }
+    int rc = cli_model_select("ask", model, backend);
+    if (rc) return rc;
     dream_reader *r = NULL;
-    int rc = dream_reader_open(&p, &r);
+    rc = dream_reader_open(&p, &r);
     if (rc) return cli_fail("ask", rc);
     json_t *out = NULL;
     rc = dream_ask(r, question, NULL, &out);
@@ -102,7 +100,7 @@ int cmd_ask(int argc, char **argv)
         json_array_foreach(json_object_get(out, "citations"), i, c) {
             const char *d = json_string_value(json_object_get(c, "date"));
             printf("[^%lld]: `%s` (%s, %s)\n", (long long)json_integer_value(json_object_get(c, "n")), json_string_value(json_object_get(c, "cite")),
-                   d && d[0] ? d : "undated", json_string_value(json_object_get(c, "title")));
+                   d && d[0] ? d : DREAM_CITATION_UNDATED, json_string_value(json_object_get(c, "title")));
         }
     }
     json_decref(out);

@@ -16,7 +16,7 @@ static void usage(FILE *f)
                "                      [--adapter PATH] [--max-tokens N] [--ctx N] [--threads N] [--tokens] [--stats]\n\n"
                "Decodes greedily (argmax; the lowest id wins ties) until an end-of-generation\n"
                "token or --max-tokens, and prints the completion.\n\n"
-               "  --model PATH     the GGUF model (default: DREAM_MODEL, then the Hugging Face cache)\n"
+               "  --model PATH     " CLI_MODEL_HELP "\n"
                "  --prompt TEXT    raw text, tokenized with the vocabulary's BOS\n"
                "  --chat TEXT      a user message, rendered through the model's own chat template\n"
                "  --system TEXT    a system turn for --chat\n"

@@ -6,6 +6,7 @@
 #include "dream/log.h"
 #include "dream/paths.h"
 #include "dream/store.h"
+#include "util/file.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +15,9 @@
 #include <unistd.h>
 
 const char cmd_ingest_summary[] = "read conversation exports and agent sessions into the store";
+
+/* The formats dream reads, for the message that says none was found. */
+#define INGEST_FORMATS "ChatGPT or Claude.ai exports, Claude Code, Codex or pi sessions, OpenAI chat JSONL"
 
 static void ingest_usage(FILE *f)
 {
@@ -40,8 +44,12 @@ static void ingest_usage(FILE *f)
             "                  $DREAM_HOME/cache/memory.sqlite)\n"
             "  -h, --help      this text\n"
             "\n"
-            "Exit status: 0 when every input was read, 1 when some input was malformed (the rest is\n"
-            "still stored) or the store failed, 2 for a usage error.\n");
+            "A PATH that holds nothing dream reads (no file of those formats) is named, with what was\n"
+            "found in it instead.\n"
+            "\n"
+            "Exit status: 0 when every input was read, 1 when a PATH held nothing dream reads, some\n"
+            "input was malformed (the rest is still stored) or the store failed, 2 for a usage error.\n"
+            "An agent's directory of --from that holds no session is named, and is no error.\n");
 }
 
 struct ingest_ui {
@@ -80,14 +88,38 @@ static size_t ingest_skipped_total(const struct dream_ingest_stats *s)
     return n;
 }
 
+/* "1 file" or "N files". */
+static const char *ingest_files(size_t n) { return n == 1 ? "file" : "files"; }
+
+/* After one PATH (or --from directory) was walked: when it gave no conversation at all, says on
+ * stderr what was found there and why none of it was read, and returns true. A single file that
+ * is in no known format was named by its skip message already. */
+static bool ingest_explain_nothing(struct ingest_ui *ui, const char *path, const struct dream_ingest_stats *before,
+                                   const struct dream_ingest_stats *after)
+{
+    if (after->conversations > before->conversations) return false;
+    size_t files = after->files - before->files, other = after->ignored - before->ignored;
+    if (files == 1 && !other && !file_is_dir(path)) return true;
+    ingest_clear_line(ui);
+    if (!files && !other) fprintf(stderr, "dream ingest: found no files in %s; nothing ingested from it\n", path);
+    else if (!files)
+        fprintf(stderr, "dream ingest: found %zu %s in %s, none named *.json, *.jsonl or *.zip (the files dream opens); nothing ingested from it\n",
+                other, ingest_files(other), path);
+    else
+        fprintf(stderr,
+                "dream ingest: found %zu %s in %s, none in a format dream reads (" INGEST_FORMATS "; --format forces one)%s%zu%s; "
+                "nothing ingested from it\n",
+                files + other, ingest_files(files + other), path, other ? ", " : "", other, other ? " of them not named *.json, *.jsonl or *.zip" : "");
+    return true;
+}
+
 static void ingest_print_summary(const struct dream_ingest_stats *s, dream_store *store)
 {
-    size_t skipped = ingest_skipped_total(s) - s->skipped[DREAM_SKIP_UNSUPPORTED];
-    printf("ingested %zu file%s (%.1f MB): %zu new, %zu changed, %zu unchanged, %zu skipped\n", s->files,
-           s->files == 1 ? "" : "s", (double)s->bytes / 1e6, s->added, s->changed, s->unchanged, skipped);
+    printf("read %zu %s (%.1f MB): %zu new, %zu changed, %zu unchanged, %zu skipped\n", s->files, ingest_files(s->files),
+           (double)s->bytes / 1e6, s->added, s->changed, s->unchanged, ingest_skipped_total(s));
     if (ingest_skipped_total(s)) {
         static const char *const names[DREAM_SKIP_COUNT] = {"empty", "duplicate id in one export", "malformed",
-                                                            "not a known format (files)"};
+                                                            "not in a known format (files)"};
         printf("  skipped:");
         const char *sep = " ";
         for (int i = 0; i < DREAM_SKIP_COUNT; i++) {
@@ -180,22 +212,28 @@ int cmd_ingest(int argc, char **argv)
         if ((rc = dream_ingest_default_dir(from[k], &dir))) break;
         struct dream_ingest_params p = params;
         p.format = from[k];
+        struct dream_ingest_stats before = stats;
         rc = dream_ingest_path(store, dir, &p, &stats);
         if (rc == DREAM_ENOTFOUND) {
             ingest_clear_line(&ui);
             fprintf(stderr, "dream ingest: no %s sessions: %s does not exist\n", dream_format_name(from[k]), dir);
             status = 1;
             rc = 0;
+        } else if (!rc) {
+            ingest_explain_nothing(&ui, dir, &before, &stats);
         }
         free(dir);
     }
     for (int k = 0; k < n_paths && !rc; k++) {
+        struct dream_ingest_stats before = stats;
         rc = dream_ingest_path(store, paths[k], &params, &stats);
         if (rc == DREAM_ENOTFOUND) {
             ingest_clear_line(&ui);
             fprintf(stderr, "dream ingest: %s\n", dream_error_last());
             status = 1;
             rc = 0;
+        } else if (!rc && ingest_explain_nothing(&ui, paths[k], &before, &stats)) {
+            status = 1;
         }
     }
     ingest_clear_line(&ui);

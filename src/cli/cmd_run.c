@@ -2,8 +2,6 @@
  * the run; this file parses the options and draws the progress). */
 #include "cli.h"
 
-#include "dream/model.h"
-
 #include "dream/error.h"
 #include "dream/paths.h"
 #include "dream/pipeline.h"
@@ -22,6 +20,7 @@ static void run_usage(FILE *f)
     fprintf(f,
             "usage: dream run [--stage segment|extract|resolve|route|create|fold|reconcile|link|wikify] [--limit N] [--conversation CITE] [--dry-run]\n"
             "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N]\n"
+            "                 [--model PATH | --backend URL]\n"
             "\n"
             "Runs the Dreaming's stages over the conversations in the store, oldest first. Each\n"
             "stage takes only the work still to do, so a run can be stopped at any moment and run\n"
@@ -55,9 +54,11 @@ static void run_usage(FILE *f)
             "  --engagement N      route: an entity in one chunk still gets an article when its\n"
             "                      chunks hold N or more of your own messages; 0 = off (default;\n"
             "                      also DREAM_ROUTE_ENGAGEMENT)\n"
+            "  --model PATH        " CLI_MODEL_HELP "\n"
             "  --backend URL       send model calls to an OpenAI-compatible server (dream serve,\n"
             "                      llama-server, vLLM) instead of the embedded model (default:\n"
-            "                      $DREAM_BACKEND; $DREAM_BACKEND_KEY, $DREAM_BACKEND_MODEL)\n"
+            "                      $DREAM_BACKEND, unless --model is given; $DREAM_BACKEND_KEY,\n"
+            "                      $DREAM_BACKEND_MODEL)\n"
             "  -h, --help          this text\n"
             "\n"
             "On a terminal, each stage shows its progress (items done, items per second) on\n"
@@ -67,11 +68,12 @@ static void run_usage(FILE *f)
             "not) and a second run, here or in `dream serve`, stops at once and names the holder.\n"
             "\n"
             "Exit status: 0 when the run finished (failed model answers are recorded and counted),\n"
-            "1 when the store failed or another run holds the lock, 2 for a usage error.\n");
+            "1 when the store failed, another run holds the lock or the --model file is missing,\n"
+            "2 for a usage error.\n");
 }
 
 struct run_opts {
-    const char *stage, *store_path, *wiki, *conversation, *backend;
+    const char *stage, *store_path, *wiki, *conversation, *model, *backend;
     long limit, batch, engagement;
     bool dry_run, tie_break, engagement_set;
 };
@@ -98,7 +100,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
                 return 2;
             i++;
         } else if (!strcmp(a, "--stage") || !strcmp(a, "--store") || !strcmp(a, "--wiki") || !strcmp(a, "--conversation") ||
-                   !strcmp(a, "--backend")) {
+                   !strcmp(a, "--model") || !strcmp(a, "--backend")) {
             if (!val) {
                 fprintf(stderr, "dream run: %s needs a value\n", a);
                 return 2;
@@ -106,6 +108,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             if (!strcmp(a, "--stage")) o->stage = val;
             else if (!strcmp(a, "--store")) o->store_path = val;
             else if (!strcmp(a, "--wiki")) o->wiki = val;
+            else if (!strcmp(a, "--model")) o->model = val;
             else if (!strcmp(a, "--backend")) o->backend = val;
             else o->conversation = val;
             i++;
@@ -176,18 +179,13 @@ int cmd_run(int argc, char **argv)
     int prc = run_parse(argc, argv, &o);
     if (prc) return prc < 0 ? 0 : prc;
 
+    /* a dry run calls no model: --model and --backend are accepted and not looked at */
+    if (!o.dry_run && (prc = cli_model_select("run", o.model, o.backend))) return prc;
     char *store_dflt = NULL;
     int rc;
     if (!o.store_path) {
         if ((rc = dream_paths_store(&store_dflt))) return cli_fail("run", rc);
         o.store_path = store_dflt;
-    }
-    rc = DREAM_OK;
-    if (!o.dry_run && (o.backend || (getenv("DREAM_BACKEND") && *getenv("DREAM_BACKEND")))) {
-        struct dream_remote_params rp;
-        dream_remote_default_params(&rp);
-        if (o.backend) rp.url = o.backend;
-        rc = dream_seam_use_remote(&rp);
     }
     struct run_progress pr = {.tty = isatty(STDERR_FILENO) == 1};
     struct dream_pipeline_params p;
@@ -206,7 +204,7 @@ int cmd_run(int argc, char **argv)
     p.on_start = run_stage_start;
     p.on_stage = run_stage_done;
     p.stage_ud = &pr;
-    if (!rc) rc = dream_pipeline_run(&p);
+    rc = dream_pipeline_run(&p);
     if (pr.tty && pr.drawn) fputs("\r\033[K", stderr);
     free(store_dflt);
     return rc ? cli_fail("run", rc) : 0;

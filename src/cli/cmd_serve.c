@@ -27,7 +27,7 @@ static void usage(FILE *f)
                "run lock (409 while another run works on the store).\n"
                "POST /mcp: the read tools over the Model Context Protocol (as `dream mcp`, streamable HTTP).\n"
                "Stops on SIGINT or SIGTERM.\n\n"
-               "  --model PATH          the GGUF model (default: DREAM_MODEL, then the Hugging Face cache)\n"
+               "  --model PATH          " CLI_MODEL_HELP "\n"
                "  --host ADDR           IPv4 address to listen on (default 127.0.0.1); any address that is\n"
                "                        not loopback needs DREAM_API_KEY, which clients send as a bearer token\n"
                "  --port N              TCP port (default 8080; 0 picks a free one and prints it)\n"

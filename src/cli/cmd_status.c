@@ -5,9 +5,10 @@ const char cmd_status_summary[] = "what the memory holds, when it last changed, 
 
 static const struct cli_read_verb cmd_status_verb = {
     "status", "status", "[options]",
-    "Shows what the memory holds: articles, the store's conversations, chunks and entities, the\n"
-    "last `memory:` commit, and the nightly schedule.",
-    0, 0,
+    "Shows what the memory holds: articles, the store's conversations, chunks and entities, how\n"
+    "far the segment and extract stages are through them, the last `memory:` commit, and the\n"
+    "nightly schedule. Before the wiki exists it shows the store and how to create the wiki.",
+    0, CLI_READ_NO_WIKI_OK,
 };
 
 int cmd_status(int argc, char **argv)

@@ -15,7 +15,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: dream tokenize [--model PATH] [--no-special] [--no-bos] [--pieces] TEXT\n\n"
                "Tokenizes TEXT with the model's vocabulary and prints one token id per line\n"
                "(with --pieces, the id and its text).\n\n"
-               "  --model PATH   the GGUF model (default: DREAM_MODEL, then the Hugging Face cache)\n"
+               "  --model PATH   " CLI_MODEL_HELP "\n"
                "  --no-special   treat control-token strings such as <bos> as plain text\n"
                "  --no-bos       do not add the vocabulary's BOS token\n"
                "  --pieces       print each token's text beside its id\n");

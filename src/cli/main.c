@@ -3,6 +3,7 @@
 
 #include "dream/error.h"
 #include "dream/log.h"
+#include "util/edit_distance.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +25,10 @@ static const struct verb verbs[] = {
 #include "commands.inc"
 #undef DREAM_CMD
 };
+#define N_VERBS (sizeof verbs / sizeof verbs[0])
+
+/* The k-th name a verb may be typed as, k < N_VERBS + 1: the table's, then "help". */
+static const char *verb_name(size_t k) { return k < N_VERBS ? verbs[k].name : "help"; }
 
 bool cli_wants_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
 
@@ -56,9 +61,58 @@ static void usage(FILE *f)
     fprintf(f, "usage: dream [-v|-vv] <verb> [options]\n\n"
                "dream reads your conversations with AI assistants and dreams them into a\n"
                "git-tracked Markdown wiki, with one local language model.\n\nverbs:\n");
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+    for (size_t i = 0; i < N_VERBS; i++)
         fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
-    fprintf(f, "\n'dream <verb> --help' describes a verb.\n");
+    fprintf(f, "\n'dream help <verb>' (or 'dream <verb> --help') describes a verb.\n");
+}
+
+static const struct verb *find_verb(const char *name)
+{
+    for (size_t k = 0; k < N_VERBS; k++)
+        if (!strcmp(name, verbs[k].name)) return &verbs[k];
+    return NULL;
+}
+
+/* "dream: unknown verb 'X'", with the nearest verbs when a typo explains it: those at the
+ * smallest edit distance, if that is at most 1 + a quarter of the typed length (and shorter than
+ * the typed word, so nothing is "near" a one-letter guess). Returns exit status 2. */
+static int unknown_verb(const char *name)
+{
+    size_t len = strlen(name), limit = len / 4 + 1, best = limit + 1;
+    for (size_t k = 0; k <= N_VERBS; k++) {
+        size_t d = edit_distance(name, verb_name(k), limit);
+        if (d < best && d < len) best = d;
+    }
+    fprintf(stderr, "dream: unknown verb '%s'", name);
+    if (best <= limit) {
+        const char *sep = " (did you mean ";
+        for (size_t k = 0; k <= N_VERBS; k++) {
+            if (edit_distance(name, verb_name(k), limit) != best) continue;
+            fprintf(stderr, "%s'%s'", sep, verb_name(k));
+            sep = " or ";
+        }
+        fputs("?)", stderr);
+    }
+    fprintf(stderr, "; 'dream --help' lists the verbs\n");
+    return 2;
+}
+
+/* `dream help [VERB]`: the command's usage, or the verb's own --help. */
+static int help(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc > 2) {
+        fprintf(stderr, "dream help: give one verb, as in 'dream help run'\n");
+        return 2;
+    }
+    const struct verb *v = find_verb(argv[1]);
+    if (!v) return unknown_verb(argv[1]);
+    char help_flag[] = "--help";
+    char *args[] = {argv[1], help_flag, NULL};
+    return v->run(2, args);
 }
 
 int main(int argc, char **argv)
@@ -83,8 +137,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    for (size_t k = 0; k < sizeof verbs / sizeof verbs[0]; k++)
-        if (!strcmp(argv[i], verbs[k].name)) return verbs[k].run(argc - i, argv + i);
-    fprintf(stderr, "dream: unknown verb '%s'; 'dream --help' lists the verbs\n", argv[i]);
-    return 2;
+    if (!strcmp(argv[i], "help")) return help(argc - i, argv + i);
+    const struct verb *v = find_verb(argv[i]);
+    return v ? v->run(argc - i, argv + i) : unknown_verb(argv[i]);
 }

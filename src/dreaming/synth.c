@@ -51,7 +51,7 @@ static char *synth_strdup(const unsigned char *s)
 static void synth_date(int64_t ms, char out[11])
 {
     if (ms <= 0) {
-        strcpy(out, "0000-00-00");
+        snprintf(out, 11, "%s", DREAM_CITATION_UNDATED);
         return;
     }
     time_t t = (time_t)(ms / 1000);
@@ -174,8 +174,10 @@ int synth_entity_sources(dream_store *store, int64_t entity, const char *unroute
 
 struct dream_citation synth_src_citation(const struct synth_src *s)
 {
-    return (struct dream_citation){.conv = s->cite, .msg = s->msg, .date = s->date, .title = s->title};
+    return (struct dream_citation){.conv = s->cite, .msg = s->msg, .date = synth_src_dated(s) ? s->date : NULL, .title = s->title};
 }
+
+bool synth_src_dated(const struct synth_src *s) { return strcmp(s->date, DREAM_CITATION_UNDATED) != 0; }
 
 /* Appends text with footnote markers removed, [[T|d]] shown as d and [[T]] as T, ** and
  * leading role tags dropped. */

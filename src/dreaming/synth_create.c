@@ -166,9 +166,13 @@ static char *cr_section_prompt(const char *wiki, const struct cr_entity *e, size
     if (!rc) rc = dbuf_printf(&b, "Section: \"%s\"\n", e->headings[h]);
     if (!rc) rc = cr_links(&b, stems, e->stem);
     if (!rc) rc = dbuf_puts(&b, "Sources (each with its marker and date):\n");
-    for (size_t i = 0; !rc && i < e->n_src; i++)
-        if (e->assign[i] == h) rc = dbuf_printf(&b, "[^%zu] (%s) %s\n%s---\n", i + 1, e->src[i].date, e->src[i].title, e->src[i].text);
-    if (!rc) rc = dbuf_printf(&b, "\n%s", section_task);
+    bool undated = false;
+    for (size_t i = 0; !rc && i < e->n_src; i++) {
+        if (e->assign[i] != h) continue;
+        rc = dbuf_printf(&b, "[^%zu] (%s) %s\n%s---\n", i + 1, e->src[i].date, e->src[i].title, e->src[i].text);
+        undated |= !synth_src_dated(&e->src[i]);
+    }
+    if (!rc) rc = dbuf_printf(&b, "\n%s%s", section_task, undated ? SYNTH_UNDATED_RULE : "");
     if (rc) {
         dbuf_free(&b);
         return NULL;
@@ -182,11 +186,13 @@ static char *cr_lead_prompt(const char *wiki, const struct cr_entity *e, const s
     int rc = cr_header(&b, wiki, e->title);
     if (!rc && !infobox) rc = cr_links(&b, stems, e->stem);
     if (!rc) rc = dbuf_puts(&b, "Sources (each with its marker and date):\n");
+    bool undated = false;
     for (size_t i = 0; !rc && i < e->n_src; i++) {
         size_t len = utf8_prefix(e->src[i].text, strlen(e->src[i].text), 600);
         rc = dbuf_printf(&b, "[^%zu] (%s) %s: %.*s\n", i + 1, e->src[i].date, e->src[i].label, (int)len, e->src[i].text);
+        undated |= !synth_src_dated(&e->src[i]);
     }
-    if (!rc) rc = dbuf_printf(&b, "\n%s", infobox ? infobox_task : lead_task);
+    if (!rc) rc = dbuf_printf(&b, "\n%s%s", infobox ? infobox_task : lead_task, undated && !infobox ? SYNTH_UNDATED_RULE : "");
     if (rc) {
         dbuf_free(&b);
         return NULL;

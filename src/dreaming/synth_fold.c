@@ -170,7 +170,7 @@ static int fd_cited_dates(struct dbuf *b, const dream_article *a, const char *te
         for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
             const struct dream_article_footnote *fn = dream_article_footnote(a, f);
             if (fn->number == marks[i]) {
-                rc = dbuf_printf(b, " [^%d] %s", marks[i], fn->cite.date ? fn->cite.date : "unknown");
+                rc = dbuf_printf(b, " [^%d] %s", marks[i], fn->cite.date ? fn->cite.date : DREAM_CITATION_UNDATED);
                 break;
             }
         }
@@ -188,19 +188,22 @@ static char *fd_patch_prompt(const char *wiki, const char *title, const struct f
     else if (!rc) rc = dbuf_printf(&b, "Section: \"%s\"\n", c->heading);
     if (!rc) rc = fd_cited_dates(&b, a, body);
     if (!rc) rc = dbuf_printf(&b, "Current text:\n<<<\n%s%s>>>\n\n", body, *body && body[strlen(body) - 1] == '\n' ? "" : "\n");
+    char when[32]; /* "dated 2024-03-15", or "undated" */
+    snprintf(when, sizeof when, "%s%s", synth_src_dated(s) ? "dated " : "", s->date);
     if (!rc && lead_mode == 0)
-        rc = dbuf_printf(&b, "Fold the note above (dated %s) into this section, citing it as [^%d]. %s", s->date, marker, patch_rules);
+        rc = dbuf_printf(&b, "Fold the note above (%s) into this section, citing it as [^%d]. %s", when, marker, patch_rules);
     else if (!rc && lead_mode == 1)
         rc = dbuf_printf(&b,
-                         "Rewrite the lead with the note above (dated %s), citing it as [^%d]: the person's view changed, so the lead "
+                         "Rewrite the lead with the note above (%s), citing it as [^%d]: the person's view changed, so the lead "
                          "states the current value in the present tense, without \"previously\" asides, and keeps every existing "
                          "marker. Write no footnote definitions. Output only the lead.\n",
-                         s->date, marker);
+                         when, marker);
     else if (!rc)
         rc = dbuf_printf(&b,
-                         "Rewrite the lead with the note above (dated %s), citing it as [^%d]: the lead stated a wrong value; replace it "
+                         "Rewrite the lead with the note above (%s), citing it as [^%d]: the lead stated a wrong value; replace it "
                          "with the right one (the wrong value's marker may go). Write no footnote definitions. Output only the lead.\n",
-                         s->date, marker);
+                         when, marker);
+    if (!rc && !synth_src_dated(s)) rc = dbuf_puts(&b, SYNTH_UNDATED_RULE);
     if (rc) {
         dbuf_free(&b);
         return NULL;

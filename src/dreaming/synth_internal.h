@@ -17,7 +17,8 @@ struct synth_src {
     char *label;
     char *cite;  /* the conversation's citation hash */
     char *msg;   /* the cited message: the chunk's first message of the person (else its first) */
-    char *date;  /* YYYY-MM-DD of that message (else the conversation's), "0000-00-00" unknown */
+    char *date;  /* YYYY-MM-DD of that message (else the conversation's), DREAM_CITATION_UNDATED
+                    when neither has a date */
     char *title; /* the conversation's title */
     char *text;  /* the chunk's messages, "[role] text" lines */
 };
@@ -30,6 +31,13 @@ int synth_entity_sources(dream_store *store, int64_t entity, const char *unroute
 
 /* The citation of s (pointers into s). */
 struct dream_citation synth_src_citation(const struct synth_src *s);
+
+/* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
+bool synth_src_dated(const struct synth_src *s);
+
+/* The line a prompt gets when a source it shows is undated, so the model writes no date for it
+ * (not "Later, on undated, ..."). */
+#define SYNTH_UNDATED_RULE "A source marked undated has no known date: write no date for it.\n"
 
 /* The first sentences of text (up to max bytes, whole sentences when possible), footnote
  * markers and link brackets stripped. malloc'd. */

@@ -447,7 +447,8 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         if (!rc && evolution && k_old && k_new && k_old != k_new) {
             const char *date = rc_note_date(after, k_new);
             struct dbuf h = {0};
-            dbuf_printf(&h, "- Previously %s[^%d]; as of %s %s[^%d].\n", old, k_old, date ? date : "a later note", value, k_new);
+            if (date) dbuf_printf(&h, "- Previously %s[^%d]; as of %s %s[^%d].\n", old, k_old, date, value, k_new);
+            else dbuf_printf(&h, "- Previously %s[^%d]; later %s[^%d].\n", old, k_old, value, k_new); /* an undated note */
             char *line = dbuf_take(&h);
             bool added = false;
             rc = line ? rc_add_history(after, line, &added) : DREAM_ENOMEM;

@@ -300,8 +300,10 @@ static int ingest_dir(struct ingest_ctx *ctx, const char *dir, int depth)
                 snprintf(path, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", list[i]->d_name);
                 struct stat st;
                 if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) rc = ingest_dir(ctx, path, depth + 1);
-                else if (ingest_wanted_name(list[i]->d_name) && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-                    rc = ingest_file(ctx, path);
+                else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+                    if (ingest_wanted_name(list[i]->d_name)) rc = ingest_file(ctx, path);
+                    else ctx->stats->ignored++;
+                }
                 free(path);
             }
         }

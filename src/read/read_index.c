@@ -8,6 +8,7 @@
 #include "entity_name.h"
 #include "store_internal.h"
 #include "util/buf.h"
+#include "util/edit_distance.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -361,10 +362,13 @@ int dream_reader_open(const struct dream_reader_params *p, dream_reader **out)
     if (!rc && dbuf_printf(&dir, "%s/articles", r->wiki)) rc = DREAM_ENOMEM;
     r->articles_dir = dbuf_take(&dir);
     struct stat st;
-    if (!rc && (stat(r->articles_dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = dream_error_set(DREAM_ENOTFOUND, "no wiki at %s (%s is not a directory): create one with `dream init --wiki %s`, or point --wiki/DREAM_WIKI at one",
-                             r->wiki, r->articles_dir, r->wiki);
-    if (!rc) rc = read_list_articles(r);
+    if (!rc && (stat(r->articles_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        if (p && p->wiki_optional) r->no_wiki = true;
+        else
+            rc = dream_error_set(DREAM_ENOTFOUND, "no wiki at %s (%s is not a directory): create one with `dream init --wiki %s`, or point --wiki/DREAM_WIKI at one",
+                                 r->wiki, r->articles_dir, r->wiki);
+    }
+    if (!rc && !r->no_wiki) rc = read_list_articles(r);
     /* The store is optional: used when it exists, never created. */
     if (!rc) {
         char *sp = NULL;
@@ -497,32 +501,6 @@ long read_lookup(const dream_reader *r, const char *name, const char **how)
 
 /* ---- near candidates -------------------------------------------------------------------- */
 
-/* Edit distance between a and b (bytes), stopping early above limit. */
-static size_t read_distance(const char *a, const char *b, size_t limit)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > lb ? la - lb > limit : lb - la > limit) return limit + 1;
-    if (lb > 200) return limit + 1;
-    size_t row[201];
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t prev = row[0], best;
-        row[0] = i;
-        best = row[0];
-        for (size_t j = 1; j <= lb; j++) {
-            size_t cur = row[j];
-            size_t v = prev + (a[i - 1] != b[j - 1]);
-            if (row[j] + 1 < v) v = row[j] + 1;
-            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
-            row[j] = v;
-            prev = cur;
-            if (v < best) best = v;
-        }
-        if (best > limit) return limit + 1;
-    }
-    return row[lb];
-}
-
 /* How near candidate (a normal form) is to the query (a normal form): shared words count most,
  * then containment, then a small edit distance (typos). 0 = not near. */
 static int read_nearness(const char *query, const char *cand)
@@ -549,7 +527,7 @@ static int read_nearness(const char *query, const char *cand)
     else if (strlen(cand) >= 3 && strstr(query, cand)) score += 5;
     size_t limit = strlen(query) / 4 + 1;
     if (limit > 3) limit = 3;
-    size_t d = read_distance(query, cand, limit);
+    size_t d = edit_distance(query, cand, limit);
     if (d <= limit) score += 8 - (int)d;
     return score;
 }

@@ -37,6 +37,7 @@ struct dream_reader {
     dream_store *store;   /* NULL when there is none */
     char *store_path;     /* NULL when there is none */
     size_t skipped;       /* files left out of the index: links leaving the wiki, unreadable */
+    bool no_wiki;         /* opened with wiki_optional on a wiki not yet created */
 };
 
 /* The entry of an article name (exact stem, else the wiki-link rules), or -1. Never touches

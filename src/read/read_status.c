@@ -102,6 +102,24 @@ static int64_t read_scalar(dream_store *s, const char *sql)
     return v;
 }
 
+/* {"done","given_up","total"} of one stage whose items are the rows of table: done and given up
+ * at the row's current revision (a conversation that grew is to do again). */
+static json_t *read_stage_progress(dream_store *s, const char *stage, const char *table)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*), coalesce(sum(st.status = 'done' AND st.revision >= t.revision), 0), "
+             "coalesce(sum(st.status = 'failed' AND st.revision >= t.revision), 0) FROM %s t "
+             "LEFT JOIN stage_state st ON st.stage = '%s' AND st.item = t.id",
+             table, stage);
+    sqlite3_stmt *st = NULL;
+    json_int_t v[3] = {-1, -1, -1};
+    if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        for (int i = 0; i < 3; i++) v[i] = sqlite3_column_int64(st, i);
+    sqlite3_finalize(st);
+    return json_pack("{sI sI sI}", "done", v[1], "given_up", v[2], "total", v[0]);
+}
+
 struct read_recent {
     int64_t mtime;
     size_t entry;
@@ -133,7 +151,8 @@ int dream_read_status(dream_reader *r, json_t **out)
     free(rec);
     bool git = false;
     json_t *last = read_last_memory_commit(r->wiki, &git);
-    json_t *o = json_pack("{ss sI sI sI sI sb so so so}", "wiki", r->wiki, "articles", (json_int_t)r->n, "stubs", (json_int_t)stubs,
+    json_t *o = json_pack("{ss sb sI sI sI sI sb so so so}", "wiki", r->wiki, "wiki_exists", !r->no_wiki, "articles", (json_int_t)r->n,
+                          "stubs", (json_int_t)stubs,
                           "redirects", (json_int_t)redirects, "skipped", (json_int_t)r->skipped, "git", git, "last_commit", last,
                           "schedule", read_schedule_state(), "recent", recent);
     if (!o) {
@@ -151,6 +170,8 @@ int dream_read_status(dream_reader *r, json_t **out)
                             json_pack("{sI sI sI}", "total", (json_int_t)read_scalar(r->store, "SELECT count(*) FROM pipeline_entities"),
                                       "article", (json_int_t)read_scalar(r->store, "SELECT count(*) FROM pipeline_entities WHERE route = 'article'"),
                                       "captured", (json_int_t)read_scalar(r->store, "SELECT count(*) FROM pipeline_entities WHERE route = 'captured'")));
+        json_object_set_new(o, "progress", json_pack("{so so}", "segment", read_stage_progress(r->store, "segment", "conversations"),
+                                                     "extract", read_stage_progress(r->store, "extract", "chunks")));
     } else {
         json_object_set_new(o, "store", json_null());
     }

@@ -95,27 +95,44 @@ static void text_links(struct dbuf *b, const json_t *o)
     dbuf_putc(b, '\n');
 }
 
+/* "  segment: 3 of 14 conversations done (1 given up)". */
+static void text_stage_progress(struct dbuf *b, const char *stage, const json_t *p, const char *items)
+{
+    dbuf_printf(b, "  %s: %lld of %lld %s done", stage, (long long)i_(p, "done"), (long long)i_(p, "total"), items);
+    if (i_(p, "given_up")) dbuf_printf(b, " (%lld given up)", (long long)i_(p, "given_up"));
+    dbuf_putc(b, '\n');
+}
+
 static void text_status(struct dbuf *b, const json_t *o)
 {
-    dbuf_printf(b, "wiki: %s\narticles: %lld (%lld stubs, %lld redirects", s_(o, "wiki"), (long long)i_(o, "articles"),
-                (long long)i_(o, "stubs"), (long long)i_(o, "redirects"));
-    if (i_(o, "skipped")) dbuf_printf(b, ", %lld files skipped", (long long)i_(o, "skipped"));
-    dbuf_puts(b, ")\n");
-    json_t *last = json_object_get(o, "last_commit");
-    if (json_is_object(last)) dbuf_printf(b, "last memory commit: %s %s %s\n", s_(last, "date"), s_(last, "id"), s_(last, "subject"));
-    else dbuf_printf(b, "last memory commit: none%s\n", json_is_true(json_object_get(o, "git")) ? "" : " (the wiki is not a git repository)");
+    if (json_is_false(json_object_get(o, "wiki_exists"))) {
+        dbuf_printf(b, "wiki: none yet at %s: `dream init --wiki %s` creates it, then `dream run` writes its articles\n", s_(o, "wiki"),
+                    s_(o, "wiki"));
+    } else {
+        dbuf_printf(b, "wiki: %s\narticles: %lld (%lld stubs, %lld redirects", s_(o, "wiki"), (long long)i_(o, "articles"),
+                    (long long)i_(o, "stubs"), (long long)i_(o, "redirects"));
+        if (i_(o, "skipped")) dbuf_printf(b, ", %lld files skipped", (long long)i_(o, "skipped"));
+        dbuf_puts(b, ")\n");
+        json_t *last = json_object_get(o, "last_commit");
+        if (json_is_object(last)) dbuf_printf(b, "last memory commit: %s %s %s\n", s_(last, "date"), s_(last, "id"), s_(last, "subject"));
+        else dbuf_printf(b, "last memory commit: none%s\n", json_is_true(json_object_get(o, "git")) ? "" : " (the wiki is not a git repository)");
+    }
     if (json_is_string(json_object_get(o, "store"))) {
-        json_t *e = json_object_get(o, "entities");
+        json_t *e = json_object_get(o, "entities"), *p = json_object_get(o, "progress");
         dbuf_printf(b, "store: %s\n  %lld conversations, %lld messages, %lld chunks, %lld entities (%lld with an article, %lld captured)\n",
                     s_(o, "store"), (long long)i_(o, "conversations"), (long long)i_(o, "messages"), (long long)i_(o, "chunks"),
                     (long long)i_(e, "total"), (long long)i_(e, "article"), (long long)i_(e, "captured"));
+        if (p) {
+            text_stage_progress(b, "segment", json_object_get(p, "segment"), "conversations");
+            text_stage_progress(b, "extract", json_object_get(p, "extract"), "chunks");
+        }
         json_t *run = json_object_get(o, "running");
         if (json_is_object(run)) {
             if (i_(run, "pid") > 0) dbuf_printf(b, "running: a dream run is in progress (process %lld)\n", (long long)i_(run, "pid"));
             else dbuf_puts(b, "running: a dream run is in progress\n");
         }
     } else {
-        dbuf_puts(b, "store: none\n");
+        dbuf_puts(b, "store: none (`dream ingest` reads conversations into it)\n");
     }
     json_t *s = json_object_get(o, "schedule");
     if (json_is_true(json_object_get(s, "installed"))) dbuf_printf(b, "schedule: daily at %s (%s)\n", s_(s, "at"), s_(s, "via"));
@@ -148,8 +165,7 @@ static void text_search_index(struct dbuf *b, const json_t *o)
     }
     dbuf_printf(b, "%zu message hit(s)%s\n", json_array_size(conv), json_is_true(json_object_get(more, "conversations")) ? " (more: --limit)" : "");
     json_array_foreach(conv, k, v) {
-        dbuf_printf(b, "  %s", s_(v, "cite"));
-        if (json_is_string(json_object_get(v, "date"))) dbuf_printf(b, " %s", s_(v, "date"));
+        dbuf_printf(b, "  %s %s", s_(v, "cite"), json_is_string(json_object_get(v, "date")) ? s_(v, "date") : DREAM_CITATION_UNDATED);
         dbuf_printf(b, " %s in \"%s\": %s\n", s_(v, "role"), s_(v, "conversation"), s_(v, "snippet"));
     }
     if (json_object_get(o, "note")) dbuf_printf(b, "note: %s\n", s_(o, "note"));

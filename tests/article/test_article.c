@@ -164,6 +164,39 @@ static void test_article_footnote_add_reuses_then_appends_to_references(void **s
     (void)state;
 }
 
+/* A source with no date is cited "(undated, title)", never a made-up 0000-00-00; that reads back
+ * as a well-formed footnote without a date, and so does the 0000-00-00 older versions wrote. */
+static void test_article_undated_citation_says_undated(void **state)
+{
+    struct dream_citation undated = {"cccccccc", "m0", NULL, "No date"};
+    char *def = dream_citation_format(&undated);
+    assert_string_equal(def, "`conv:cccccccc#m0` (undated, No date)");
+    free(def);
+    undated.date = "";
+    def = dream_citation_format(&undated);
+    assert_string_equal(def, "`conv:cccccccc#m0` (undated, No date)");
+    free(def);
+    dream_article *a = parse_str("# T\n\nLead[^1][^2][^3].\n\n## References\n\n[^1]: `conv:cccccccc#m0` (undated, No date)\n"
+                                 "[^2]: `conv:dddddddd#m1` (0000-00-00, Old writer)\n[^3]: `conv:eeeeeeee#m2` (undatedx, Bad)\n");
+    const struct dream_article_footnote *f = dream_article_footnote(a, 0);
+    assert_true(f->well_formed);
+    assert_null(f->cite.date);
+    assert_string_equal(f->cite.title, "No date");
+    f = dream_article_footnote(a, 1);
+    assert_true(f->well_formed);
+    assert_null(f->cite.date);
+    assert_string_equal(f->cite.title, "Old writer");
+    assert_false(dream_article_footnote(a, 2)->well_formed);
+    /* added to an article: the definition says undated */
+    struct dream_citation more = {"ffffffff", "m3", NULL, "Later"};
+    int n = 0;
+    assert_int_equal(dream_article_footnote_add(a, &more, &n), 0);
+    assert_int_equal(n, 4);
+    assert_non_null(strstr(dream_article_text(a, NULL), "[^4]: `conv:ffffffff#m3` (undated, Later)\n"));
+    dream_article_free(a);
+    (void)state;
+}
+
 static void test_article_section_edits_keep_the_grammar_order(void **state)
 {
     dream_article *a = parse_str("# T\n\nLead.\n\n## A\n\nOne.\n\n## See also\n\n- [[X]]\n\n## References\n\n");
@@ -834,6 +867,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_article_write_gives_back_every_fixture_byte_for_byte),
         cmocka_unit_test(test_article_write_keeps_malformed_input_verbatim),
         cmocka_unit_test(test_article_footnote_add_reuses_then_appends_to_references),
+        cmocka_unit_test(test_article_undated_citation_says_undated),
         cmocka_unit_test(test_article_section_edits_keep_the_grammar_order),
         cmocka_unit_test(test_article_anchor_and_stem_rules),
         cmocka_unit_test(test_article_parses_banner_categories_table_and_redirect),

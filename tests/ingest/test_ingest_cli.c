@@ -115,6 +115,37 @@ static void test_cli_ingest_missing_path_exits_1(void **state)
     (void)state;
 }
 
+/* A folder with nothing dream reads is no silent success: the message says what was found there
+ * and why none of it was read, the summary's skipped count is its breakdown's sum, and the exit
+ * status is 1. Files of other names are counted as found, not opened. */
+static void test_cli_ingest_folder_with_nothing_readable_says_why_and_exits_1(void **state)
+{
+    assert_int_equal(run("mkdir -p '%s/odd' && echo '{\"a\": 1}' > '%s/odd/a.json' && echo hello > '%s/odd/b.json' && echo notes > '%s/odd/c.txt'",
+                         tmpdir, tmpdir, tmpdir, tmpdir),
+                     0);
+    assert_int_equal(run("'%s' ingest --store '%s/o.sqlite' '%s/odd'", dream_bin, tmpdir, tmpdir), 1);
+    assert_non_null(strstr(out, "0 new, 0 changed, 0 unchanged, 2 skipped"));
+    assert_non_null(strstr(out, "skipped: 2 not in a known format (files)"));
+    char want[512];
+    snprintf(want, sizeof want, "found 3 files in %s/odd, none in a format dream reads (ChatGPT or Claude.ai exports", tmpdir);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "1 of them not named *.json, *.jsonl or *.zip; nothing ingested from it"));
+    /* only files of other names: found, none opened */
+    assert_int_equal(run("mkdir -p '%s/txt' && echo notes > '%s/txt/a.txt'", tmpdir, tmpdir), 0);
+    assert_int_equal(run("'%s' ingest --store '%s/o.sqlite' '%s/txt'", dream_bin, tmpdir, tmpdir), 1);
+    assert_non_null(strstr(out, "found 1 file in"));
+    assert_non_null(strstr(out, "none named *.json, *.jsonl or *.zip"));
+    /* an empty folder */
+    assert_int_equal(run("mkdir -p '%s/none'", tmpdir), 0);
+    assert_int_equal(run("'%s' ingest --store '%s/o.sqlite' '%s/none'", dream_bin, tmpdir, tmpdir), 1);
+    assert_non_null(strstr(out, "found no files in"));
+    /* one readable path beside it still fails the run, and is still stored */
+    assert_int_equal(run("'%s' ingest --store '%s/o.sqlite' '%s/odd' '%s/openai/chats.jsonl'", dream_bin, tmpdir, tmpdir, data_dir), 1);
+    assert_non_null(strstr(out, "3 new"));
+    assert_non_null(strstr(out, "nothing ingested from it"));
+    (void)state;
+}
+
 static void test_cli_ingest_bundled_examples_cleanly(void **state)
 {
     assert_int_equal(run("'%s' ingest --store '%s/ex.sqlite' '%s'", dream_bin, tmpdir, examples_dir), 0);
@@ -138,6 +169,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cli_ingest_malformed_input_names_the_file_and_exits_1),
         cmocka_unit_test(test_cli_ingest_usage_errors_exit_2),
         cmocka_unit_test(test_cli_ingest_missing_path_exits_1),
+        cmocka_unit_test(test_cli_ingest_folder_with_nothing_readable_says_why_and_exits_1),
         cmocka_unit_test(test_cli_ingest_bundled_examples_cleanly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -554,7 +554,7 @@ static void test_read_call_dispatches_and_refuses_bad_arguments(void **state)
     json_decref(o);
     json_decref(args);
     /* a missing wiki is named with what to do */
-    struct dream_reader_params p = {"/nonexistent/wiki", ""};
+    struct dream_reader_params p = {.wiki = "/nonexistent/wiki", .store = ""};
     dream_reader *none = NULL;
     assert_int_equal(dream_reader_open(&p, &none), DREAM_ENOTFOUND);
     assert_non_null(strstr(dream_error_last(), "dream init --wiki /nonexistent/wiki"));

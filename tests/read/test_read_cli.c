@@ -181,6 +181,7 @@ static void test_cli_list_membership_search_status(void **state)
     EXPECT("articles: 6 (1 stubs, 0 redirects)\n");
     EXPECT("13 conversations, ");
     EXPECT("18 chunks, 9 entities (5 with an article, 4 captured)\n");
+    EXPECT("  segment: 13 of 13 conversations done\n  extract: 18 of 18 chunks done\n");
     EXPECT("schedule: none (dream schedule --at HH:MM)\n");
     assert_int_equal(dream("status --json"), 0);
     json_t *o = json_loads(out, 0, NULL);
@@ -189,6 +190,35 @@ static void test_cli_list_membership_search_status(void **state)
     json_decref(o);
     assert_int_equal(dream("status --bogus"), 2);
     EXPECT("dream status: unknown option '--bogus'");
+}
+
+/* Before `dream init`: status still shows the store (counts and how far the stages are) and
+ * says how to create the wiki, exit 0; the other read verbs still name the missing wiki. */
+static void test_cli_status_without_a_wiki_shows_the_store(void **state)
+{
+    (void)state;
+    char saved[sizeof opts], store[400], line[1200];
+    snprintf(saved, sizeof saved, "%s", opts);
+    snprintf(store, sizeof store, "%s/memory.sqlite", tmpdir);
+    snprintf(opts, sizeof opts, "--wiki '%s/not-yet' --store '%s'", tmpdir, store);
+    assert_int_equal(dream("status"), 0);
+    snprintf(line, sizeof line, "wiki: none yet at %s/not-yet: `dream init --wiki %s/not-yet` creates it, then `dream run` writes its articles\n",
+             tmpdir, tmpdir);
+    EXPECT(line);
+    EXPECT("13 conversations, ");
+    EXPECT("  segment: 13 of 13 conversations done\n  extract: 18 of 18 chunks done\n");
+    EXPECT("schedule: none");
+    if (strstr(out, "articles:")) fail_msg("an article count for a wiki that is not there:\n%s", out);
+    assert_int_equal(dream("status --json"), 0);
+    json_t *o = json_loads(out, 0, NULL);
+    assert_non_null(o);
+    assert_true(json_is_false(json_object_get(o, "wiki_exists")));
+    assert_int_equal(json_integer_value(json_object_get(o, "conversations")), 13);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(o, "progress"), "segment"), "done")), 13);
+    json_decref(o);
+    assert_int_equal(dream("resolve Kayak"), 1);
+    EXPECT("no wiki at ");
+    snprintf(opts, sizeof opts, "%s", saved);
 }
 
 int main(int argc, char **argv)
@@ -205,6 +235,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cli_read_default_is_small_and_whole_is_the_file),
         cmocka_unit_test(test_cli_section_links_infobox),
         cmocka_unit_test(test_cli_list_membership_search_status),
+        cmocka_unit_test(test_cli_status_without_a_wiki_shows_the_store),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -207,7 +207,8 @@ static char *fake_section(const char *prompt)
         const char *next = strstr(p + 1, "\n---\n");
         char sent[300];
         fake_user_sentence(p + 1, next ? next : end, sent, sizeof sent);
-        dbuf_printf(&b, "%sOn %s the person wrote: \"%s\".[^%d]", b.len ? " " : "", date, sent, n);
+        if (!strcmp(date, "undated")) dbuf_printf(&b, "%sIn an undated note the person wrote: \"%s\".[^%d]", b.len ? " " : "", sent, n);
+        else dbuf_printf(&b, "%sOn %s the person wrote: \"%s\".[^%d]", b.len ? " " : "", date, sent, n);
     }
     dbuf_putc(&b, '\n');
     return fake_prose(&b);
@@ -227,8 +228,9 @@ static void fake_slot(const char *prompt, char *slot, size_t cap, int *marker)
         const char *next = strstr(p + 1, "\n[^");
         const char *e = next ? next : p + strlen(p);
         const char *v = fake_find(p, e, "in the morning") ? "morning" : fake_find(p, e, "in the evening") ? "evening" : NULL;
-        if (v && strcmp(d, best) >= 0) {
-            snprintf(best, sizeof best, "%s", d);
+        const char *when = strcmp(d, "undated") ? d : ""; /* an undated note is the oldest */
+        if (v && strcmp(when, best) >= 0) {
+            snprintf(best, sizeof best, "%s", when);
             snprintf(slot, cap, "%s", v);
             *marker = n;
         }
@@ -250,13 +252,30 @@ static char *fake_lead(const char *prompt)
         snprintf(date, sizeof date, "%s", d);
     }
     struct dbuf b = {0};
-    dbuf_printf(&b, "**%s** is something the person came back to in %d note(s), most recently on %s.[^%d]", title, count, date, last);
+    if (!strcmp(date, "undated"))
+        dbuf_printf(&b, "**%s** is something the person came back to in %d note(s), most recently in an undated one.[^%d]", title, count, last);
+    else dbuf_printf(&b, "**%s** is something the person came back to in %d note(s), most recently on %s.[^%d]", title, count, date, last);
     char slot[16];
     int m;
     fake_slot(prompt, slot, sizeof slot, &m);
     if (*slot) dbuf_printf(&b, " The person practises in the %s.[^%d]", slot, m);
     dbuf_putc(&b, '\n');
     return fake_prose(&b);
+}
+
+/* The date of a fold prompt's note, "(dated YYYY-MM-DD)", into date; "" for "(undated)". False
+ * when the prompt says neither. */
+static bool fake_note_date(const char *prompt, char *date, size_t cap)
+{
+    const char *dated = strstr(prompt, "(dated ");
+    date[0] = '\0';
+    if (dated) {
+        char d[16] = "";
+        sscanf(dated + 7, "%15[^)]", d);
+        snprintf(date, cap, "%s", d);
+        return true;
+    }
+    return strstr(prompt, "(undated)") != NULL;
 }
 
 /* The note of a fold prompt: [start, end). */
@@ -269,7 +288,7 @@ static bool fake_note(const char *prompt, const char **s, const char **e)
 
 /* Infobox refresh: every current field but kind and aliases repeated with a changed value (the
  * stage must keep what is written), a type when there is none, first_noted: the earliest date
- * in the article's start (0000-00-00 aside), the lexicon's other names for the title's subject
+ * in the article's start (an older writer's 0000-00-00 aside), the lexicon's other names for the title's subject
  * as aliases, and Hobbies as the category. */
 static char *fake_refresh(const char *prompt)
 {
@@ -401,14 +420,13 @@ static char *fake_fold(const char *stage, const char *prompt)
     if (strstr(prompt, "Rewrite the lead")) {
         /* the later date holds: a newer note moves the slot, an older one is told as the past */
         const char *cur = strstr(prompt, "Current text:\n<<<\n"), *cur_end = cur ? strstr(cur, ">>>\n") : NULL;
-        const char *cite = strstr(prompt, "citing it as [^"), *dated = strstr(prompt, "(dated ");
+        const char *cite = strstr(prompt, "citing it as [^");
         const char *dates = strstr(prompt, "Dates of the claims it already cites:");
-        if (!cur || !cur_end || !cite || !dated) return strdup("I cannot do that.");
+        char date[16] = "", newest[16] = ""; /* an undated note is older than any dated one */
+        if (!cur || !cur_end || !cite || !fake_note_date(prompt, date, sizeof date)) return strdup("I cannot do that.");
         cur += strlen("Current text:\n<<<\n");
         while (cur_end > cur && (cur_end[-1] == '\n' || cur_end[-1] == ' ')) cur_end--;
         int n = atoi(cite + strlen("citing it as [^"));
-        char date[16] = "", newest[16] = "";
-        sscanf(dated + 7, "%15[^)]", date);
         for (const char *d = dates; d && (d = strstr(d, "] ")) != NULL && d < cur; d += 2) {
             char one[16];
             if (sscanf(d + 2, "%15[0-9-]", one) == 1 && strcmp(one, newest) > 0) snprintf(newest, sizeof newest, "%s", one);
@@ -428,16 +446,17 @@ static char *fake_fold(const char *stage, const char *prompt)
         return fake_prose(&b);
     }
     const char *cur = strstr(prompt, "Current text:\n<<<\n"), *cur_end = cur ? strstr(cur, ">>>\n") : NULL;
-    const char *cite = strstr(prompt, "citing it as [^"), *dated = strstr(prompt, "(dated ");
-    if (!cur || !cur_end || !cite || !dated) return strdup("I cannot do that.");
+    const char *cite = strstr(prompt, "citing it as [^");
+    char date[16] = "", sent[300];
+    if (!cur || !cur_end || !cite || !fake_note_date(prompt, date, sizeof date)) return strdup("I cannot do that.");
     cur += strlen("Current text:\n<<<\n");
     while (cur_end > cur && (cur_end[-1] == '\n' || cur_end[-1] == ' ')) cur_end--;
     int n = atoi(cite + strlen("citing it as [^"));
-    char date[16], sent[300];
-    sscanf(dated + 7, "%15[^)]", date);
     fake_user_sentence(ns, ne, sent, sizeof sent);
     struct dbuf b = {0};
-    dbuf_printf(&b, "%.*s%sLater, on %s, the person wrote: \"%s\".[^%d]\n", (int)(cur_end - cur), cur, cur_end > cur ? " " : "", date, sent, n);
+    if (*date)
+        dbuf_printf(&b, "%.*s%sLater, on %s, the person wrote: \"%s\".[^%d]\n", (int)(cur_end - cur), cur, cur_end > cur ? " " : "", date, sent, n);
+    else dbuf_printf(&b, "%.*s%sLater, the person wrote: \"%s\".[^%d]\n", (int)(cur_end - cur), cur, cur_end > cur ? " " : "", sent, n);
     return fake_prose(&b);
 }
 

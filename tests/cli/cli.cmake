@@ -1,0 +1,19 @@
+# Tests of src/cli: the command's own behaviour, verb by verb (help, typos, the options every
+# model-loading verb shares). Each prints "PASS: <what>" or "FAIL: <why>".
+if(TARGET dream)
+  # `dream help VERB` is `dream VERB --help` for every verb; a mistyped verb gets "did you mean".
+  add_test(NAME cli_help_and_typos
+           COMMAND sh ${CMAKE_SOURCE_DIR}/tests/cli/help_cli.sh $<TARGET_FILE:dream>)
+  set_tests_properties(cli_help_and_typos PROPERTIES PASS_REGULAR_EXPRESSION "PASS: dream help" FAIL_REGULAR_EXPRESSION "FAIL:")
+endif()
+
+# --model PATH on every verb that loads a model: documented alike, a missing file refused alike,
+# and the model run and ask call (over $DREAM_BACKEND, with no other model to be found).
+if(TARGET dream)
+  add_test(NAME cli_model_option
+           COMMAND sh ${CMAKE_SOURCE_DIR}/tests/cli/model_cli.sh $<TARGET_FILE:dream> ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf
+                   ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus ${CMAKE_SOURCE_DIR}/tests/data/vault ${CMAKE_BINARY_DIR}/tests/model-cli)
+  set_tests_properties(cli_model_option PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "PASS: --model PATH" FAIL_REGULAR_EXPRESSION "FAIL:"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
