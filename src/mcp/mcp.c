@@ -17,10 +17,11 @@
 #endif
 
 struct mcp_tool {
-    const char *name; /* the MCP tool, and the dream_read_call tool */
+    const char *name; /* the MCP tool, and the dream_read_call tool unless .search_conversations */
     const char *title;
     const char *description;
     const char *schema; /* JSON Schema (the subset mcp_check_args enforces) */
+    bool search_conversations; /* the read tool "search" over the store's messages only */
 };
 
 #define MCP_NAME_PROP "\"name\":{\"type\":\"string\",\"description\":\"an article name, title or alias\"}"
@@ -30,40 +31,49 @@ static const struct mcp_tool mcp_tools[] = {
      "Finds the wiki article for a name or alias (case, spacing and punctuation forgiven) and returns its stem, title and "
      "clipped lead; a subject seen in conversations without an article comes back as 'captured'; otherwise the near "
      "candidates. Start here.",
-     "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP "},\"required\":[\"name\"],\"additionalProperties\":false}"},
+     "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP "},\"required\":[\"name\"],\"additionalProperties\":false}", false},
     {"read", "Read an article",
      "An article's title, clipped lead and table of contents (under 2 KB); whole=true gives the full Markdown (refused "
      "over 8 KB: read sections instead).",
      "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP ",\"whole\":{\"type\":\"boolean\",\"description\":\"the whole "
-     "article text\"}},\"required\":[\"name\"],\"additionalProperties\":false}"},
+     "article text\"}},\"required\":[\"name\"],\"additionalProperties\":false}", false},
     {"section", "Read a section",
      "One section of an article with its subsections, verbatim, and the footnotes it cites (conversation and message).",
      "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP ",\"anchor\":{\"type\":\"string\",\"description\":\"the "
-     "section's anchor or heading, as read lists them\"}},\"required\":[\"name\",\"anchor\"],\"additionalProperties\":false}"},
+     "section's anchor or heading, as read lists them\"}},\"required\":[\"name\",\"anchor\"],\"additionalProperties\":false}", false},
     {"links", "An article's links",
      "The articles an article links to (infobox, series, main, see also, prose), its red links, and the articles that "
      "link to it.",
-     "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP "},\"required\":[\"name\"],\"additionalProperties\":false}"},
+     "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP "},\"required\":[\"name\"],\"additionalProperties\":false}", false},
     {"infobox", "An article's infobox", "The infobox fields of an article (key and value): facts to read.",
-     "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP "},\"required\":[\"name\"],\"additionalProperties\":false}"},
+     "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP "},\"required\":[\"name\"],\"additionalProperties\":false}", false},
     {"list", "List articles", "The article stems, sorted, a page at a time.",
      "{\"type\":\"object\",\"properties\":{\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"skip this many\"},"
      "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"at most this many (default 100)\"}},"
-     "\"additionalProperties\":false}"},
+     "\"additionalProperties\":false}", false},
     {"category", "Members of a category",
      "The articles of a category, type, kind or series (give exactly one), each with a short lead; 40 at most.",
      "{\"type\":\"object\",\"properties\":{\"category\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},\"kind\":"
      "{\"type\":\"string\"},\"series\":{\"type\":\"string\"}},\"minProperties\":1,\"maxProperties\":1,"
-     "\"additionalProperties\":false}"},
+     "\"additionalProperties\":false}", false},
     {"search", "Search the wiki",
      "Last-resort text search over the articles: the articles matching most of the words, and the matching lines.",
      "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"description\":\"words to look for\"},\"limit\":"
      "{\"type\":\"integer\",\"minimum\":1,\"maximum\":30,\"description\":\"at most this many articles (default 8)\"}},"
-     "\"required\":[\"query\"],\"additionalProperties\":false}"},
+     "\"required\":[\"query\"],\"additionalProperties\":false}", false},
+    {"conversations", "Search the conversations",
+     "Full-text search over the person's own conversations (every stored message, not only what the wiki says): the "
+     "best-ranked messages, each with its conversation, message id, date and a highlighted snippet. Words must all "
+     "match; \"a phrase\", word* (a prefix), OR and -word work. Narrow by day with since/until (YYYY-MM-DD).",
+     "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"description\":\"words to look for\"},\"since\":"
+     "{\"type\":\"string\",\"description\":\"first day, YYYY-MM-DD\"},\"until\":{\"type\":\"string\",\"description\":"
+     "\"last day, YYYY-MM-DD\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":30,\"description\":\"at most this "
+     "many messages (default 8)\"}},\"required\":[\"query\"],\"additionalProperties\":false}",
+     true},
     {"status", "Memory status",
      "What the memory holds (articles, conversations, chunks, entities), its last memory: commit, whether a run is "
      "going, the schedule.",
-     "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"},
+     "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", false},
 };
 #define MCP_NTOOLS (sizeof mcp_tools / sizeof mcp_tools[0])
 
@@ -261,14 +271,20 @@ static json_t *mcp_tools_call(dream_mcp *m, const json_t *id, const json_t *para
         if (m->wiki) p.wiki = m->wiki;
         if (m->store) p.store = m->store;
         dream_reader *r = NULL;
-        rc = dream_reader_open(&p, &r);
+        json_t *search = NULL;
+        if (t->search_conversations && !(search = json_deep_copy(args))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        else if (search && json_object_set_new(search, "conversations", json_true())) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        else if (search && p.store && !p.store[0])
+            rc = dream_error_set(DREAM_EINVAL, "%s searches the store, and this server was started without one (--store '')", t->name);
+        if (!rc) rc = dream_reader_open(&p, &r);
         if (rc) {
             out = json_pack("{s:o}", "error", mcp_string(dream_error_last()));
         } else {
-            rc = dream_read_call(r, t->name, args, &out);
+            rc = dream_read_call(r, search ? "search" : t->name, search ? search : args, &out);
             dream_reader_close(r);
             if (rc && !out) out = json_pack("{s:o}", "error", mcp_string(dream_error_last()));
         }
+        json_decref(search);
     }
     json_decref(empty);
     return mcp_result(id, mcp_tool_result(out, rc != 0));

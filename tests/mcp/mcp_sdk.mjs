@@ -41,7 +41,7 @@ if (mode === 'http') assert.equal(client.transport.protocolVersion, LATEST_PROTO
 console.log(`ok: ${mode}: initialize answered by ${info.name} ${info.version}`);
 
 const { tools } = await client.listTools();
-assert.deepEqual(tools.map((t) => t.name), ['resolve', 'read', 'section', 'links', 'infobox', 'list', 'category', 'search', 'status']);
+assert.deepEqual(tools.map((t) => t.name), ['resolve', 'read', 'section', 'links', 'infobox', 'list', 'category', 'search', 'conversations', 'status']);
 for (const t of tools) {
   assert.equal(t.inputSchema.type, 'object', t.name);
   assert.ok(t.description.length > 20, t.name);

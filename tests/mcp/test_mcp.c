@@ -11,10 +11,12 @@
 #include "dream/error.h"
 #include "dream/mcp.h"
 #include "dream/read.h"
+#include "dream/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *vault_dir;
 
@@ -89,7 +91,7 @@ static void test_mcp_malformed_messages_get_jsonrpc_error_codes(void **state)
                  DREAM_MCP_INVALID_PARAMS);
     /* an unknown tool's error names the tools there are */
     r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"delete\"}}", 0);
-    assert_int_equal(json_array_size(json_object_get(json_object_get(json_object_get(r, "error"), "data"), "tools")), 9);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(json_object_get(r, "error"), "data"), "tools")), 10);
     json_decref(r);
     /* the id comes back as it was sent */
     r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"ping\"}", 0);
@@ -150,9 +152,9 @@ static void test_mcp_tools_list_names_every_read_tool_with_a_schema(void **state
     dream_mcp *m = session(true);
     json_t *r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{}}", 0);
     json_t *tools = json_object_get(json_object_get(r, "result"), "tools");
-    const char *names[] = {"resolve", "read", "section", "links", "infobox", "list", "category", "search", "status"};
-    assert_int_equal(json_array_size(tools), 9);
-    for (size_t i = 0; i < 9; i++) {
+    const char *names[] = {"resolve", "read", "section", "links", "infobox", "list", "category", "search", "conversations", "status"};
+    assert_int_equal(json_array_size(tools), 10);
+    for (size_t i = 0; i < 10; i++) {
         json_t *t = json_array_get(tools, i);
         assert_string_equal(json_string_value(json_object_get(t, "name")), names[i]);
         assert_true(strlen(json_string_value(json_object_get(t, "description"))) > 20);
@@ -325,6 +327,70 @@ static void test_mcp_stdio_answers_a_line_per_request(void **state)
     free(outbuf);
 }
 
+/* The conversations tool searches the store's messages, never the wiki: a real store of two
+ * conversations, each hit cited as a footnote cites, since/until by day, and a clear tool error
+ * for a server with no store or a malformed day. */
+static void test_mcp_conversations_searches_the_stored_messages(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dream-test-mcp-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/memory.sqlite", dir);
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(path, &s), 0);
+    const int64_t jan = INT64_C(1704844800000), jun = INT64_C(1717977600000); /* 2024-01-10, 2024-06-10 */
+    struct dream_message m1[] = {{"user", "a-m0", jan, "My rye starter doubles in five hours now."},
+                                 {"assistant", "a-m1", jan + 1000, "Good: feed it before it falls."}};
+    struct dream_message m2[] = {{"user", "b-m0", jun, "The rye loaf came out dense again."}};
+    struct dream_conversation c1 = {"openai-jsonl", "a", "Rye starter", jan, jan, "test", m1, 2};
+    struct dream_conversation c2 = {"openai-jsonl", "b", "Dense loaf", jun, jun, "test", m2, 1};
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c1, &o), 0);
+    assert_int_equal(dream_store_put(s, &c2, &o), 0);
+    dream_store_close(s);
+
+    struct dream_mcp_params p;
+    dream_mcp_default_params(&p);
+    p.wiki = vault_dir;
+    p.store = path;
+    p.stateless = true;
+    dream_mcp *m = dream_mcp_new(&p);
+    assert_non_null(m);
+    bool err;
+    json_t *r = tool(m, "conversations", "{\"query\":\"rye\"}", &err, NULL);
+    assert_false(err);
+    assert_null(json_object_get(r, "results")); /* messages only, not the vault's articles */
+    json_t *hits = json_object_get(r, "conversations");
+    assert_int_equal(json_array_size(hits), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const char *cite = json_string_value(json_object_get(json_array_get(hits, i), "cite"));
+        assert_non_null(cite);
+        assert_true(strncmp(cite, "conv:", 5) == 0 && (strstr(cite, "#a-m0") || strstr(cite, "#b-m0")));
+    }
+    json_decref(r);
+    r = tool(m, "conversations", "{\"query\":\"rye\",\"since\":\"2024-03-01\"}", &err, NULL);
+    assert_false(err);
+    hits = json_object_get(r, "conversations");
+    assert_int_equal(json_array_size(hits), 1);
+    assert_non_null(strstr(json_string_value(json_object_get(json_array_get(hits, 0), "cite")), "#b-m0"));
+    json_decref(r);
+    r = tool(m, "conversations", "{\"query\":\"rye\",\"until\":\"2024-01\"}", &err, NULL);
+    assert_true(err);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "error")), "YYYY-MM-DD"));
+    json_decref(r);
+    dream_mcp_free(m);
+
+    m = session(true); /* --store '': nothing to search, and it says so */
+    r = tool(m, "conversations", "{\"query\":\"rye\"}", &err, NULL);
+    assert_true(err);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "error")), "without one"));
+    json_decref(r);
+    dream_mcp_free(m);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -340,6 +406,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mcp_tool_calls_answer_as_the_read_tools),
         cmocka_unit_test(test_mcp_tool_errors_carry_the_near_candidates),
         cmocka_unit_test(test_mcp_stdio_answers_a_line_per_request),
+        cmocka_unit_test(test_mcp_conversations_searches_the_stored_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
