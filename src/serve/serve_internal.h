@@ -59,12 +59,13 @@ enum MHD_Result serve_reply_json(struct serve_request *rq, unsigned status, json
 /* OpenAI's error shape; type e.g. "invalid_request_error", code may be NULL. */
 enum MHD_Result serve_reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code,
                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The same, an invalid_request_error about one named parameter (the shape's "param"). */
+enum MHD_Result serve_reply_error_param(struct serve_request *rq, unsigned status, const char *code, const char *param,
+                                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* A server-sent-events reply: read is MHD's content reader (return bytes written,
  * MHD_CONTENT_READER_END_OF_STREAM, or _WITH_ERROR), done frees cls when the connection ends. */
 enum MHD_Result serve_reply_stream(struct serve_request *rq, MHD_ContentReaderCallback read, void *cls,
                                    MHD_ContentReaderFreeCallback done);
-/* A query argument, or NULL. */
-const char *serve_query(struct serve_request *rq, const char *key);
 
 /* The server's state that handlers use. */
 struct serve_chat; /* chat.c: the request queue and its worker */

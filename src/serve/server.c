@@ -49,19 +49,38 @@ enum MHD_Result serve_reply_json(struct serve_request *rq, unsigned status, json
     return ok;
 }
 
-enum MHD_Result serve_reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code, const char *fmt, ...)
+static enum MHD_Result reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code, const char *param,
+                                   const char *fmt, va_list ap)
 {
     char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    struct dbuf clean = {0}, clean_param = {0};
+    serve_utf8_clean(msg, strlen(msg), &clean);
+    if (param) serve_utf8_clean(param, strlen(param), &clean_param);
+    json_t *err = json_pack("{s:{s:s, s:s, s:s?, s:s?}}", "error", "message", clean.data ? clean.data : "error", "type", type, "param",
+                            param ? (clean_param.data ? clean_param.data : "") : NULL, "code", code);
+    dbuf_free(&clean);
+    dbuf_free(&clean_param);
+    return serve_reply_json(rq, status, err);
+}
+
+enum MHD_Result serve_reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    enum MHD_Result ok = reply_error(rq, status, type, code, NULL, fmt, ap);
     va_end(ap);
-    struct dbuf clean = {0};
-    serve_utf8_clean(msg, strlen(msg), &clean);
-    json_t *err = json_pack("{s:{s:s, s:s, s:n, s:s?}}", "error", "message", clean.data ? clean.data : "error", "type", type, "param",
-                            "code", code);
-    dbuf_free(&clean);
-    return serve_reply_json(rq, status, err);
+    return ok;
+}
+
+enum MHD_Result serve_reply_error_param(struct serve_request *rq, unsigned status, const char *code, const char *param, const char *fmt,
+                                        ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ok = reply_error(rq, status, "invalid_request_error", code, param, fmt, ap);
+    va_end(ap);
+    return ok;
 }
 
 enum MHD_Result serve_reply_stream(struct serve_request *rq, MHD_ContentReaderCallback read, void *cls, MHD_ContentReaderFreeCallback done)
@@ -76,11 +95,6 @@ enum MHD_Result serve_reply_stream(struct serve_request *rq, MHD_ContentReaderCa
     enum MHD_Result ok = MHD_queue_response(rq->conn, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ok;
-}
-
-const char *serve_query(struct serve_request *rq, const char *key)
-{
-    return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
 /* Compares without an early exit, so the time taken does not tell how much of a guess was right. */
