@@ -8,22 +8,10 @@
 set -euo pipefail
 DREAM=$1 MODEL=$2 VAULT=$3 WORK=$4
 rm -rf "$WORK" && mkdir -p "$WORK"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-SERVER_PID=
-cleanup() { [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null || true; }
-trap cleanup EXIT
+. "$(dirname "$0")/../support/serve_harness.sh"
 export DREAM_WIKI=$VAULT DREAM_HOME=$WORK/home
 "$DREAM" ingest "$(dirname "$VAULT")/dreaming/corpus" >"$WORK/ingest.log" 2>&1 || { cat "$WORK/ingest.log" >&2; fail "dream ingest"; }
-: >"$WORK/serve.log" # before the server's shell opens it: the poll below must find the file
-"$DREAM" serve --model "$MODEL" --port 0 --parallel 2 >"$WORK/serve.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 240); do
-  PORT=$(sed -n 's/.*listening on http:\/\/[0-9.]*:\([0-9]*\).*/\1/p' "$WORK/serve.log")
-  [ -n "$PORT" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/serve.log" >&2; fail "dream serve exited before listening"; }
-  sleep 0.25
-done
-[ -n "$PORT" ] || fail "dream serve did not listen"
+start_server "$WORK/serve.log" --parallel 2
 URL=http://127.0.0.1:$PORT/v1/memory
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 get() { # get NAME PATH_AND_QUERY WANT_STATUS
@@ -140,7 +128,5 @@ get post 'status' 200
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/status")
 [ "$code" = 405 ] || fail "POST /v1/memory/status: HTTP $code (want 405)"
 
-kill -TERM "$SERVER_PID"; rc=0; wait "$SERVER_PID" || rc=$?; SERVER_PID=
-[ "$rc" = 0 ] || { cat "$WORK/serve.log" >&2; fail "dream serve exited with $rc"; }
-if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WORK/serve.log"; then cat "$WORK/serve.log" >&2; fail "sanitizer report"; fi
+stop_server "$WORK/serve.log"
 echo "PASS: GET /v1/memory: every read tool, 404 with candidates, 400s, no path out"
