@@ -99,10 +99,11 @@ int dream_read_infobox(dream_reader *r, const char *name, json_t **out);
 /* {"total","offset","articles": [stems, sorted], "more"?}; limit 0 means 100. */
 int dream_read_list(dream_reader *r, size_t offset, size_t limit, json_t **out);
 
-/* Membership: by is "category", "type", "kind" or "series"; {"by","value","total","members":
- * [{"stem","lead" (clipped to 140)}], "more"?}; 40 rows at most. An unknown `by` is
- * DREAM_EINVAL. */
-int dream_read_members(dream_reader *r, const char *by, const char *value, json_t **out);
+/* Membership: by is "category", "type", "kind" or "series"; {"by","value","total","offset",
+ * "members": [{"stem","lead" (clipped to 140)}], "more"? (members after these)}: the members
+ * from the offset-th on, limit of them (0 or over 40 means 40), fewer when the page would be
+ * over the budget. An unknown `by` is DREAM_EINVAL. */
+int dream_read_members(dream_reader *r, const char *by, const char *value, size_t offset, size_t limit, json_t **out);
 
 /* The search without a store: a text scan over the articles: terms split on whitespace, stopwords dropped (a
  * query of stopwords only is one term), case-insensitive substring matches; articles ranked by
@@ -148,14 +149,21 @@ int dream_read_search_index(dream_reader *r, const struct dream_read_search_para
 int dream_read_status(dream_reader *r, json_t **out);
 
 /* One entry point for every tool, for the server and the CLI: tool is "resolve", "read",
- * "section", "links", "infobox", "list", "category" (by taken from whichever of "category",
- * "type", "kind", "series" args holds), "search" or "status"; args is an object of strings (or
- * numbers/booleans): "name", "anchor", "whole", "query", "limit", "offset", and for search
- * "conversations" (messages only), "since" and "until" (YYYY-MM-DD, both days included).
- * "search" is dream_read_search_index when the reader has a store, else dream_read_search (the
- * scan of the articles). A missing required
- * argument or an unknown tool is DREAM_EINVAL with {"error": ...} in *out. */
+ * "section", "links", "infobox", "list", "category", "search" or "status"; args is an object
+ * of strings (or numbers/booleans), the ones dream_read_tool_args names: "name", "anchor",
+ * "whole", "query", "limit", "offset", for search "conversations" (messages only), "since" and
+ * "until" (YYYY-MM-DD, both days included), and for list one of "category", "type", "kind",
+ * "series": then list is dream_read_members (paged by limit and offset), and "category" is the
+ * same list with one of them required. Two of those four is DREAM_EINVAL rather than one
+ * dropped. "search" is dream_read_search_index when the reader has a store, else
+ * dream_read_search (the scan of the articles). A missing required argument or an unknown tool
+ * is DREAM_EINVAL with {"error": ...} in *out; an argument the tool does not take is ignored
+ * here (the server refuses it with dream_read_tool_args). */
 int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_t **out);
+
+/* The arguments tool takes, as dream_read_call reads them: a NULL-terminated list (static; empty
+ * for "status"), or NULL for a tool that does not exist. */
+const char *const *dream_read_tool_args(const char *tool);
 
 /* The tool's result as short human-readable text (malloc'd, ends with '\n'); NULL on
  * allocation failure. Works for error objects too. */

@@ -6,15 +6,21 @@
  * single worker thread owns the scheduler and batches the requests waiting at each round
  * together. Errors use OpenAI's shape {"error":{"message","type","param","code"}}.
  *
- * GET /v1/memory/<tool>?name=&anchor=&whole=&query=&limit=&offset=&category=&type=&kind=&series=
- * answers with the read tools of dream/read.h (resolve, read, section, links, infobox, list,
- * category, search, status) on the default wiki (DREAM_WIKI, DREAM_HOME, ...): the same JSON as
- * the CLI verbs' --json; 404 for an unknown article with its near candidates, 400 for a bad
- * argument or tool.
+ * GET /v1/memory/<tool> answers with the read tools of dream/read.h (resolve, read, section,
+ * links, infobox, list, category, search, status) on the default wiki (DREAM_WIKI, DREAM_HOME,
+ * ...): the same JSON as the CLI verbs' --json, with the verb's options as query parameters
+ * (dream_read_tool_args names them; the README lists them); 404 for an unknown article with its
+ * near candidates, 400 for a bad argument or tool, or a parameter the tool does not take.
  *
  * POST /v1/memory/dream runs the Dreaming (dream/pipeline.h) on the server's store and wiki,
  * under the run lock `dream run` takes (409 while another run holds it), with its progress as
  * server-sent events (start, progress, stage, then done or error); see src/serve/dream.c.
+ *
+ * Web pages are kept out (src/serve/guard.c): a Host other than localhost, 127.0.0.1, [::1], the
+ * bound address or an allow_hosts name is a 403 (DNS rebinding); so is an Origin other than the
+ * server's own or a cors_origins one (those are answered with Access-Control-Allow-Origin and
+ * Vary: Origin, and their OPTIONS preflights with 204); a POST body that is not
+ * application/json is a 415; a 405 names the path's methods in Allow.
  */
 #ifndef DREAM_SERVE_H
 #define DREAM_SERVE_H
@@ -38,6 +44,12 @@ struct dream_serve_params {
     const char *store_path; /* the store (default: dream_paths_store()) */
     const char *wiki_dir;   /* the wiki (default: dream_paths_wiki_dir(); the pipeline's writing
                                stages only when it has been set up) */
+    const char *allow_hosts; /* names a request's Host may give besides localhost, 127.0.0.1,
+                                [::1] and the bound address, separated by commas or spaces
+                                (default: $DREAM_ALLOW_HOSTS); any other Host is a 403 */
+    const char *cors_origins; /* web origins (scheme://host[:port]) whose pages may call the
+                                 server, as for allow_hosts (default: $DREAM_CORS); a request
+                                 from any other page (its Origin header) is a 403 */
 };
 void dream_serve_default_params(struct dream_serve_params *params);
 

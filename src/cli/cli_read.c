@@ -16,7 +16,7 @@ static void cli_read_usage(const struct cli_read_verb *v, FILE *f)
     fprintf(f, "usage: dream %s %s\n\n%s\n\noptions:\n", v->verb, v->usage, v->help);
     if (v->options & CLI_READ_OPT_WHOLE) fprintf(f, "  --whole       the whole article (refused over 8 KB: read sections)\n");
     if (v->options & CLI_READ_OPT_MEMBERS)
-        fprintf(f, "  --category C, --type T, --kind K, --series S\n                only the members (40 at most, with each one's lead)\n");
+        fprintf(f, "  --category C, --type T, --kind K, --series S\n                only the members of one (40 at a time, with each one's lead)\n");
     if (v->options & (CLI_READ_OPT_PAGE | CLI_READ_OPT_LIMIT)) fprintf(f, "  --limit N     at most N rows\n");
     if (v->options & CLI_READ_OPT_PAGE) fprintf(f, "  --offset N    skip the first N\n");
     if (v->options & CLI_READ_OPT_SEARCH)
@@ -105,9 +105,6 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
         json_object_set_new(args, "query", json_string(words));
     }
     const char *tool = v->tool;
-    if (strcmp(tool, "list") == 0 && (json_object_get(args, "category") || json_object_get(args, "type") ||
-                                      json_object_get(args, "kind") || json_object_get(args, "series")))
-        tool = "category";
     dream_reader *r = NULL;
     int rc = dream_reader_open(&p, &r);
     if (rc) {

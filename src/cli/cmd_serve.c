@@ -17,15 +17,19 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: dream serve [--model PATH] [--host ADDR] [--port N] [--parallel N] [--ctx N]\n"
                "                   [--max-tokens N] [--max-body BYTES] [--max-connections N]\n"
-               "                   [--store PATH] [--wiki DIR]\n\n"
+               "                   [--store PATH] [--wiki DIR] [--allow-host NAME]... [--cors ORIGIN]...\n\n"
                "Serves POST /v1/chat/completions (streaming or not) and GET /v1/models. Requests\n"
                "share the one model and are decoded together by the batching scheduler.\n"
-               "GET /v1/memory/<tool>?name=...: the read tools (resolve, read, section, links,\n"
-               "infobox, list, category, search, status) on the wiki, as `dream <verb> --json`.\n"
+               "GET /v1/memory/<tool>?...: the read tools (resolve, read, section, links, infobox,\n"
+               "list, category, search, status) on the wiki, as `dream <verb> --json`, with the verb's\n"
+               "options as query parameters (e.g. /v1/memory/list?category=Hobbies&limit=10).\n"
                "POST /v1/memory/dream: runs the pipeline (as `dream run`; body e.g. {\"stage\":\"segment\",\n"
                "\"limit\":10,\"dry_run\":true}) with its progress as server-sent events, under the same\n"
                "run lock (409 while another run works on the store).\n"
                "POST /mcp: the read tools over the Model Context Protocol (as `dream mcp`, streamable HTTP).\n"
+               "Web pages: a request whose Host is not localhost, 127.0.0.1, [::1], the --host address or an\n"
+               "--allow-host name is refused (403), and so is one from a page of another origin unless --cors\n"
+               "names it; a POST body must be sent as Content-Type: application/json (else 415).\n"
                "Stops on SIGINT or SIGTERM.\n\n"
                "  --model PATH          " CLI_MODEL_HELP "\n"
                "  --host ADDR           IPv4 address to listen on (default 127.0.0.1); any address that is\n"
@@ -38,7 +42,20 @@ static void usage(FILE *f)
                "  --max-connections N   concurrent connections (default 64)\n"
                "  --threads N           CPU threads (default DREAM_THREADS, else all cores)\n"
                "  --store PATH          the store (default $DREAM_HOME/cache/memory.sqlite, else ~/.cache/dream/...)\n"
-               "  --wiki DIR            the wiki (default DREAM_WIKI, else $DREAM_HOME/wiki, else ~/.local/share/dream/wiki)\n");
+               "  --wiki DIR            the wiki (default DREAM_WIKI, else $DREAM_HOME/wiki, else ~/.local/share/dream/wiki)\n"
+               "  --allow-host NAME     one more name clients may reach the server by (the Host header; any port);\n"
+               "                        repeatable (default DREAM_ALLOW_HOSTS, names separated by commas)\n"
+               "  --cors ORIGIN         let the pages of ORIGIN (scheme://host[:port], e.g. http://localhost:5173)\n"
+               "                        call the server: answered with Access-Control-Allow-Origin; repeatable\n"
+               "                        (default DREAM_CORS, origins separated by commas)\n");
+}
+
+/* Appends value to list, a comma-separated list in a buffer of cap bytes; false when it does
+ * not fit. */
+static bool list_add(char *list, size_t cap, const char *value)
+{
+    size_t had = strlen(list);
+    return (size_t)snprintf(list + had, cap - had, "%s%s", had ? "," : "", value) < cap - had;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -59,12 +76,23 @@ int cmd_serve(int argc, char **argv)
                 {"--max-body", 64, 1L << 30, &max_body},
                 {"--max-connections", 1, 100000, &max_conn},
                 {"--threads", 1, 1024, &threads}};
+    char hosts[4096] = "", origins[4096] = ""; /* --allow-host and --cors add up, and replace the environment's */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (cli_wants_help(a)) {
             usage(stdout);
             return 0;
         }
+        char *list = !strcmp(a, "--allow-host") ? hosts : !strcmp(a, "--cors") ? origins : NULL;
+        if (list && (!v || !*v)) {
+            fprintf(stderr, "dream serve: %s needs a value\n", a);
+            return 2;
+        }
+        if (list && !list_add(list, sizeof hosts, argv[++i])) {
+            fprintf(stderr, "dream serve: more %s values than fit in %zu bytes\n", a, sizeof hosts);
+            return 2;
+        }
+        if (list) continue;
         const char **str = !v                         ? NULL
                            : !strcmp(a, "--model") ? &cfg.model_path
                            : !strcmp(a, "--host")  ? &p.host
@@ -85,6 +113,8 @@ int cmd_serve(int argc, char **argv)
         if (!cli_parse_int("serve", a, v, nums[k].min, nums[k].max, nums[k].val)) return 2;
         i++;
     }
+    if (hosts[0]) p.allow_hosts = hosts;
+    if (origins[0]) p.cors_origins = origins;
     cfg.width = (int)parallel;
     if (ctx) cfg.n_ctx = (int)ctx;
     if (threads) cfg.n_threads = (int)threads;

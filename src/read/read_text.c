@@ -218,13 +218,13 @@ char *dream_read_text(const char *tool, const json_t *o)
     } else if (strcmp(tool, "infobox") == 0) {
         json_array_foreach(json_object_get(o, "fields"), k, v) dbuf_printf(&b, "%s: %s\n", s_(v, "key"), s_(v, "value"));
         if (!json_array_size(json_object_get(o, "fields"))) dbuf_printf(&b, "%s has no infobox\n", s_(o, "stem"));
+    } else if (json_object_get(o, "members")) { /* category, or list with a filter */
+        dbuf_printf(&b, "%s %s: %lld article(s)\n", s_(o, "by"), s_(o, "value"), (long long)i_(o, "total"));
+        json_array_foreach(json_object_get(o, "members"), k, v) dbuf_printf(&b, "  %s · %s\n", s_(v, "stem"), s_(v, "lead"));
+        if (json_object_get(o, "more")) dbuf_printf(&b, "  ...and %lld more (--offset)\n", (long long)i_(o, "more"));
     } else if (strcmp(tool, "list") == 0) {
         json_array_foreach(json_object_get(o, "articles"), k, v) dbuf_printf(&b, "%s\n", json_string_value(v));
         if (json_object_get(o, "more")) dbuf_printf(&b, "...and %lld more (--offset)\n", (long long)i_(o, "more"));
-    } else if (strcmp(tool, "category") == 0) {
-        dbuf_printf(&b, "%s %s: %lld article(s)\n", s_(o, "by"), s_(o, "value"), (long long)i_(o, "total"));
-        json_array_foreach(json_object_get(o, "members"), k, v) dbuf_printf(&b, "  %s · %s\n", s_(v, "stem"), s_(v, "lead"));
-        if (json_object_get(o, "more")) dbuf_printf(&b, "  ...and %lld more\n", (long long)i_(o, "more"));
     } else if (strcmp(tool, "search") == 0) {
         text_search(&b, o);
     } else if (strcmp(tool, "status") == 0) {

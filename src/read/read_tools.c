@@ -472,7 +472,7 @@ static bool read_is_member(const dream_reader *r, const struct read_entry *e, co
     return false;
 }
 
-int dream_read_members(dream_reader *r, const char *by, const char *value, json_t **out)
+int dream_read_members(dream_reader *r, const char *by, const char *value, size_t offset, size_t limit, json_t **out)
 {
     *out = NULL;
     if (!by || (strcmp(by, "category") && strcmp(by, "type") && strcmp(by, "kind") && strcmp(by, "series"))) {
@@ -483,24 +483,28 @@ int dream_read_members(dream_reader *r, const char *by, const char *value, json_
         dream_error_set(DREAM_EINVAL, "which %s? give its name", by);
         return read_error_object(out, DREAM_EINVAL);
     }
+    if (!limit || limit > READ_MEMBERS_MAX) limit = READ_MEMBERS_MAX;
     long series = strcmp(by, "series") == 0 ? read_find(r, value) : -1;
     json_t *members = json_array();
     size_t total = 0;
     for (size_t i = 0; i < r->n; i++) {
         if (!read_is_member(r, &r->e[i], by, value, series)) continue;
-        if (total++ >= READ_MEMBERS_MAX) continue;
+        size_t at = total++;
+        if (at < offset || at - offset >= limit) continue;
         json_t *row = json_pack("{ss}", "stem", r->e[i].stem);
         read_set_clip(row, "lead", dream_article_lead(r->e[i].a), READ_LEAD_ROW);
         json_array_append_new(members, row);
     }
     char *shown_value = read_clip(value, READ_TITLE_MAX);
-    json_t *o = json_pack("{ss ss sI so}", "by", by, "value", shown_value ? shown_value : "", "total", (json_int_t)total, "members", members);
+    json_t *o = json_pack("{ss ss sI sI so}", "by", by, "value", shown_value ? shown_value : "", "total", (json_int_t)total, "offset",
+                          (json_int_t)offset, "members", members);
     free(shown_value);
     if (!o) return read_oom(out);
-    /* Keep the default output within the budget: drop rows from the end and count them. */
+    /* Keep the output within the budget: drop rows from the end and count them. */
     size_t shown = json_array_size(members);
     while (shown > 1 && read_json_size(o) > DREAM_READ_BUDGET - 24) json_array_remove(members, --shown);
-    if (total > shown) json_object_set_new(o, "more", json_integer((json_int_t)(total - shown)));
+    size_t before = offset < total ? offset : total;
+    if (total > before + shown) json_object_set_new(o, "more", json_integer((json_int_t)(total - before - shown)));
     *out = o;
     return 0;
 }
@@ -728,6 +732,46 @@ static int read_need(const char *tool, const char *what, const char *v, json_t *
     return read_error_object(out, DREAM_EINVAL);
 }
 
+/* Which membership filter args holds: *by is "category", "type", "kind" or "series", or NULL
+ * for none. Two or more is DREAM_EINVAL: one would be dropped without a word. */
+static int read_member_filter(const json_t *args, const char **by, json_t **out)
+{
+    static const char *const bys[] = {"category", "type", "kind", "series"};
+    *by = NULL;
+    for (size_t k = 0; k < 4; k++) {
+        if (!json_object_get(args, bys[k])) continue;
+        if (*by) {
+            dream_error_set(DREAM_EINVAL, "give one of category, type, kind or series, not both %s and %s", *by, bys[k]);
+            return read_error_object(out, DREAM_EINVAL);
+        }
+        *by = bys[k];
+    }
+    return 0;
+}
+
+/* The arguments of each tool, as the dispatcher below reads them; the order is the docs'. */
+static const char *const read_args_name[] = {"name", NULL};
+static const char *const read_args_read[] = {"name", "whole", NULL};
+static const char *const read_args_section[] = {"name", "anchor", NULL};
+static const char *const read_args_members[] = {"category", "type", "kind", "series", "limit", "offset", NULL};
+static const char *const read_args_search[] = {"query", "limit", "conversations", "since", "until", NULL};
+static const char *const read_args_none[] = {NULL};
+static const struct {
+    const char *tool;
+    const char *const *args;
+} read_tool_args[] = {
+    {"resolve", read_args_name},     {"read", read_args_read},          {"section", read_args_section}, {"links", read_args_name},
+    {"infobox", read_args_name},     {"list", read_args_members},       {"category", read_args_members},
+    {"search", read_args_search},    {"status", read_args_none},
+};
+
+const char *const *dream_read_tool_args(const char *tool)
+{
+    for (size_t i = 0; tool && i < sizeof read_tool_args / sizeof read_tool_args[0]; i++)
+        if (strcmp(tool, read_tool_args[i].tool) == 0) return read_tool_args[i].args;
+    return NULL;
+}
+
 int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_t **out)
 {
     *out = NULL;
@@ -748,7 +792,14 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
         dream_error_set(DREAM_EINVAL, "limit and offset are counts (whole numbers from 0)");
         return read_error_object(out, DREAM_EINVAL);
     }
-    if (strcmp(tool, "list") == 0) return dream_read_list(r, (size_t)offset, (size_t)limit, out);
+    if (strcmp(tool, "list") == 0 || strcmp(tool, "category") == 0) {
+        const char *by = NULL;
+        if ((rc = read_member_filter(args, &by, out))) return rc;
+        if (by) return dream_read_members(r, by, read_arg(args, by), (size_t)offset, (size_t)limit, out);
+        if (strcmp(tool, "list") == 0) return dream_read_list(r, (size_t)offset, (size_t)limit, out);
+        dream_error_set(DREAM_EINVAL, "category needs one of category, type, kind or series");
+        return read_error_object(out, DREAM_EINVAL);
+    }
     if (strcmp(tool, "search") == 0) {
         const char *q = read_arg(args, "query");
         if ((rc = read_need(tool, "a query", q, out))) return rc;
@@ -760,13 +811,6 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
         sp.conversations_only = read_arg_bool(args, "conversations");
         if ((rc = read_arg_day(args, "since", 0, &sp.since_ms, out)) || (rc = read_arg_day(args, "until", 1, &sp.until_ms, out))) return rc;
         return dream_read_search_index(r, &sp, out);
-    }
-    if (strcmp(tool, "category") == 0) {
-        static const char *const bys[] = {"category", "type", "kind", "series"};
-        for (size_t k = 0; k < 4; k++)
-            if (read_arg(args, bys[k])) return dream_read_members(r, bys[k], read_arg(args, bys[k]), out);
-        dream_error_set(DREAM_EINVAL, "category needs one of category, type, kind or series");
-        return read_error_object(out, DREAM_EINVAL);
     }
     dream_error_set(DREAM_EINVAL, "no read tool '%.60s' (tools: resolve, read, section, links, infobox, list, category, search, status)", tool);
     return read_error_object(out, DREAM_EINVAL);

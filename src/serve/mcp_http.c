@@ -2,17 +2,17 @@
  * without server-initiated messages. Each POST carries one JSON-RPC message (or batch) and is
  * answered with application/json: 200 with the answer, 202 with no body when there is nothing to
  * answer (notifications, responses), 400 when the body is not JSON-RPC at all or names a protocol
- * version this server does not speak (MCP-Protocol-Version), 403 for a browser page from another
- * origin. No session is kept: every request stands alone, so there is no Mcp-Session-Id, and GET
- * (a stream of server messages) and DELETE (ending a session) are answered 405 by the core. The
- * bearer token and the body limit are the core's, as for every endpoint. */
+ * version this server does not speak (MCP-Protocol-Version). No session is kept: every request
+ * stands alone, so there is no Mcp-Session-Id, and GET (a stream of server messages) and DELETE
+ * (ending a session) are answered 405 by the core. What the transport's spec asks of every
+ * server, checking Origin against DNS rebinding (403), is the core's, as are the Host check, the
+ * bearer token, the JSON Content-Type and the body limit: the same for every endpoint. */
 #include "serve_handlers.h"
 
 #include "dream/error.h"
 #include "dream/mcp.h"
 
 #include <string.h>
-#include <strings.h>
 
 /* A JSON-RPC error with a null id, as the HTTP status's body. */
 static enum MHD_Result mcp_http_refuse(struct serve_request *rq, unsigned status, const char *msg)
@@ -21,24 +21,8 @@ static enum MHD_Result mcp_http_refuse(struct serve_request *rq, unsigned status
                                                   DREAM_MCP_INVALID_REQUEST, "message", msg));
 }
 
-/* Whether an Origin header names this machine (http(s)://localhost, 127.x.x.x or [::1], any port).
- * A page elsewhere that reaches a loopback server through DNS rebinding sends its own origin. */
-static bool mcp_http_local_origin(const char *origin)
-{
-    const char *h = strstr(origin, "://");
-    if (!h) return false;
-    h += 3;
-    size_t n = strcspn(h, ":/");
-    if (h[0] == '[') return !strncmp(h, "[::1]", 5);
-    return (n == 9 && !strncasecmp(h, "localhost", 9)) || !strncmp(h, "127.", 4);
-}
-
 enum MHD_Result serve_mcp(struct serve_request *rq)
 {
-    const char *origin = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Origin");
-    /* With an API key the bearer token already keeps other pages out. */
-    if (origin && !rq->server->api_key && !mcp_http_local_origin(origin))
-        return mcp_http_refuse(rq, MHD_HTTP_FORBIDDEN, "requests from a web page of another origin are refused (Origin is not this machine)");
     const char *version = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "MCP-Protocol-Version");
     if (version && !dream_mcp_version_supported(version))
         return mcp_http_refuse(rq, MHD_HTTP_BAD_REQUEST, "unsupported MCP-Protocol-Version; this server speaks " DREAM_MCP_LATEST_VERSION
@@ -57,7 +41,7 @@ enum MHD_Result serve_mcp(struct serve_request *rq)
     if (!reply) {
         struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
         if (!r) return MHD_NO;
-        enum MHD_Result ok = MHD_queue_response(rq->conn, MHD_HTTP_ACCEPTED, r);
+        enum MHD_Result ok = serve_queue(rq, MHD_HTTP_ACCEPTED, r);
         MHD_destroy_response(r);
         return ok;
     }

@@ -1,20 +1,73 @@
 /* memory.c — GET /v1/memory/<tool>: the read tools (dream/read.h) over HTTP, the same library
- * calls and the same JSON as the CLI verbs' --json. Arguments are query parameters: name,
- * anchor, whole, query, limit, offset, since, until, conversations (search), and one of
- * category/type/kind/series for /v1/memory/category. The wiki and store are the server's (dream serve --wiki/--store; by
- * default DREAM_WIKI, DREAM_HOME, ...). An article name is only ever matched against the wiki's listed articles, so no
- * parameter can name a path. Status: 200 with the tool's object; 404 for an unknown article
+ * calls and the same JSON as the CLI verbs' --json. Arguments are query parameters, the ones
+ * dream_read_tool_args names for the tool, which are the CLI verb's options: resolve, links,
+ * infobox: name; read: name, whole; section: name, anchor; list (and category, which needs a
+ * filter): category, type, kind or series, limit, offset; search: query, limit, conversations,
+ * since, until; status: none. A flag (whole, conversations) is on with no value, 1, true or yes.
+ * The wiki and store are the server's (dream serve --wiki/--store; by default DREAM_WIKI,
+ * DREAM_HOME, ...). An article name is only ever matched against the wiki's listed articles, so
+ * no parameter can name a path. Status: 200 with the tool's object; 404 for an unknown article
  * (OpenAI's error shape plus the tool's "candidates"/"captured_near"/"anchors"); 400 for a bad
- * or missing argument or an unknown tool. */
+ * or missing argument, a parameter the tool does not take (named, with the ones it does) or
+ * given twice, or an unknown tool. */
 #include "serve_handlers.h"
 
 #include "dream/error.h"
 #include "dream/read.h"
 
+#include <stdio.h>
 #include <string.h>
 
-static const char *const memory_args[] = {"name", "anchor", "whole", "query", "limit", "offset", "category", "type", "kind",
-                                          "series", "since", "until", "conversations", NULL};
+/* The query parameters gathered into the tool's arguments. The first that cannot be one stops
+ * the walk: bad_key names it and problem says why. */
+struct memory_query {
+    const char *const *takes; /* the tool's parameters */
+    json_t *args;
+    const char *bad_key;
+    enum { MEMORY_ARG_OK, MEMORY_ARG_UNKNOWN, MEMORY_ARG_TWICE, MEMORY_ARG_NOT_UTF8, MEMORY_ARG_NOMEM } problem;
+};
+
+static enum MHD_Result memory_query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    struct memory_query *q = cls;
+    q->bad_key = key;
+    bool known = false;
+    for (size_t i = 0; q->takes[i] && !known; i++) known = strcmp(key, q->takes[i]) == 0;
+    if (!known) q->problem = MEMORY_ARG_UNKNOWN;
+    else if (json_object_get(q->args, key)) q->problem = MEMORY_ARG_TWICE;
+    else {
+        json_t *v = json_string(value ? value : ""); /* "?whole" with no value is the flag on */
+        if (!v) q->problem = MEMORY_ARG_NOT_UTF8;
+        else if (json_object_set_new(q->args, key, v)) q->problem = MEMORY_ARG_NOMEM;
+    }
+    return q->problem == MEMORY_ARG_OK ? MHD_YES : MHD_NO;
+}
+
+/* 400 for the first query parameter the tool cannot take. */
+static enum MHD_Result memory_bad_query(struct serve_request *rq, const struct memory_query *q)
+{
+    const char *key = q->bad_key;
+    switch (q->problem) {
+    case MEMORY_ARG_UNKNOWN: {
+        char takes[256] = "";
+        for (size_t i = 0; q->takes[i]; i++) snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s%s", i ? ", " : "", q->takes[i]);
+        if (!takes[0])
+            return serve_reply_error_param(rq, MHD_HTTP_BAD_REQUEST, "unknown_parameter", key, "unknown parameter '%.60s': %s takes no parameters",
+                                           key, rq->path);
+        return serve_reply_error_param(rq, MHD_HTTP_BAD_REQUEST, "unknown_parameter", key, "unknown parameter '%.60s' for %s; it takes: %s", key,
+                                       rq->path, takes);
+    }
+    case MEMORY_ARG_TWICE:
+        return serve_reply_error_param(rq, MHD_HTTP_BAD_REQUEST, "invalid_argument", key,
+                                       "the parameter '%.60s' is given twice; give it once", key);
+    case MEMORY_ARG_NOT_UTF8:
+        return serve_reply_error_param(rq, MHD_HTTP_BAD_REQUEST, "invalid_argument", key, "the query parameter '%.60s' is not valid UTF-8", key);
+    case MEMORY_ARG_OK:
+    case MEMORY_ARG_NOMEM: break;
+    }
+    return serve_reply_error(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "server_error", NULL, "out of memory");
+}
 
 /* OpenAI's error shape around a read tool's error object, keeping its other members. */
 static enum MHD_Result memory_error(struct serve_request *rq, unsigned status, const char *type, const char *code, json_t *res)
@@ -48,16 +101,15 @@ enum MHD_Result serve_memory(struct serve_request *rq)
     const char *tool = rq->subpath;
     json_t *args = json_object();
     if (!args) return serve_reply_error(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "server_error", NULL, "out of memory");
-    for (size_t i = 0; memory_args[i]; i++) {
-        const char *v = serve_query(rq, memory_args[i]);
-        if (!v) continue;
-        json_t *s = json_string(v);
-        if (!s) {
+    const char *const *takes = dream_read_tool_args(tool);
+    if (takes) { /* an unknown tool is refused by dream_read_call, which lists the tools */
+        struct memory_query q = {.takes = takes, .args = args, .bad_key = NULL, .problem = MEMORY_ARG_OK};
+        MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, memory_query_arg, &q);
+        if (q.problem != MEMORY_ARG_OK) {
+            enum MHD_Result bad = memory_bad_query(rq, &q);
             json_decref(args);
-            return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "invalid_argument",
-                                     "the query parameter '%s' is not valid UTF-8", memory_args[i]);
+            return bad;
         }
-        json_object_set_new(args, memory_args[i], s);
     }
     dream_reader *r = NULL;
     enum MHD_Result reply;

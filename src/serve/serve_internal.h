@@ -9,7 +9,9 @@
  * Adding an endpoint: write `enum MHD_Result my_handler(struct serve_request *rq)` in its own
  * file, declare it in serve_handlers.h and add one row to serve_routes[] in routes.c (and one to
  * serve_services[] when it keeps state of its own). A route whose path ends in '/' matches every
- * path under it (rq->subpath is the rest). */
+ * path under it (rq->subpath is the rest). A handler runs only after the core's checks (guard.c
+ * and server.c's on_headers): the Host and Origin are allowed, the token is right, and a POST
+ * body was sent as application/json. OPTIONS and 405 (with Allow) are the core's. */
 #ifndef DREAM_SERVE_INTERNAL_H
 #define DREAM_SERVE_INTERNAL_H
 
@@ -29,6 +31,8 @@ struct serve_request {
     const char *subpath; /* the path after a prefix route ("" for an exact route) */
     const char *body;    /* NUL-terminated; "" when none */
     size_t body_len;
+    const char *cors_origin; /* the Origin --cors let in, which every reply names; NULL for none */
+    const char *allow;       /* the path's methods, for a 405's Allow header; NULL when unknown */
 };
 
 typedef enum MHD_Result (*serve_handler)(struct serve_request *rq);
@@ -59,12 +63,57 @@ enum MHD_Result serve_reply_json(struct serve_request *rq, unsigned status, json
 /* OpenAI's error shape; type e.g. "invalid_request_error", code may be NULL. */
 enum MHD_Result serve_reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code,
                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The same, an invalid_request_error about one named parameter (the shape's "param"). */
+enum MHD_Result serve_reply_error_param(struct serve_request *rq, unsigned status, const char *code, const char *param,
+                                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* A server-sent-events reply: read is MHD's content reader (return bytes written,
  * MHD_CONTENT_READER_END_OF_STREAM, or _WITH_ERROR), done frees cls when the connection ends. */
 enum MHD_Result serve_reply_stream(struct serve_request *rq, MHD_ContentReaderCallback read, void *cls,
                                    MHD_ContentReaderFreeCallback done);
-/* A query argument, or NULL. */
-const char *serve_query(struct serve_request *rq, const char *key);
+/* Queues r (the caller still destroys it) with the headers every reply carries: Vary: Origin,
+ * Access-Control-Allow-Origin for an origin --cors let in, and Allow on a 405. Every reply goes
+ * through it. */
+enum MHD_Result serve_queue(struct serve_request *rq, unsigned status, struct MHD_Response *r);
+
+/* guard.c: who may talk to the server. The core refuses, before anything else runs, a Host
+ * that names no one of these (403: DNS rebinding), an Origin that is neither the server's own
+ * nor let in by --cors (403), and a POST body that is not application/json (415). */
+struct serve_guard {
+    char **hosts;       /* --allow-host / DREAM_ALLOW_HOSTS, lowercase */
+    size_t n_hosts;
+    char **origins;     /* --cors / DREAM_CORS */
+    size_t n_origins;
+    char *bound;        /* the address listened on */
+    bool any_address;   /* bound to 0.0.0.0: an IPv4 address in Host is this machine's */
+};
+/* Reads the two lists (entries separated by commas or white space; NULL for none) into g.
+ * DREAM_EINVAL naming a bad entry: a host with a port, scheme or path; an origin that is not
+ * scheme://host[:port], or '*' or 'null'. g needs serve_guard_free after a success only. */
+int serve_guard_init(struct serve_guard *g, const char *bound, const char *hosts, const char *origins);
+void serve_guard_free(struct serve_guard *g);
+/* The host of a Host header value (name, IPv4 or [IPv6], then an optional :port) lowercased
+ * into name; false when the value is not of that form or the name is cap bytes or more. */
+bool serve_guard_host_name(const char *host, char *name, size_t cap);
+/* Whether a Host header value names this server: localhost, 127.0.0.1, [::1], the bound address
+ * (and any IPv4 address when that is 0.0.0.0) or a --allow-host name; any port, any case. */
+bool serve_guard_host_allowed(const struct serve_guard *g, const char *host);
+enum serve_origin {
+    SERVE_ORIGIN_NONE,    /* no Origin: not a web page's request (curl, SDKs, agents) */
+    SERVE_ORIGIN_SAME,    /* http:// and the request's own Host: a page of this server */
+    SERVE_ORIGIN_CORS,    /* an origin --cors names: answered with Access-Control-Allow-Origin */
+    SERVE_ORIGIN_REFUSED, /* any other page */
+};
+/* Whether an Origin value is scheme://host[:port], as a browser writes one (what --cors takes). */
+bool serve_guard_origin_form(const char *origin);
+/* What an Origin header value is to this server; host is the request's Host value (NULL when
+ * it sent none), already allowed. */
+enum serve_origin serve_guard_origin(const struct serve_guard *g, const char *origin, const char *host);
+/* Whether a Content-Type value is application/json (any case, parameters such as charset
+ * allowed). */
+bool serve_guard_json_type(const char *content_type);
+/* Whether an Access-Control-Request-Headers value is a list of header names, safe to send back
+ * as Access-Control-Allow-Headers. */
+bool serve_guard_header_list(const char *list);
 
 /* The server's state that handlers use. */
 struct serve_chat; /* chat.c: the request queue and its worker */
@@ -79,6 +128,7 @@ struct dream_server {
     char *store_path;          /* the store the pipeline and the read tools use */
     char *wiki_dir;            /* NULL: the default wiki */
     struct serve_dream *dream; /* dream.c: POST /v1/memory/dream */
+    struct serve_guard guard;  /* guard.c: the Host and Origin lists */
 };
 
 /* Makes text valid UTF-8 for JSON: invalid bytes become U+FFFD. Appends to out (jansson needs

@@ -1,5 +1,7 @@
-/* server.c — the HTTP side: libmicrohttpd with a thread per connection, bearer-token check,
- * body limit, routing through serve_routes[], and replies in OpenAI's shapes. */
+/* server.c — the HTTP side: libmicrohttpd with a thread per connection; when a request's
+ * headers arrive, in this order: the Host and Origin checks (guard.c), OPTIONS, the bearer
+ * token, the route (404, or 405 with Allow), a POST body's Content-Type (415) and the body
+ * limit (413); then the body, the handler, and replies in OpenAI's shapes. */
 #include "serve_internal.h"
 
 #include "dream/error.h"
@@ -24,6 +26,10 @@ void dream_serve_default_params(struct dream_serve_params *p)
         .max_body = 1 << 20,
         .max_tokens = 4096,
         .max_connections = 64,
+        .store_path = NULL,
+        .wiki_dir = NULL,
+        .allow_hosts = getenv("DREAM_ALLOW_HOSTS"),
+        .cors_origins = getenv("DREAM_CORS"),
     };
 }
 
@@ -31,7 +37,18 @@ void dream_serve_default_params(struct dream_serve_params *p)
 struct conn_state {
     struct dbuf body;
     bool too_big;
+    const struct serve_route *route; /* matched when the headers arrived */
+    size_t subpath_at;               /* where rq.subpath begins in the path */
+    const char *cors_origin;         /* MHD's copy of the Origin header, when --cors let it in */
 };
+
+enum MHD_Result serve_queue(struct serve_request *rq, unsigned status, struct MHD_Response *r)
+{
+    MHD_add_response_header(r, "Vary", "Origin");
+    if (rq->cors_origin) MHD_add_response_header(r, "Access-Control-Allow-Origin", rq->cors_origin);
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED && rq->allow) MHD_add_response_header(r, "Allow", rq->allow);
+    return MHD_queue_response(rq->conn, status, r);
+}
 
 enum MHD_Result serve_reply_json(struct serve_request *rq, unsigned status, json_t *body)
 {
@@ -44,24 +61,43 @@ enum MHD_Result serve_reply_json(struct serve_request *rq, unsigned status, json
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result ok = MHD_queue_response(rq->conn, status, r);
+    enum MHD_Result ok = serve_queue(rq, status, r);
     MHD_destroy_response(r);
     return ok;
 }
 
-enum MHD_Result serve_reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code, const char *fmt, ...)
+static enum MHD_Result reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code, const char *param,
+                                   const char *fmt, va_list ap)
 {
     char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    struct dbuf clean = {0}, clean_param = {0};
+    serve_utf8_clean(msg, strlen(msg), &clean);
+    if (param) serve_utf8_clean(param, strlen(param), &clean_param);
+    json_t *err = json_pack("{s:{s:s, s:s, s:s?, s:s?}}", "error", "message", clean.data ? clean.data : "error", "type", type, "param",
+                            param ? (clean_param.data ? clean_param.data : "") : NULL, "code", code);
+    dbuf_free(&clean);
+    dbuf_free(&clean_param);
+    return serve_reply_json(rq, status, err);
+}
+
+enum MHD_Result serve_reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    enum MHD_Result ok = reply_error(rq, status, type, code, NULL, fmt, ap);
     va_end(ap);
-    struct dbuf clean = {0};
-    serve_utf8_clean(msg, strlen(msg), &clean);
-    json_t *err = json_pack("{s:{s:s, s:s, s:n, s:s?}}", "error", "message", clean.data ? clean.data : "error", "type", type, "param",
-                            "code", code);
-    dbuf_free(&clean);
-    return serve_reply_json(rq, status, err);
+    return ok;
+}
+
+enum MHD_Result serve_reply_error_param(struct serve_request *rq, unsigned status, const char *code, const char *param, const char *fmt,
+                                        ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ok = reply_error(rq, status, "invalid_request_error", code, param, fmt, ap);
+    va_end(ap);
+    return ok;
 }
 
 enum MHD_Result serve_reply_stream(struct serve_request *rq, MHD_ContentReaderCallback read, void *cls, MHD_ContentReaderFreeCallback done)
@@ -73,14 +109,9 @@ enum MHD_Result serve_reply_stream(struct serve_request *rq, MHD_ContentReaderCa
     }
     MHD_add_response_header(r, "Content-Type", "text/event-stream");
     MHD_add_response_header(r, "Cache-Control", "no-cache");
-    enum MHD_Result ok = MHD_queue_response(rq->conn, MHD_HTTP_OK, r);
+    enum MHD_Result ok = serve_queue(rq, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ok;
-}
-
-const char *serve_query(struct serve_request *rq, const char *key)
-{
-    return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
 /* Compares without an early exit, so the time taken does not tell how much of a guess was right. */
@@ -100,45 +131,140 @@ static bool authorized(struct dream_server *s, struct MHD_Connection *c)
     return same_secret(h + 7, s->api_key);
 }
 
-static enum MHD_Result route(struct serve_request *rq)
+/* The route for method and path, or NULL; allow gets the methods the path takes ("GET,
+ * OPTIONS"), or "" when no route has the path. *subpath_at: where the path after a prefix
+ * route's begins (the path's length for an exact route). */
+static const struct serve_route *route_find(const char *method, const char *path, char *allow, size_t cap, size_t *subpath_at)
 {
-    bool path_known = false;
+    const struct serve_route *found = NULL;
+    allow[0] = 0;
     for (const struct serve_route *r = serve_routes; r->path; r++) {
         size_t n = strlen(r->path);
         bool prefix = n > 0 && r->path[n - 1] == '/';
-        bool match = prefix ? !strncmp(rq->path, r->path, n) : !strcmp(rq->path, r->path);
+        bool match = prefix ? !strncmp(path, r->path, n) : !strcmp(path, r->path);
         if (!match) continue;
-        path_known = true;
-        if (strcmp(rq->method, r->method)) continue;
-        rq->subpath = prefix ? rq->path + n : "";
-        return r->handler(rq);
+        if (!strstr(allow, r->method)) snprintf(allow + strlen(allow), cap - strlen(allow), "%s, ", r->method);
+        if (found || strcmp(method, r->method)) continue;
+        found = r;
+        *subpath_at = prefix ? n : strlen(path);
     }
-    if (path_known)
+    if (allow[0]) snprintf(allow + strlen(allow), cap - strlen(allow), "OPTIONS");
+    return found;
+}
+
+/* OPTIONS on a known path: a CORS preflight when a page sent it (its origin already let in),
+ * else the methods in Allow. 204 either way. */
+static enum MHD_Result reply_options(struct serve_request *rq, const char *allow)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) return MHD_NO;
+    MHD_add_response_header(r, "Allow", allow);
+    const char *want = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Access-Control-Request-Method");
+    if (want && rq->cors_origin) {
+        /* The origin is one the person named, so the headers its page asks for (an SDK's own
+         * among them) are let through as asked. */
+        const char *asked = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Access-Control-Request-Headers");
+        MHD_add_response_header(r, "Access-Control-Allow-Methods", allow);
+        MHD_add_response_header(r, "Access-Control-Allow-Headers",
+                                serve_guard_header_list(asked) ? asked : "Authorization, Content-Type, MCP-Protocol-Version");
+        MHD_add_response_header(r, "Access-Control-Max-Age", "600");
+    }
+    enum MHD_Result ok = serve_queue(rq, MHD_HTTP_NO_CONTENT, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static const char *header(struct MHD_Connection *c, const char *name) { return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name); }
+
+/* The checks made when a request's headers have arrived (see the top of this file). A refusal
+ * is queued here; otherwise the connection's state is made and the body read next. */
+static enum MHD_Result on_headers(struct dream_server *s, struct serve_request *rq, void **con_cls)
+{
+    struct MHD_Connection *conn = rq->conn;
+    const char *host = header(conn, MHD_HTTP_HEADER_HOST);
+    if (host && !serve_guard_host_allowed(&s->guard, host)) {
+        char name[256];
+        if (!serve_guard_host_name(host, name, sizeof name))
+            return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "bad_host",
+                                     "the Host header '%.200s' is not a host name: send host[:port], the name or address of the URL", host);
+        return serve_reply_error(rq, MHD_HTTP_FORBIDDEN, "invalid_request_error", "host_not_allowed",
+                                 "Host '%s' is not allowed; start dream serve with --allow-host %s to allow it (this server answers to "
+                                 "localhost, 127.0.0.1, [::1] and the address it listens on, so that a web page cannot reach it under a "
+                                 "name of its own: DNS rebinding)",
+                                 name, name);
+    }
+    const char *origin = header(conn, "Origin");
+    switch (serve_guard_origin(&s->guard, origin, host)) {
+    case SERVE_ORIGIN_REFUSED:
+        if (!serve_guard_origin_form(origin)) /* 'null' (a sandboxed frame, a local file), or no origin at all */
+            return serve_reply_error(rq, MHD_HTTP_FORBIDDEN, "invalid_request_error", "origin_not_allowed",
+                                     "Origin '%.200s' is not allowed: only pages of an origin named with --cors may use this server; "
+                                     "serve the page from an http(s) origin and start dream serve with --cors ORIGIN",
+                                     origin);
+        return serve_reply_error(rq, MHD_HTTP_FORBIDDEN, "invalid_request_error", "origin_not_allowed",
+                                 "Origin '%.200s' is not allowed: a web page of another origin may not use this server; start dream "
+                                 "serve with --cors %.200s to allow it",
+                                 origin, origin);
+    case SERVE_ORIGIN_CORS: rq->cors_origin = origin; break;
+    case SERVE_ORIGIN_NONE:
+    case SERVE_ORIGIN_SAME: break;
+    }
+    char allow[64];
+    size_t subpath_at = 0;
+    const struct serve_route *route = route_find(rq->method, rq->path, allow, sizeof allow, &subpath_at);
+    rq->allow = allow[0] ? allow : NULL;
+    bool options = !strcmp(rq->method, MHD_HTTP_METHOD_OPTIONS);
+    if (options && rq->allow) return reply_options(rq, allow); /* before the token: a preflight never carries one */
+    if (!authorized(s, conn))
+        return serve_reply_error(rq, MHD_HTTP_UNAUTHORIZED, "invalid_request_error", "invalid_api_key",
+                                 "a valid API key is required: send the header 'Authorization: Bearer <DREAM_API_KEY>'");
+    if (!route && rq->allow)
         return serve_reply_error(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "invalid_request_error", "method_not_allowed",
-                                 "%s is not allowed on %s", rq->method, rq->path);
-    return serve_reply_error(rq, MHD_HTTP_NOT_FOUND, "invalid_request_error", "not_found",
-                             "no endpoint at %s %s; this server has POST /v1/chat/completions, GET /v1/models, GET /v1/memory/<tool> and POST /v1/memory/dream", rq->method, rq->path);
+                                 "%s is not allowed on %s (it takes %s)", rq->method, rq->path, allow);
+    if (!route)
+        return serve_reply_error(rq, MHD_HTTP_NOT_FOUND, "invalid_request_error", "not_found",
+                                 "no endpoint at %s %s; this server has POST /v1/chat/completions, GET /v1/models, GET /v1/memory/<tool>, "
+                                 "POST /v1/memory/ask, POST /v1/memory/dream and POST /mcp",
+                                 rq->method, rq->path);
+    const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH), *type = header(conn, MHD_HTTP_HEADER_CONTENT_TYPE);
+    bool has_body = (cl && strtoull(cl, NULL, 10) > 0) || header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    if (!strcmp(rq->method, MHD_HTTP_METHOD_POST) && (has_body || type) && !serve_guard_json_type(type)) {
+        if (!type)
+            return serve_reply_error(rq, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "invalid_request_error", "unsupported_media_type",
+                                     "no Content-Type was sent: POST %s takes a JSON body; send the header 'Content-Type: application/json'",
+                                     rq->path);
+        return serve_reply_error(rq, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "invalid_request_error", "unsupported_media_type",
+                                 "Content-Type '%.200s' is not accepted: POST %s takes a JSON body; send the header 'Content-Type: "
+                                 "application/json'",
+                                 type, rq->path);
+    }
+    if (cl && strtoull(cl, NULL, 10) > s->p.max_body)
+        return serve_reply_error(rq, 413, "invalid_request_error", "body_too_large",
+                                 "the request body has %s bytes; this server takes at most %zu (dream serve --max-body)", cl, s->p.max_body);
+    struct conn_state *st = calloc(1, sizeof *st);
+    if (!st) return MHD_NO;
+    st->route = route;
+    st->subpath_at = subpath_at;
+    st->cors_origin = rq->cors_origin;
+    *con_cls = st;
+    return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
                                   const char *upload, size_t *upload_size, void **con_cls)
 {
     struct dream_server *s = cls;
-    struct serve_request rq = {.conn = conn, .server = s, .method = method, .path = url, .body = ""};
     struct conn_state *st = *con_cls;
-    if (!st) { /* the headers have arrived */
-        if (!authorized(s, conn))
-            return serve_reply_error(&rq, MHD_HTTP_UNAUTHORIZED, "invalid_request_error", "invalid_api_key",
-                                     "a valid API key is required: send the header 'Authorization: Bearer <DREAM_API_KEY>'");
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > s->p.max_body)
-            return serve_reply_error(&rq, 413, "invalid_request_error", "body_too_large",
-                                     "the request body has %s bytes; this server takes at most %zu (dream serve --max-body)", cl, s->p.max_body);
-        st = calloc(1, sizeof *st);
-        if (!st) return MHD_NO;
-        *con_cls = st;
-        return MHD_YES;
-    }
+    struct serve_request rq = {.conn = conn,
+                               .server = s,
+                               .method = method,
+                               .path = url,
+                               .subpath = "",
+                               .body = "",
+                               .body_len = 0,
+                               .cors_origin = st ? st->cors_origin : NULL,
+                               .allow = NULL};
+    if (!st) return on_headers(s, &rq, con_cls);
     if (*upload_size) { /* a piece of the body */
         if (!st->too_big && st->body.len + *upload_size > s->p.max_body) st->too_big = true;
         if (!st->too_big && dbuf_append(&st->body, upload, *upload_size)) return MHD_NO;
@@ -152,7 +278,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rq.body = st->body.data;
         rq.body_len = st->body.len;
     }
-    return route(&rq);
+    rq.subpath = url + st->subpath_at;
+    return st->route->handler(&rq);
 }
 
 static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode why)
@@ -198,12 +325,18 @@ int dream_server_start(const struct dream_serve_params *params, dream_server **o
 
     dream_server *s = calloc(1, sizeof *s);
     if (!s) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = serve_guard_init(&s->guard, host, p.allow_hosts, p.cors_origins);
+    if (rc) {
+        free(s);
+        return rc;
+    }
     s->p = p;
+    s->p.allow_hosts = s->p.cors_origins = NULL; /* the caller's strings; the guard holds copies */
     s->host = strdup(host);
     s->api_key = p.api_key ? strdup(p.api_key) : NULL;
     s->wiki_dir = p.wiki_dir ? strdup(p.wiki_dir) : NULL;
-    int rc = p.store_path ? ((s->store_path = strdup(p.store_path)) ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory"))
-                          : dream_paths_store(&s->store_path);
+    rc = p.store_path ? ((s->store_path = strdup(p.store_path)) ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory"))
+                      : dream_paths_store(&s->store_path);
     if (!rc) rc = dream_seam_load(&s->model_name, &s->seq_ctx);
     for (const struct serve_service *v = serve_services; !rc && v->name; v++) rc = v->start(s);
     if (rc) {
@@ -236,5 +369,6 @@ void dream_server_stop(dream_server *s)
     free(s->wiki_dir);
     free(s->host);
     free(s->api_key);
+    serve_guard_free(&s->guard);
     free(s);
 }

@@ -395,25 +395,25 @@ static void test_read_infobox_and_membership(void **state)
     assert_string_equal(str(json_array_get(f, 2), "key"), "location");
     assert_string_equal(str(json_array_get(f, 2), "value"), "south-facing balcony");
     json_decref(o);
-    assert_int_equal(dream_read_members(r, "category", "hobbies", &o), 0);
+    assert_int_equal(dream_read_members(r, "category", "hobbies", 0, 0, &o), 0);
     assert_int_equal(json_integer_value(json_object_get(o, "total")), 3);
     assert_string_equal(str(json_array_get(json_object_get(o, "members"), 0), "stem"), "Bicycle_Maintenance");
     assert_non_null(strstr(str(json_array_get(json_object_get(o, "members"), 0), "lead"), "road bike"));
     json_decref(o);
-    assert_int_equal(dream_read_members(r, "category", "Category:Home_projects", &o), 0);
+    assert_int_equal(dream_read_members(r, "category", "Category:Home_projects", 0, 0, &o), 0);
     assert_int_equal(json_integer_value(json_object_get(o, "total")), 2);
     json_decref(o);
-    assert_int_equal(dream_read_members(r, "type", "Container Garden", &o), 0);
+    assert_int_equal(dream_read_members(r, "type", "Container Garden", 0, 0, &o), 0);
     assert_int_equal(json_integer_value(json_object_get(o, "total")), 1);
     json_decref(o);
-    assert_int_equal(dream_read_members(r, "kind", "domain", &o), 0);
+    assert_int_equal(dream_read_members(r, "kind", "domain", 0, 0, &o), 0);
     assert_int_equal(json_integer_value(json_object_get(o, "total")), 4);
     json_decref(o);
-    assert_int_equal(dream_read_members(r, "series", "Home Cooking", &o), 0);
+    assert_int_equal(dream_read_members(r, "series", "Home Cooking", 0, 0, &o), 0);
     assert_int_equal(json_integer_value(json_object_get(o, "total")), 1);
     assert_string_equal(str(json_array_get(json_object_get(o, "members"), 0), "stem"), "Sourdough");
     json_decref(o);
-    assert_int_equal(dream_read_members(r, "colour", "red", &o), DREAM_EINVAL);
+    assert_int_equal(dream_read_members(r, "colour", "red", 0, 0, &o), DREAM_EINVAL);
     json_decref(o);
     assert_int_equal(dream_read_list(r, 1, 2, &o), 0);
     assert_int_equal(json_array_size(json_object_get(o, "articles")), 2);
@@ -561,6 +561,51 @@ static void test_read_call_dispatches_and_refuses_bad_arguments(void **state)
     dream_reader_close(r);
 }
 
+/* list takes the CLI's filters itself (issue 18 item 10): list with a category, type, kind or
+ * series is that membership, paged by limit and offset; two filters are refused, not one of
+ * them silently dropped; and each tool names the arguments it takes. */
+static void test_read_list_applies_member_filters_and_pages(void **state)
+{
+    (void)state;
+    dream_reader *r = open_reader(vault_dir, "");
+    json_t *o = NULL, *args = json_pack("{ss}", "category", "Hobbies");
+    assert_int_equal(dream_read_call(r, "list", args, &o), 0);
+    assert_string_equal(str(o, "by"), "category");
+    assert_int_equal(json_integer_value(json_object_get(o, "total")), 3);
+    assert_int_equal(json_array_size(json_object_get(o, "members")), 3);
+    assert_null(json_object_get(o, "articles"));
+    json_decref(o);
+    json_decref(args);
+    args = json_pack("{ss ss ss}", "category", "Hobbies", "limit", "1", "offset", "1");
+    assert_int_equal(dream_read_call(r, "list", args, &o), 0);
+    assert_int_equal(json_array_size(json_object_get(o, "members")), 1);
+    assert_string_equal(str(json_array_get(json_object_get(o, "members"), 0), "stem"), "Cello_Practice");
+    assert_int_equal(json_integer_value(json_object_get(o, "offset")), 1);
+    assert_int_equal(json_integer_value(json_object_get(o, "more")), 1);
+    json_decref(o);
+    assert_int_equal(dream_read_call(r, "category", args, &o), 0); /* the same for the category tool */
+    assert_int_equal(json_array_size(json_object_get(o, "members")), 1);
+    json_decref(o);
+    json_decref(args);
+    args = json_pack("{ss ss}", "category", "Hobbies", "kind", "domain");
+    assert_int_equal(dream_read_call(r, "list", args, &o), DREAM_EINVAL);
+    assert_non_null(strstr(str(o, "error"), "not both category and kind"));
+    json_decref(o);
+    json_decref(args);
+    assert_int_equal(dream_read_call(r, "category", NULL, &o), DREAM_EINVAL);
+    json_decref(o);
+    /* the arguments each tool takes, in the order the docs give them */
+    const char *const *a = dream_read_tool_args("list");
+    assert_non_null(a);
+    const char *want[] = {"category", "type", "kind", "series", "limit", "offset", NULL};
+    for (size_t i = 0; want[i]; i++) assert_string_equal(a[i], want[i]);
+    assert_null(a[6]);
+    assert_string_equal(dream_read_tool_args("section")[1], "anchor");
+    assert_null(dream_read_tool_args("status")[0]);
+    assert_null(dream_read_tool_args("frobnicate"));
+    dream_reader_close(r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -582,6 +627,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_read_search_ranks_by_distinct_terms),
         cmocka_unit_test(test_read_status_counts_and_last_memory_commit),
         cmocka_unit_test(test_read_call_dispatches_and_refuses_bad_arguments),
+        cmocka_unit_test(test_read_list_applies_member_filters_and_pages),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -30,3 +30,14 @@ if(TARGET dream_serve)
   set_tests_properties(test_serve_memory PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS: GET /v1/memory"
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+
+# What `dream serve` lets in (issue 18): Host, Origin and CORS, Content-Type, OPTIONS and 405's
+# Allow, with curl against the running server; the store's stage_state shows a refused POST
+# started no run.
+if(TARGET dream_serve)
+  add_test(NAME test_serve_guard COMMAND bash ${CMAKE_SOURCE_DIR}/tests/serve/test_serve_guard.sh $<TARGET_FILE:dream>
+           ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_SOURCE_DIR}/tests/data/vault ${CMAKE_BINARY_DIR}/serve-guard-test)
+  set_tests_properties(test_serve_guard PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "PASS: dream serve's Host, Origin"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()

@@ -6,33 +6,8 @@
 set -euo pipefail
 DREAM=$1 MODEL=$2 WORK=$3
 mkdir -p "$WORK"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
+. "$(dirname "$0")/../support/serve_harness.sh"
 
-# start_server LOG [args...]: starts dream serve on a free port; sets PORT and SERVER_PID.
-start_server() {
-  local log=$1; shift
-  "$DREAM" serve --model "$MODEL" --port 0 --parallel 4 "$@" >"$log" 2>&1 &
-  SERVER_PID=$!
-  pids+=("$SERVER_PID")
-  for _ in $(seq 1 240); do
-    PORT=$(sed -n 's/.*listening on http:\/\/[0-9.]*:\([0-9]*\).*/\1/p' "$log")
-    [ -n "$PORT" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log" >&2; fail "dream serve exited before listening"; }
-    sleep 0.25
-  done
-  cat "$log" >&2; fail "dream serve did not start listening within 60 s"
-}
-# stop_server: SIGTERM, then the exit status must be 0 and the log free of sanitizer reports.
-stop_server() {
-  local log=$1
-  kill -TERM "$SERVER_PID"
-  local rc=0; wait "$SERVER_PID" || rc=$?
-  [ "$rc" = 0 ] || { cat "$log" >&2; fail "dream serve exited with status $rc on SIGTERM"; }
-  if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log"; then cat "$log" >&2; fail "sanitizer report in $log"; fi
-}
 # json FILE EXPR: a value from a JSON file (python's json module; EXPR indexes d).
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -41,8 +16,9 @@ EXPECT=$("$DREAM" generate --model "$MODEL" --chat "$USER_TEXT" --max-tokens 24)
 [ -n "$EXPECT" ] || fail "dream generate --chat printed nothing"
 printf '%s' "$EXPECT" >"$WORK/expect.txt"
 
-start_server "$WORK/serve.log"
+start_server "$WORK/serve.log" --parallel 4
 URL=http://127.0.0.1:$PORT
+JSON_TYPE='Content-Type: application/json' # every POST body must say so (415 otherwise: tests/serve/test_serve_guard.sh)
 body=$(python3 -c 'import json,sys; print(json.dumps({"model":"x","messages":[{"role":"user","content":sys.argv[1]}],"temperature":0,"max_tokens":24}))' "$USER_TEXT")
 
 # models
@@ -62,7 +38,7 @@ echo "ok: plain completion equals dream generate --chat ($(json "$WORK/plain.jso
 
 # streaming: data: chunks ending in data: [DONE], deltas joined = the same answer
 sbody=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["stream"]=True; print(json.dumps(d))' "$body")
-curl -sN "$URL/v1/chat/completions" -d "$sbody" >"$WORK/stream.txt"
+curl -sN "$URL/v1/chat/completions" -H "$JSON_TYPE" -d "$sbody" >"$WORK/stream.txt"
 [ "$(tail -n 2 "$WORK/stream.txt" | head -n 1)" = "data: [DONE]" ] || fail "the stream does not end with data: [DONE]: $(tail -c 300 "$WORK/stream.txt")"
 python3 - "$WORK/stream.txt" "$WORK/expect.txt" <<'PY' || fail "streamed answer check failed"
 import json, sys
@@ -81,7 +57,7 @@ PY
 # a stop string cuts the answer before it
 stop=$(python3 -c 'import sys; w=sys.argv[1]; print(w[len(w)//2:len(w)//2+3])' "$EXPECT")
 stbody=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["stop"]=[sys.argv[2]]; print(json.dumps(d))' "$body" "$stop")
-curl -s "$URL/v1/chat/completions" -d "$stbody" >"$WORK/stop.json"
+curl -s "$URL/v1/chat/completions" -H "$JSON_TYPE" -d "$stbody" >"$WORK/stop.json"
 python3 - "$WORK/stop.json" "$WORK/expect.txt" "$stop" <<'PY' || fail "stop string check failed"
 import json, sys
 d = json.load(open(sys.argv[1])); expect = open(sys.argv[2]).read(); stop = sys.argv[3]
@@ -97,23 +73,23 @@ check_error() { # NAME EXPECTED_CODE FILE
     || fail "$1: not OpenAI's error shape: $(cat "$3")"
   echo "ok: $1 -> $2 $(json "$3" "d['error']['message']")"
 }
-code=$(curl -s -o "$WORK/bad.json" -w '%{http_code}' "$URL/v1/chat/completions" -d '{"messages": [')
+code=$(curl -s -o "$WORK/bad.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" -d '{"messages": [')
 [ "$code" = 400 ] || fail "malformed JSON: HTTP $code"; check_error "malformed JSON" 400 "$WORK/bad.json"
-code=$(curl -s -o "$WORK/bad2.json" -w '%{http_code}' "$URL/v1/chat/completions" -d '{"messages":[{"role":"wizard","content":"x"}]}')
+code=$(curl -s -o "$WORK/bad2.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" -d '{"messages":[{"role":"wizard","content":"x"}]}')
 [ "$code" = 400 ] || fail "bad role: HTTP $code"; check_error "bad role" 400 "$WORK/bad2.json"
-code=$(curl -s -o "$WORK/bad3.json" -w '%{http_code}' "$URL/v1/chat/completions" -d '{"messages":[{"role":"user","content":"x"}],"max_tokens":100000}')
+code=$(curl -s -o "$WORK/bad3.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" -d '{"messages":[{"role":"user","content":"x"}],"max_tokens":100000}')
 [ "$code" = 400 ] || fail "max_tokens over the limit: HTTP $code"; check_error "max_tokens over the limit" 400 "$WORK/bad3.json"
 head -c 1100000 /dev/zero | tr '\0' a >"$WORK/big.txt"
-code=$(curl -s -o "$WORK/big.json" -w '%{http_code}' "$URL/v1/chat/completions" --data-binary @"$WORK/big.txt")
+code=$(curl -s -o "$WORK/big.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" --data-binary @"$WORK/big.txt")
 [ "$code" = 413 ] || fail "body over --max-body: HTTP $code"; check_error "body too large (Content-Length)" 413 "$WORK/big.json"
-code=$(curl -s -o "$WORK/big2.json" -w '%{http_code}' -H 'Transfer-Encoding: chunked' "$URL/v1/chat/completions" --data-binary @"$WORK/big.txt")
+code=$(curl -s -o "$WORK/big2.json" -w '%{http_code}' -H 'Transfer-Encoding: chunked' "$URL/v1/chat/completions" -H "$JSON_TYPE" --data-binary @"$WORK/big.txt")
 [ "$code" = 413 ] || fail "chunked body over --max-body: HTTP $code"; check_error "body too large (chunked)" 413 "$WORK/big2.json"
 code=$(curl -s -o "$WORK/nf.json" -w '%{http_code}' "$URL/v1/nothing/here")
 [ "$code" = 404 ] || fail "unknown path: HTTP $code"; check_error "unknown path" 404 "$WORK/nf.json"
 
 # concurrent requests are batched and each still gets its own greedy answer
 cpids=()
-for i in 1 2 3 4 5 6; do curl -s "$URL/v1/chat/completions" -d "$body" -o "$WORK/conc$i.json" & cpids+=($!); done
+for i in 1 2 3 4 5 6; do curl -s "$URL/v1/chat/completions" -H "$JSON_TYPE" -d "$body" -o "$WORK/conc$i.json" & cpids+=($!); done
 for p in "${cpids[@]}"; do wait "$p"; done
 for i in 1 2 3 4 5 6; do
   [ "$(json "$WORK/conc$i.json" "d['choices'][0]['message']['content']")" = "$EXPECT" ] || fail "concurrent request $i: $(cat "$WORK/conc$i.json")"
@@ -123,12 +99,12 @@ echo "ok: 6 concurrent requests each equal dream generate --chat"
 # continuous batching across clients: a short request that arrives while a long one streams joins
 # the running batch and is answered at once, not after the long one ends
 lbody=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["max_tokens"]=200; d["stream"]=True; print(json.dumps(d))' "$body")
-curl -sN "$URL/v1/chat/completions" -d "$lbody" >"$WORK/long.txt" & lpid=$!
+curl -sN "$URL/v1/chat/completions" -H "$JSON_TYPE" -d "$lbody" >"$WORK/long.txt" & lpid=$!
 chunks() { grep -c '^data: {' "$WORK/long.txt" 2>/dev/null || true; }
 for _ in $(seq 1 3000); do [ "$(chunks)" -ge 3 ] && break; sleep 0.1; done
 [ "$(chunks)" -ge 3 ] || fail "the long stream did not start"
 shbody=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["max_tokens"]=2; print(json.dumps(d))' "$body")
-curl -s "$URL/v1/chat/completions" -d "$shbody" -o "$WORK/short.json"
+curl -s "$URL/v1/chat/completions" -H "$JSON_TYPE" -d "$shbody" -o "$WORK/short.json"
 at_short=$(chunks)
 done_at_short=$(grep -c '^data: \[DONE\]' "$WORK/long.txt" || true)
 wait "$lpid"
@@ -166,13 +142,13 @@ echo "ok: SIGTERM stops the server cleanly"
 if DREAM_API_KEY= "$DREAM" serve --model "$MODEL" --host 0.0.0.0 --port 0 >"$WORK/nokey.log" 2>&1; then fail "a 0.0.0.0 bind without DREAM_API_KEY started"; fi
 grep -q "DREAM_API_KEY" "$WORK/nokey.log" || fail "the refusal does not say to set DREAM_API_KEY: $(cat "$WORK/nokey.log")"
 echo "ok: 0.0.0.0 without a key refused: $(tail -n1 "$WORK/nokey.log")"
-DREAM_API_KEY=s3cret start_server "$WORK/key.log" --host 0.0.0.0
+DREAM_API_KEY=s3cret start_server "$WORK/key.log" --parallel 4 --host 0.0.0.0
 URL=http://127.0.0.1:$PORT
 code=$(curl -s -o "$WORK/nokey.json" -w '%{http_code}' "$URL/v1/models")
 [ "$code" = 401 ] || fail "no token on a keyed server: HTTP $code"; check_error "no token" 401 "$WORK/nokey.json"
-code=$(curl -s -o "$WORK/wrong.json" -w '%{http_code}' -H 'Authorization: Bearer s3creT' "$URL/v1/chat/completions" -d "$body")
+code=$(curl -s -o "$WORK/wrong.json" -w '%{http_code}' -H 'Authorization: Bearer s3creT' "$URL/v1/chat/completions" -H "$JSON_TYPE" -d "$body")
 [ "$code" = 401 ] || fail "wrong token: HTTP $code"; check_error "wrong token" 401 "$WORK/wrong.json"
-code=$(curl -s -o "$WORK/right.json" -w '%{http_code}' -H 'Authorization: Bearer s3cret' "$URL/v1/chat/completions" -d "$body")
+code=$(curl -s -o "$WORK/right.json" -w '%{http_code}' -H 'Authorization: Bearer s3cret' "$URL/v1/chat/completions" -H "$JSON_TYPE" -d "$body")
 [ "$code" = 200 ] || fail "right token: HTTP $code"
 [ "$(json "$WORK/right.json" "d['choices'][0]['message']['content']")" = "$EXPECT" ] || fail "keyed answer differs"
 DREAM_API_KEY=s3cret node "$(dirname "$0")/serve_openai.mjs" "$NPM_DIR/node_modules" "$URL/v1" "$USER_TEXT" >/dev/null \

@@ -150,7 +150,9 @@ static struct reply http(const char *method, const char *path, const char *body)
     CURL *c = curl_easy_init();
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    struct curl_slist *type = body ? curl_slist_append(NULL, "Content-Type: application/json") : NULL;
     if (body) curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    if (type) curl_easy_setopt(c, CURLOPT_HTTPHEADER, type);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 300L);
@@ -159,6 +161,7 @@ static struct reply http(const char *method, const char *path, const char *body)
     assert_int_equal(cc, CURLE_OK);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
     curl_easy_cleanup(c);
+    curl_slist_free_all(type);
     if (!r.body) r.body = calloc(1, 1);
     return r;
 }

@@ -17,7 +17,7 @@ done
 [ -n "$port" ] || { echo "FAIL: dream serve did not listen within 60 s" >&2; exit 1; }
 "$LOAD" --url "http://127.0.0.1:$port" --n 48 --concurrency 12 --max-tokens 8 --label "dream serve (sanitized)"
 # a client that goes away mid-stream must not leak its job
-curl -sN -m 1 "http://127.0.0.1:$port/v1/chat/completions" \
+curl -sN -m 1 "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
   -d '{"messages":[{"role":"user","content":"go on"}],"max_tokens":400,"temperature":0,"stream":true}' >/dev/null || true
 kill -TERM $pid
 rc=0; wait $pid || rc=$?

@@ -8,22 +8,10 @@
 set -euo pipefail
 DREAM=$1 MODEL=$2 VAULT=$3 WORK=$4
 rm -rf "$WORK" && mkdir -p "$WORK"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-SERVER_PID=
-cleanup() { [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null || true; }
-trap cleanup EXIT
+. "$(dirname "$0")/../support/serve_harness.sh"
 export DREAM_WIKI=$VAULT DREAM_HOME=$WORK/home
 "$DREAM" ingest "$(dirname "$VAULT")/dreaming/corpus" >"$WORK/ingest.log" 2>&1 || { cat "$WORK/ingest.log" >&2; fail "dream ingest"; }
-: >"$WORK/serve.log" # before the server's shell opens it: the poll below must find the file
-"$DREAM" serve --model "$MODEL" --port 0 --parallel 2 >"$WORK/serve.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 240); do
-  PORT=$(sed -n 's/.*listening on http:\/\/[0-9.]*:\([0-9]*\).*/\1/p' "$WORK/serve.log")
-  [ -n "$PORT" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/serve.log" >&2; fail "dream serve exited before listening"; }
-  sleep 0.25
-done
-[ -n "$PORT" ] || fail "dream serve did not listen"
+start_server "$WORK/serve.log" --parallel 2
 URL=http://127.0.0.1:$PORT/v1/memory
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 get() { # get NAME PATH_AND_QUERY WANT_STATUS
@@ -58,6 +46,38 @@ get list 'list?limit=2&offset=1' 200
 [ "$(json "$WORK/list.json" "d['articles']")" = "['Bicycle_Maintenance', 'Cello_Practice']" ] || fail "list: $(cat "$WORK/list.json")"
 get category 'category?category=Home%20projects' 200
 [ "$(json "$WORK/category.json" "d['total']")" = 2 ] || fail "category: $(cat "$WORK/category.json")"
+# list takes the CLI's filters (dream list --category/--type/--kind/--series, --limit, --offset),
+# and the server applies them
+get listcat 'list?category=Hobbies' 200
+[ "$(json "$WORK/listcat.json" "[m['stem'] for m in d['members']]")" = "['Bicycle_Maintenance', 'Cello_Practice', 'Sourdough']" ] \
+  || fail "list?category=Hobbies did not filter: $(cat "$WORK/listcat.json")"
+same_as_cli listcat list --category Hobbies
+get listkind 'list?kind=project' 200
+[ "$(json "$WORK/listkind.json" "(d['by'], [m['stem'] for m in d['members']])")" = "('kind', ['Balcony_garden', 'Home_Solar_Panels'])" ] \
+  || fail "list?kind=project: $(cat "$WORK/listkind.json")"
+get listpage 'list?category=Hobbies&limit=1&offset=1' 200
+[ "$(json "$WORK/listpage.json" "(d['total'], d['offset'], [m['stem'] for m in d['members']], d['more'])")" = "(3, 1, ['Cello_Practice'], 1)" ] \
+  || fail "list?category=Hobbies&limit=1&offset=1: $(cat "$WORK/listpage.json")"
+same_as_cli listpage list --category Hobbies --limit 1 --offset 1
+get listtwo 'list?category=Hobbies&kind=domain' 400
+json "$WORK/listtwo.json" "d['error']['message']" | grep -q "one of category, type, kind or series, not both category and kind" \
+  || fail "two filters: $(cat "$WORK/listtwo.json")"
+# an unknown parameter is named, with the ones the endpoint takes
+get typo 'list?nmae=x' 400
+[ "$(json "$WORK/typo.json" "d['error']['message']")" = "unknown parameter 'nmae' for /v1/memory/list; it takes: category, type, kind, series, limit, offset" ] \
+  || fail "unknown parameter: $(cat "$WORK/typo.json")"
+[ "$(json "$WORK/typo.json" "(d['error']['code'], d['error']['param'])")" = "('unknown_parameter', 'nmae')" ] || fail "unknown parameter shape: $(cat "$WORK/typo.json")"
+get typo2 'section?name=Sourdough&anchr=feeding-schedule' 400
+json "$WORK/typo2.json" "d['error']['message']" | grep -q "unknown parameter 'anchr' for /v1/memory/section; it takes: name, anchor" \
+  || fail "unknown parameter on section: $(cat "$WORK/typo2.json")"
+get typo3 'search?q=bow' 400
+json "$WORK/typo3.json" "d['error']['message']" | grep -q "it takes: query, limit, conversations, since, until" || fail "search?q=: $(cat "$WORK/typo3.json")"
+get statusarg 'status?verbose=1' 400
+json "$WORK/statusarg.json" "d['error']['message']" | grep -q "/v1/memory/status takes no parameters" || fail "status?verbose: $(cat "$WORK/statusarg.json")"
+get twice 'read?name=Sourdough&name=Cello_Practice' 400
+json "$WORK/twice.json" "d['error']['message']" | grep -q "parameter 'name' is given twice" || fail "a parameter twice: $(cat "$WORK/twice.json")"
+get bareflag 'read?name=Sourdough&whole' 200
+json "$WORK/bareflag.json" "'text' in d" | grep -q True || fail "read?whole (no value) is not a whole read: $(cat "$WORK/bareflag.json")"
 get search 'search?query=derailleur%20limit' 200
 [ "$(json "$WORK/search.json" "d['results'][0]['stem']")" = Bicycle_Maintenance ] || fail "search: $(cat "$WORK/search.json")"
 [ "$(json "$WORK/search.json" "d['results'][0]['cite']")" = 'conv:4f4f4f4f#1' ] || fail "search cite: $(cat "$WORK/search.json")"
@@ -108,7 +128,5 @@ get post 'status' 200
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/status")
 [ "$code" = 405 ] || fail "POST /v1/memory/status: HTTP $code (want 405)"
 
-kill -TERM "$SERVER_PID"; rc=0; wait "$SERVER_PID" || rc=$?; SERVER_PID=
-[ "$rc" = 0 ] || { cat "$WORK/serve.log" >&2; fail "dream serve exited with $rc"; }
-if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WORK/serve.log"; then cat "$WORK/serve.log" >&2; fail "sanitizer report"; fi
+stop_server "$WORK/serve.log"
 echo "PASS: GET /v1/memory: every read tool, 404 with candidates, 400s, no path out"
