@@ -3,8 +3,9 @@
  *
  * The part src/store/ (docs/ARCHITECTURE.md): the SQLite store and everything kept in it.
  * store.c opens it and reads and writes conversations and messages; store_schema.c is the
- * schema as forward migrations; stage_state.c is the per-stage, per-item work state every stage
- * resumes from (stage_state.h). store_internal.h gives the parts above it the raw connection.
+ * schema as forward migrations; store_check.c checks that its text is valid UTF-8;
+ * stage_state.c is the per-stage, per-item work state every stage resumes from
+ * (stage_state.h). store_internal.h gives the parts above it the raw connection.
  * It stands on util alone; ingest, dreaming and read use it.
  *
  * The store is the pipeline's ledger (DESIGN.md §5): conversations with their stable ids from
@@ -116,6 +117,21 @@ int dream_store_count(dream_store *store, struct dream_store_counts *out);
 
 /* The path the store was opened with. */
 const char *dream_store_path(const dream_store *store);
+
+/* One stored text value that is not valid UTF-8 (what breaks a reader that takes the store's
+ * text as text, Python's sqlite3 among them). Strings valid for the callback's duration. */
+struct dream_store_bad_text {
+    const char *table;  /* "messages" */
+    const char *row;    /* its key: "conversation=3, position=5", or "rowid=12" */
+    const char *column; /* "text" */
+    size_t offset;      /* the byte where the value stops being valid UTF-8 */
+};
+typedef void (*dream_store_bad_text_fn)(void *ud, const struct dream_store_bad_text *bad);
+
+/* Reads every text value of every table of the store (the search index's own tables aside: they
+ * copy the others) and calls fn (may be NULL) for each one that is not valid UTF-8, in table
+ * order; *n_bad (may be NULL) counts them. Changes nothing. */
+int dream_store_check_text(dream_store *store, dream_store_bad_text_fn fn, void *ud, size_t *n_bad);
 
 /* A stage's state for one item; status "none" when it was never tried. */
 struct dream_stage_state {

@@ -6,6 +6,7 @@
 #include "dream/log.h"
 #include "dream/paths.h"
 #include "dream/store.h"
+#include "util/utf8.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,8 +69,9 @@ static void ingest_on_progress(void *user, const char *path, const struct dream_
     struct ingest_ui *ui = user;
     if (!ui->tty) return;
     const char *base = strrchr(path, '/');
-    fprintf(stderr, "\r\033[Kingest: %zu files, %zu conversations (%zu new, %zu changed) ... %.60s", s->files,
-            s->conversations, s->added, s->changed, base ? base + 1 : path);
+    const char *name = base ? base + 1 : path;
+    fprintf(stderr, "\r\033[Kingest: %zu files, %zu conversations (%zu new, %zu changed) ... %.*s", s->files, s->conversations,
+            s->added, s->changed, utf8_cut(name, 60), name);
     ui->line_open = true;
 }
 

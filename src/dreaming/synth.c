@@ -231,6 +231,7 @@ char *synth_gist(const char *text, size_t max)
         if ((*p == '.' || *p == '?' || *p == '!') && (p[1] == '\0' || isspace((unsigned char)p[1]))) sentences++;
     }
     dbuf_free(&plain);
+    if (b.data) b.len = utf8_complete(b.data, b.len); /* max may have cut through a character */
     while (b.len && b.data[b.len - 1] == ' ') b.len--;
     dbuf_putc(&b, '\0');
     return dbuf_take(&b);

@@ -327,6 +327,53 @@ static void test_paths_default_to_xdg_under_home(void **state)
     (void)state;
 }
 
+/* ---- invalid UTF-8 in the store (issue 18.5) ------------------------------------------------ */
+
+struct bad_seen {
+    char lines[8][200];
+    size_t n;
+};
+
+static void on_bad(void *ud, const struct dream_store_bad_text *bad)
+{
+    struct bad_seen *seen = ud;
+    if (seen->n < 8) snprintf(seen->lines[seen->n++], 200, "%s|%s|%s|%zu", bad->table, bad->row, bad->column, bad->offset);
+}
+
+static void test_store_check_names_each_row_of_invalid_utf8(void **state)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/bad-text.sqlite", tmpdir);
+    dream_store *s;
+    assert_int_equal(dream_store_open(path, &s), 0);
+    struct dream_conversation c = conv_of("c1", three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    struct bad_seen seen = {0};
+    size_t n = 99;
+    assert_int_equal(dream_store_check_text(s, on_bad, &seen, &n), 0);
+    assert_int_equal(n, 0); /* "24 °C" and the rest: multi-byte, and valid */
+    dream_store_close(s);
+    /* what a cut through a character used to leave: a lone lead byte, and a stray continuation */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE messages SET text = CAST(X'68616C66C3' AS TEXT) WHERE position = 1;"
+                                  "UPDATE conversations SET title = CAST(X'4F6BA9' AS TEXT)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(dream_store_open(path, &s), 0);
+    assert_int_equal(dream_store_check_text(s, on_bad, &seen, &n), 0);
+    dream_store_close(s);
+    /* each named once by table, key and column (the search index's copies are not counted) */
+    assert_int_equal(n, 2);
+    assert_int_equal(seen.n, 2);
+    assert_string_equal(seen.lines[0], "conversations|id=1|title|2");
+    assert_string_equal(seen.lines[1], "messages|conversation=1, position=1|text|4");
+    (void)state;
+}
+
 /* ---- moving a store from the cache directory (issue 18) ------------------------------------ */
 
 /* stderr goes to a file between begin and end; end returns what was written (malloc'd). */
@@ -578,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_store_citation_hash_collision_lengthens_it),
         cmocka_unit_test(test_store_citation_hash_depends_on_source_and_full_id),
         cmocka_unit_test(test_store_rejected_conversation_leaves_store_untouched),
+        cmocka_unit_test(test_store_check_names_each_row_of_invalid_utf8),
         cmocka_unit_test(test_paths_dream_home_puts_everything_under_one_directory),
         cmocka_unit_test(test_paths_default_to_xdg_under_home),
         cmocka_unit_test(test_paths_store_moves_an_old_store_with_what_its_wal_holds),
