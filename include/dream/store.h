@@ -32,7 +32,7 @@ extern "C" {
 typedef struct dream_store dream_store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DREAM_STORE_SCHEMA_VERSION 7
+#define DREAM_STORE_SCHEMA_VERSION 8
 
 /* Opens (creating it and its directory when missing) the store at path, or an in-memory store
  * when path is ":memory:". Migrates an older schema forward; refuses a newer one with
@@ -74,9 +74,11 @@ enum dream_store_outcome {
     DREAM_STORE_NEW = 1,   /* first time seen: inserted */
     DREAM_STORE_CHANGED,   /* seen before with other content: updated in place, marked for re-processing */
     DREAM_STORE_UNCHANGED, /* seen before with the same content, or an older version of it: nothing written */
+    DREAM_STORE_FORGOTTEN, /* forgotten by `dream forget` (dream/forget.h): nothing written */
 };
 
-/* Writes a conversation in one transaction. Unchanged content (title and every message's role,
+/* Writes a conversation in one transaction. A conversation `dream forget` took out is not
+ * written again (DREAM_STORE_FORGOTTEN): the store keeps a one-way key of each it forgot. Unchanged content (title and every message's role,
  * id, time and text) writes nothing, and neither does an older version (updated_ms earlier than the
  * stored one's, both known): an old export read after a newer one does not roll it back. Changed content is updated in place: the row keeps its
  * citation hash, messages from the first differing position on are replaced, the revision
