@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """eval.py — the Dreaming's quality measured against a corpus's known truth.
 
-Reads a dreamed home (the store at HOME/cache/memory.sqlite and the wiki at HOME/wiki) and the
+Reads a dreamed home (the store at HOME/memory.sqlite and the wiki at HOME/wiki) and the
 corpus's truth.json (train/gen_corpus.py writes it), and prints one line per measure:
 
     DREAM-EVAL corpus=C measure=M value=V
@@ -73,7 +73,7 @@ class Eval:
         self.truth = truth
         self.home = home
         self.dream = dream
-        self.db = sqlite3.connect(os.path.join(home, "cache", "memory.sqlite"))
+        self.db = sqlite3.connect(os.path.join(home, "memory.sqlite"))
         self.wiki = os.path.join(home, "wiki")
         self.subjects = {s["id"]: s for s in truth["subjects"]}
         self.msg_truth = {}  # (conversation source id, message id) -> truth message

@@ -45,7 +45,7 @@ unset DREAM_WIKI DREAM_BACKEND DREAM_BACKEND_KEY DREAM_BACKEND_MODEL DREAM_ROUTE
 rm -rf "$DREAM_HOME" "$OUT/nights" "$OUT"/records.jsonl* "$OUT"/run-*.log "$OUT"/oracle.log "$OUT"/oracle.port
 mkdir -p "$DREAM_HOME"
 RECORDS=$OUT/records.jsonl
-STORE=$DREAM_HOME/cache/memory.sqlite
+STORE=$DREAM_HOME/memory.sqlite
 
 "$DREAM" init --quiet
 

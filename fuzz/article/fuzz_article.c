@@ -1,6 +1,6 @@
-/* fuzz_article.c — the article parser, writer, normalize, check and gate on any bytes: writing
- * an unedited parse gives back the input byte for byte, normalize is idempotent, and nothing
- * crashes or leaks. */
+/* fuzz_article.c — the article parser, writer, normalize, check, gate and forget on any bytes:
+ * writing an unedited parse gives back the input byte for byte, normalize is idempotent, forget
+ * leaves no definition of what it forgot, and nothing crashes or leaks. */
 #include "dream/article.h"
 
 #include "dream/error.h"
@@ -76,6 +76,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == DREAM_OK && !dream_article_is_stub(before)) abort();
     if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
     dream_article_free(before);
+
+    /* forgetting the first footnote's conversation: succeeds (or refuses an article no edit can
+     * be placed in), and afterwards no definition cites it */
+    dream_article *f = NULL;
+    if (dream_article_parse((const char *)data, size, &f) != DREAM_OK) abort();
+    const struct dream_article_footnote *fn = dream_article_footnote_count(f) ? dream_article_footnote(f, 0) : NULL;
+    char *conv = fn && fn->cite.conv ? strdup(fn->cite.conv) : NULL;
+    if (conv) {
+        const char *convs[] = {conv};
+        struct dream_article_forget_result fr;
+        rc = dream_article_forget(f, convs, 1, &fr);
+        if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();
+        for (size_t i = 0; rc == DREAM_OK && i < dream_article_footnote_count(f); i++) {
+            const char *cited = dream_article_footnote(f, i)->cite.conv;
+            if (cited && strcmp(cited, conv) == 0) abort();
+        }
+        if (rc == DREAM_OK && !fr.changed) abort();
+        free(conv);
+    }
+    dream_article_free(f);
     dream_article_free(a);
 
     /* a draft cleaned for a section body holds no definitions, no tail sections and only

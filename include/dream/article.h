@@ -5,7 +5,8 @@
  * The part src/article/ (docs/ARCHITECTURE.md): the article grammar, text in and text out.
  * article.c parses, writes and edits one article; article_normalize.c is NORMALIZE,
  * article_gate.c the write gate, article_check.c the validation `dream check` runs,
- * article_draft.c the cleaning of a model's draft; article_internal.h is what they share. It
+ * article_draft.c the cleaning of a model's draft, article_forget.c the removal of what some
+ * conversations alone support; article_internal.h is what they share. It
  * stands on util alone; dreaming and read use it.
  *
  * The grammar, in its fixed order:
@@ -358,6 +359,32 @@ typedef void (*dream_article_note_fn)(void *ud, const char *note);
  * fails on content (only DREAM_ENOMEM). p and note may be NULL. */
 int dream_article_normalize(dream_article *a, const struct dream_article_normalize_params *p,
                             dream_article_note_fn note, void *ud);
+
+/* ---- forgetting conversations ------------------------------------------------------------- */
+
+struct dream_article_forget_result {
+    bool changed;     /* the article cited one of the conversations, and was edited */
+    bool cited;       /* afterwards, a marker of a real citation is left (else nothing cited is) */
+    size_t sentences; /* sentences removed */
+    size_t citations; /* markers of the conversations removed (with their sentences or alone) */
+    size_t sections;  /* sections left without prose, removed */
+};
+
+/* Takes out of a what only the conversations convs[0..n) (citation hashes, "conv:" left off)
+ * support, claim by claim (`dream forget`). A definition citing one of them makes its markers
+ * forgotten. In the lead and in body, History and Notes sections, each paragraph, list item and
+ * table row is cut into sentences (at '.', '!' or '?' with the quotes, brackets and markers
+ * right after them, before whitespace and a word that is not lowercase; links, code spans and
+ * a few abbreviations are passed over): a sentence all of whose markers are forgotten goes; one
+ * with other markers keeps those and loses the forgotten ones; a sentence without markers goes
+ * with the cited sentence it leads up to (else the one it follows, in the same paragraph), since
+ * a footnote covers the claim it closes; a paragraph or item left empty goes whole. A forgotten
+ * marker anywhere else (a heading, the infobox) is removed, and so is each forgotten
+ * definition. A section the edit left with no text (and no subsections) goes, heading and all,
+ * and then a parent left so. Footnotes are not renumbered: dream_article_normalize does that.
+ * Nothing changes (out->changed false) when no definition cites them. DREAM_EFORMAT for an
+ * article no edit can be placed in (dream_article_editable); DREAM_ENOMEM. */
+int dream_article_forget(dream_article *a, const char *const *convs, size_t n, struct dream_article_forget_result *out);
 
 /* ---- model drafts ------------------------------------------------------------------------- */
 

@@ -94,6 +94,10 @@ void dream_run_unlock(int fd);
 /* The pid that holds the run lock of store_path, or 0 when no run holds it. */
 long dream_run_lock_holder(const char *store_path);
 
+/* The default wiki (dream_paths_wiki_dir) when it has been set up (its Meta directory exists),
+ * malloc'd; NULL otherwise. What the writing stages use when no wiki is given. */
+char *dream_pipeline_default_wiki(void);
+
 #ifdef __cplusplus
 }
 #endif

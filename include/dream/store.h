@@ -3,8 +3,9 @@
  *
  * The part src/store/ (docs/ARCHITECTURE.md): the SQLite store and everything kept in it.
  * store.c opens it and reads and writes conversations and messages; store_schema.c is the
- * schema as forward migrations; stage_state.c is the per-stage, per-item work state every stage
- * resumes from (stage_state.h). store_internal.h gives the parts above it the raw connection.
+ * schema as forward migrations; store_check.c checks that its text is valid UTF-8;
+ * stage_state.c is the per-stage, per-item work state every stage resumes from
+ * (stage_state.h). store_internal.h gives the parts above it the raw connection.
  * It stands on util alone; ingest, dreaming and read use it.
  *
  * The store is the pipeline's ledger (DESIGN.md §5): conversations with their stable ids from
@@ -31,7 +32,7 @@ extern "C" {
 typedef struct dream_store dream_store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DREAM_STORE_SCHEMA_VERSION 7
+#define DREAM_STORE_SCHEMA_VERSION 8
 
 /* Opens (creating it and its directory when missing) the store at path, or an in-memory store
  * when path is ":memory:". Migrates an older schema forward; refuses a newer one with
@@ -73,9 +74,11 @@ enum dream_store_outcome {
     DREAM_STORE_NEW = 1,   /* first time seen: inserted */
     DREAM_STORE_CHANGED,   /* seen before with other content: updated in place, marked for re-processing */
     DREAM_STORE_UNCHANGED, /* seen before with the same content, or an older version of it: nothing written */
+    DREAM_STORE_FORGOTTEN, /* forgotten by `dream forget` (dream/forget.h): nothing written */
 };
 
-/* Writes a conversation in one transaction. Unchanged content (title and every message's role,
+/* Writes a conversation in one transaction. A conversation `dream forget` took out is not
+ * written again (DREAM_STORE_FORGOTTEN): the store keeps a one-way key of each it forgot. Unchanged content (title and every message's role,
  * id, time and text) writes nothing, and neither does an older version (updated_ms earlier than the
  * stored one's, both known): an old export read after a newer one does not roll it back. Changed content is updated in place: the row keeps its
  * citation hash, messages from the first differing position on are replaced, the revision
@@ -116,6 +119,21 @@ int dream_store_count(dream_store *store, struct dream_store_counts *out);
 
 /* The path the store was opened with. */
 const char *dream_store_path(const dream_store *store);
+
+/* One stored text value that is not valid UTF-8 (what breaks a reader that takes the store's
+ * text as text, Python's sqlite3 among them). Strings valid for the callback's duration. */
+struct dream_store_bad_text {
+    const char *table;  /* "messages" */
+    const char *row;    /* its key: "conversation=3, position=5", or "rowid=12" */
+    const char *column; /* "text" */
+    size_t offset;      /* the byte where the value stops being valid UTF-8 */
+};
+typedef void (*dream_store_bad_text_fn)(void *ud, const struct dream_store_bad_text *bad);
+
+/* Reads every text value of every table of the store (the search index's own tables aside: they
+ * copy the others) and calls fn (may be NULL) for each one that is not valid UTF-8, in table
+ * order; *n_bad (may be NULL) counts them. Changes nothing. */
+int dream_store_check_text(dream_store *store, dream_store_bad_text_fn fn, void *ud, size_t *n_bad);
 
 /* A stage's state for one item; status "none" when it was never tried. */
 struct dream_stage_state {

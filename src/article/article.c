@@ -4,6 +4,7 @@
 #include "dream/error.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -776,8 +777,8 @@ static char *line_with_nl(const char *s)
 static int no_newline(const char *what, const char *s)
 {
     if (!s || strchr(s, '\n') || strchr(s, '\r'))
-        return dream_error_set(DREAM_EINVAL, "%s must be one line without newlines (got '%.60s')", what,
-                               s ? s : "(null)");
+        return dream_error_set(DREAM_EINVAL, "%s must be one line without newlines (got '%.*s')", what,
+                               s ? utf8_cut(s, 60) : 6, s ? s : "(null)");
     return 0;
 }
 

@@ -25,7 +25,7 @@ static void cli_read_usage(const struct cli_read_verb *v, FILE *f)
                    "                only hits dated in that span (YYYY-MM-DD, both days included)\n");
     fprintf(f, "  --json        the result as one JSON object (the same as GET /v1/memory/%s)\n"
                "  --wiki DIR    the wiki (default: $DREAM_WIKI, $DREAM_HOME/wiki, ~/.local/share/dream/wiki)\n"
-               "  --store PATH  the store, for captured subjects and counts (default: the cache's memory.sqlite)\n"
+               "  --store PATH  the store, for captured subjects and counts (default: the data directory's memory.sqlite)\n"
                "  -h, --help    this text\n",
             v->tool);
 }

@@ -27,7 +27,7 @@ static void ask_usage(FILE *f)
                "  --json         the answer, its citations and the reads as one JSON object\n"
                "                 (the same as POST /v1/memory/ask)\n"
                "  --wiki DIR     the wiki (default: $DREAM_WIKI, $DREAM_HOME/wiki, ~/.local/share/dream/wiki)\n"
-               "  --store PATH   the store (default: the cache's memory.sqlite)\n"
+               "  --store PATH   the store (default: the data directory's memory.sqlite)\n"
                "  --model PATH   " CLI_MODEL_HELP "\n"
                "  --backend URL  send the model call to an OpenAI-compatible server (default:\n"
                "                 $DREAM_BACKEND, unless --model is given)\n"

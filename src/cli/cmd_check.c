@@ -1,10 +1,12 @@
 /* cmd_check.c — `dream check`: validate every article of the wiki (grammar, footnotes, links,
- * provenance) and name each violation as FILE:LINE: message. */
+ * provenance) and name each violation as FILE:LINE: message; and that every text the store
+ * holds is valid UTF-8, naming each row that is not. */
 #include "cli.h"
 
 #include "dream/article.h"
 #include "dream/error.h"
 #include "dream/paths.h"
+#include "dream/store.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -13,12 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-const char cmd_check_summary[] = "validate every article of the wiki (grammar, footnotes, links)";
+const char cmd_check_summary[] = "validate every article of the wiki (grammar, footnotes, links) and the store's text";
 
 static void check_usage(FILE *f)
 {
     fprintf(f,
-            "usage: dream check [--wiki DIR] [--quiet]\n"
+            "usage: dream check [--wiki DIR] [--store PATH] [--quiet]\n"
             "\n"
             "Reads every article under the wiki's articles/ and reports each violation of the\n"
             "article grammar as FILE:LINE: message: one H1 matching the file name, the header order,\n"
@@ -26,15 +28,20 @@ static void check_usage(FILE *f)
             "Notes, References last), footnotes (every marker defined, every definition cited,\n"
             "numbered 1, 2, 3 ... in order of first citation, each `conv:HASH#MSG` (YYYY-MM-DD,\n"
             "title) or, for a source with no date, (undated, title)), and links to articles that do\n"
-            "not exist.\n"
+            "not exist. Then reads every text the store holds and names each value that is not\n"
+            "valid UTF-8 as STORE: table TABLE, row KEY, column COLUMN (what breaks a program that\n"
+            "reads the store as text).\n"
             "\n"
-            "Exits 0 with a one-line summary when the wiki is clean, 1 when anything is wrong.\n"
+            "Exits 0 with a summary line (and one for the store) when all is clean, 1 when anything\n"
+            "is wrong.\n"
             "\n"
             "options:\n"
-            "  --wiki DIR   the wiki (default: ~/.local/share/dream/wiki, $DREAM_WIKI, or\n"
-            "               $DREAM_HOME/wiki)\n"
-            "  --quiet      no summary line when clean\n"
-            "  -h, --help   this text\n");
+            "  --wiki DIR     the wiki (default: ~/.local/share/dream/wiki, $DREAM_WIKI, or\n"
+            "                 $DREAM_HOME/wiki)\n"
+            "  --store PATH   the store (default: ~/.local/share/dream/memory.sqlite, or\n"
+            "                 $DREAM_HOME/memory.sqlite; the default is checked when it exists)\n"
+            "  --quiet        no summary lines when clean\n"
+            "  -h, --help     this text\n");
 }
 
 struct check_file {
@@ -47,6 +54,42 @@ static void on_problem(void *ud, int line, const char *message)
     struct check_file *f = ud;
     f->problems++;
     printf("%s:%d: %s\n", f->path, line > 0 ? line : 1, message);
+}
+
+struct check_store {
+    const char *path;
+};
+
+static void on_bad_text(void *ud, const struct dream_store_bad_text *bad)
+{
+    const struct check_store *s = ud;
+    printf("%s: table %s, row %s, column %s: not valid UTF-8 from byte %zu on\n", s->path, bad->table, bad->row, bad->column, bad->offset);
+}
+
+/* Checks the store's text (the default store only when it exists); *problems counts what it
+ * found. Returns 0, or 1 when the store cannot be read (said on stderr). */
+static int check_store(const char *store_arg, bool quiet, size_t *problems)
+{
+    *problems = 0;
+    char *dflt = NULL;
+    if (!store_arg && dream_paths_store(&dflt) != 0) return cli_fail("check", dream_error_code());
+    const char *path = store_arg ? store_arg : dflt;
+    struct stat st;
+    if (!store_arg && stat(path, &st) != 0) {
+        free(dflt);
+        return 0;
+    }
+    dream_store *store = NULL;
+    struct check_store cs = {path};
+    int rc = dream_store_open(path, &store);
+    if (!rc) rc = dream_store_check_text(store, on_bad_text, &cs, problems);
+    dream_store_close(store);
+    int status = rc ? cli_fail("check", rc) : 0;
+    fflush(stdout);
+    if (!rc && *problems) fprintf(stderr, "dream check: %zu text value(s) of the store %s are not valid UTF-8\n", *problems, path);
+    else if (!rc && !quiet) printf("dream check: the store %s: all its text is valid UTF-8\n", path);
+    free(dflt);
+    return status;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -81,7 +124,7 @@ static char **list_stems(const char *dir, size_t *n)
 
 int cmd_check(int argc, char **argv)
 {
-    const char *wiki = NULL;
+    const char *wiki = NULL, *store = NULL;
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
         if (cli_wants_help(argv[i])) {
@@ -89,6 +132,8 @@ int cmd_check(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--wiki") == 0 && i + 1 < argc) {
             wiki = argv[++i];
+        } else if (strcmp(argv[i], "--store") == 0 && i + 1 < argc) {
+            store = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = true;
         } else {
@@ -154,6 +199,8 @@ int cmd_check(int argc, char **argv)
     } else if (!quiet) {
         printf("dream check: %zu article(s) in %s, all clean\n", n, dir);
     }
+    size_t bad_text = 0;
+    if (check_store(store, quiet, &bad_text) || bad_text) status = 1;
     free(dir);
     free(dflt);
     return status;

@@ -7,6 +7,7 @@
 #include "dream/paths.h"
 #include "dream/store.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,8 +41,8 @@ static void ingest_usage(FILE *f)
             "                  claude-code (~/.claude/projects), codex (~/.codex/sessions,\n"
             "                  $CODEX_HOME/sessions), pi (~/.pi/agent/sessions); may repeat\n"
             "  --format NAME   read every PATH as this format instead of detecting it\n"
-            "  --store PATH    the store (default: ~/.cache/dream/memory.sqlite, or\n"
-            "                  $DREAM_HOME/cache/memory.sqlite)\n"
+            "  --store PATH    the store (default: ~/.local/share/dream/memory.sqlite,\n"
+            "                  $XDG_DATA_HOME/dream/memory.sqlite, or $DREAM_HOME/memory.sqlite)\n"
             "  -h, --help      this text\n"
             "\n"
             "A PATH that holds nothing dream reads (no file of those formats) is named, with what was\n"
@@ -76,8 +77,9 @@ static void ingest_on_progress(void *user, const char *path, const struct dream_
     struct ingest_ui *ui = user;
     if (!ui->tty) return;
     const char *base = strrchr(path, '/');
-    fprintf(stderr, "\r\033[Kingest: %zu files, %zu conversations (%zu new, %zu changed) ... %.60s", s->files,
-            s->conversations, s->added, s->changed, base ? base + 1 : path);
+    const char *name = base ? base + 1 : path;
+    fprintf(stderr, "\r\033[Kingest: %zu files, %zu conversations (%zu new, %zu changed) ... %.*s", s->files, s->conversations,
+            s->added, s->changed, utf8_cut(name, 60), name);
     ui->line_open = true;
 }
 

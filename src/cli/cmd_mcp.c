@@ -18,7 +18,7 @@ static void usage(FILE *f)
                "  claude mcp add dream -- dream mcp\n"
                "`dream serve` serves the same over HTTP at POST /mcp.\n\n"
                "  --wiki DIR    the wiki (default: $DREAM_WIKI, $DREAM_HOME/wiki, ~/.local/share/dream/wiki)\n"
-               "  --store PATH  the store, for captured subjects and counts (default: the cache's memory.sqlite)\n"
+               "  --store PATH  the store, for captured subjects and counts (default: the data directory's memory.sqlite)\n"
                "  -h, --help    this text\n");
 }
 

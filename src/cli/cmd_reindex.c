@@ -25,7 +25,7 @@ static void reindex_usage(FILE *f)
                "\n"
                "options:\n"
                "  --check       only check the index (FTS5's integrity check); exit 1 when damaged\n"
-               "  --store PATH  the store (default: the cache's memory.sqlite)\n"
+               "  --store PATH  the store (default: the data directory's memory.sqlite)\n"
                "  --wiki DIR    the wiki whose articles to index (default: $DREAM_WIKI, ...)\n"
                "  -h, --help    this text\n");
 }

@@ -41,7 +41,7 @@ static void usage(FILE *f)
                "  --max-body BYTES      the largest request body (default 1048576)\n"
                "  --max-connections N   concurrent connections (default 64)\n"
                "  --threads N           CPU threads (default DREAM_THREADS, else all cores)\n"
-               "  --store PATH          the store (default $DREAM_HOME/cache/memory.sqlite, else ~/.cache/dream/...)\n"
+               "  --store PATH          the store (default $DREAM_HOME/memory.sqlite, else ~/.local/share/dream/...)\n"
                "  --wiki DIR            the wiki (default DREAM_WIKI, else $DREAM_HOME/wiki, else ~/.local/share/dream/wiki)\n"
                "  --allow-host NAME     one more name clients may reach the server by (the Host header; any port);\n"
                "                        repeatable (default DREAM_ALLOW_HOSTS, names separated by commas)\n"

@@ -240,7 +240,7 @@ static int ext_batch(dream_store *store, struct ext_chunk *chunks, size_t n, con
         const struct ext_chunk *c = &chunks[i];
         if (!out[i]) {
             snprintf(why, sizeof why, "the model call failed: %s", call_rc ? dream_error_last() : "no answer");
-            rc = ext_fail(store, c, why, p, res);
+            rc = ext_fail(store, c, utf8_trim(why), p, res);
         } else if (strspn(out[i], " \t\r\n") == strlen(out[i])) {
             rc = ext_fail(store, c, "the entity stage answered nothing (expected names one per line, or NONE)", p, res);
         } else {

@@ -327,8 +327,7 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
     return 0;
 }
 
-/* The default wiki, when it has been set up (its Meta directory exists); NULL otherwise. */
-static char *default_wiki(void)
+char *dream_pipeline_default_wiki(void)
 {
     char *dir = NULL;
     if (dream_paths_wiki_dir(&dir) != 0) return NULL;
@@ -371,7 +370,7 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
     if (!q.batch) q.batch = 8;
     struct run x = {.p = &q};
     char *wiki_dflt = NULL;
-    x.wiki = q.wiki_dir ? q.wiki_dir : (wiki_dflt = default_wiki());
+    x.wiki = q.wiki_dir ? q.wiki_dir : (wiki_dflt = dream_pipeline_default_wiki());
     int fd = -1, rc = DREAM_OK;
     if (!q.dry_run && !q.lock_held && strcmp(q.store_path, ":memory:") != 0) rc = dream_run_lock(q.store_path, &fd);
     if (!rc) rc = dream_store_open(q.store_path, &x.store);

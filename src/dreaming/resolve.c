@@ -10,6 +10,7 @@
 #include "alias_seeds.h"
 #include "entity_name.h"
 #include "store_internal.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -307,7 +308,7 @@ static int res_tie_break(dream_store *store, const struct dream_resolve_params *
         opts.grammar = dream_grammar_yes_no;
         int call_rc = dream_call_local_batch(RESOLVE_STAGE, in, n, &opts, out);
         res->asked += n;
-        if (call_rc) rc = dream_error_wrap(call_rc, "resolving '%.80s': the tie-break question got no answer", m->surface);
+        if (call_rc) rc = dream_error_wrap(call_rc, "resolving '%.*s': the tie-break question got no answer", utf8_cut(m->surface, 80), m->surface);
     }
     size_t yes = 0;
     int64_t pick = 0;
@@ -490,7 +491,7 @@ int dream_entity_find(dream_store *store, const char *name, struct dream_entity 
                 *out = e;
             }
         } else if (step == SQLITE_DONE) {
-            rc = dream_error_set(DREAM_ENOTFOUND, "no entity named '%.80s' in the store %s", name, dream_store_path(store));
+            rc = dream_error_set(DREAM_ENOTFOUND, "no entity named '%.*s' in the store %s", utf8_cut(name, 80), name, dream_store_path(store));
         } else {
             rc = store_sql_error(store, "looking up an entity");
         }

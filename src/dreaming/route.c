@@ -5,6 +5,7 @@
 #include "dream/error.h"
 #include "dream/log.h"
 #include "store_internal.h"
+#include "util/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ void dream_route_default_params(struct dream_route_params *p)
         char *end;
         long v = strtol(env, &end, 10);
         if (*end == '\0' && v > 0 && v < 1000000) p->min_user_messages = (int)v;
-        else dream_log(DREAM_LOG_WARN, "DREAM_ROUTE_ENGAGEMENT='%.40s' is not a positive number of messages; the engagement gate stays off", env);
+        else dream_log(DREAM_LOG_WARN, "DREAM_ROUTE_ENGAGEMENT='%.*s' is not a positive number of messages; the engagement gate stays off", utf8_cut(env, 40), env);
     }
 }
 

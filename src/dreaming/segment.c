@@ -323,7 +323,7 @@ static int seg_anchor(const struct seg_conv *c, const struct segment_anchor *a, 
             return DREAM_OK;
         }
     }
-    return dream_error_set(DREAM_EFORMAT, "chunk %zu: %s anchor \"%.80s\" names no message of this conversation", index, which, a->id);
+    return dream_error_set(DREAM_EFORMAT, "chunk %zu: %s anchor \"%.*s\" names no message of this conversation", index, which, utf8_cut(a->id, 80), a->id);
 }
 
 struct seg_range {
@@ -663,7 +663,7 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
         } else {
             char why[600];
             snprintf(why, sizeof why, "the model call failed: %s", call_error ? call_error : "no answer");
-            rc = seg_fail(store, c, why, p, false, res);
+            rc = seg_fail(store, c, utf8_trim(why), p, false, res);
         }
     }
     free(call_error);

@@ -7,6 +7,7 @@
 #include "dream/error.h"
 #include "dream/grammar.h"
 #include "util/buf.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -169,8 +170,8 @@ int segment_answer_parse(const char *text, size_t len, struct segment_answer *ou
         if (rc != DREAM_EFORMAT) return rc;
     }
     if (len == 0) return dream_error_set(DREAM_EFORMAT, "the answer is empty");
-    return dream_error_set(DREAM_EFORMAT, "no chunk list found in the answer (\"%.*s%s\")", (int)(len > 60 ? 60 : len), text,
-                           len > 60 ? "..." : "");
+    size_t shown = utf8_prefix(text, len, 60);
+    return dream_error_set(DREAM_EFORMAT, "no chunk list found in the answer (\"%.*s%s\")", (int)shown, text, shown < len ? "..." : "");
 }
 
 #define SEGMENT_GRAMMAR_MAX_CHUNKS 64

@@ -13,6 +13,7 @@
 #include "util/utf8.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <dirent.h>
 #include <git2.h>
 #include <stdio.h>
@@ -233,6 +234,7 @@ char *synth_gist(const char *text, size_t max)
         if ((*p == '.' || *p == '?' || *p == '!') && (p[1] == '\0' || isspace((unsigned char)p[1]))) sentences++;
     }
     dbuf_free(&plain);
+    if (b.data) b.len = utf8_complete(b.data, b.len); /* max may have cut through a character */
     while (b.len && b.data[b.len - 1] == ' ') b.len--;
     dbuf_putc(&b, '\0');
     return dbuf_take(&b);
@@ -438,6 +440,80 @@ static int synth_mark_written(dream_store *store, int64_t seq)
     return store_exec(store, sql, "recording a finished write");
 }
 
+int synth_journal(dream_store *store, const char *stage, const char *stem, const dream_article *before, const dream_article *after,
+                  int64_t *seq)
+{
+    *seq = 0;
+    size_t len = 0, blen = 0;
+    const char *text = after ? dream_article_text(after, &len) : "";
+    const char *btext = before ? dream_article_text(before, &blen) : NULL;
+    char rel[1024];
+    snprintf(rel, sizeof rel, "articles/%s.md", stem);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "INSERT INTO synth_writes (path, before_text, text, state, stage, removes) VALUES (?, ?, ?, 'pending', ?, ?)", -1, &st,
+                           NULL))
+        return store_sql_error(store, "journaling a write");
+    sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+    if (btext) sqlite3_bind_text(st, 2, btext, (int)blen, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 2);
+    sqlite3_bind_text(st, 3, text, (int)len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, stage, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 5, after ? 0 : 1);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? DREAM_OK : store_sql_error(store, "journaling a write");
+    sqlite3_finalize(st);
+    *seq = sqlite3_last_insert_rowid(store_db(store));
+    if (!rc) rc = dream_search_index_article(store, stem, after, (int64_t)time(NULL));
+    return rc;
+}
+
+/* Removes the file at path when it holds exactly before[0..blen) (*done); a file changed since,
+ * or already gone, is left (not *done). */
+static int synth_unlink_if(const char *path, const char *before, size_t blen, bool *done)
+{
+    *done = false;
+    char *have = NULL;
+    size_t hlen = 0;
+    int rc = file_read_all(path, 0, &have, &hlen);
+    if (rc == DREAM_ENOTFOUND) {
+        dream_error_clear();
+        return DREAM_OK;
+    }
+    if (rc) return rc;
+    bool same = before && hlen == blen && memcmp(have, before, blen) == 0;
+    free(have);
+    if (same && unlink(path) != 0) return dream_error_set(DREAM_EIO, "cannot remove %s: %s", path, strerror(errno));
+    *done = same;
+    return DREAM_OK;
+}
+
+int synth_put(dream_store *store, const char *wiki, const char *stage, int64_t seq, const char *stem, const dream_article *before,
+              const dream_article *after, const struct dream_gate_params *gate, bool *accepted)
+{
+    *accepted = false;
+    char *path = synth_article_path(wiki, stem);
+    if (!path) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc;
+    if (after) {
+        struct dream_gate_verdict v;
+        rc = dream_article_replace_file(path, before, after, gate, &v);
+        if (!rc) {
+            *accepted = v.accepted;
+            if (!v.accepted) synth_log_verdict(stem, stage, &v);
+            dream_gate_verdict_free(&v);
+        }
+    } else {
+        size_t blen = 0;
+        const char *btext = before ? dream_article_text(before, &blen) : NULL;
+        rc = synth_unlink_if(path, btext, blen, accepted);
+        if (!rc && !*accepted)
+            dream_log(DREAM_LOG_WARN, "%s: %s: %s changed on disk since it was read (a hand edit?): it is not removed", stem, stage, path);
+    }
+    free(path);
+    if (!rc) rc = *accepted ? synth_mark_written(store, seq) : synth_undo(store, seq);
+    return rc;
+}
+
 int synth_write(dream_store *store, const char *wiki, const char *stage, const char *stem, const dream_article *before,
                 dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
                 const char *article_for_rows, int64_t done_item, bool *accepted)
@@ -457,51 +533,18 @@ int synth_write(dream_store *store, const char *wiki, const char *stage, const c
         return DREAM_OK;
     }
     dream_gate_verdict_free(&v);
-    size_t len, blen = 0;
-    const char *text = dream_article_text(after, &len);
-    const char *btext = before ? dream_article_text(before, &blen) : NULL;
-    char *path = synth_article_path(wiki, stem);
-    char rel[1024];
-    snprintf(rel, sizeof rel, "articles/%s.md", stem);
-    if (!path) return dream_error_set(DREAM_ENOMEM, "out of memory");
     int64_t seq = 0;
     rc = store_exec(store, "BEGIN IMMEDIATE", "journaling a write");
-    if (rc) goto out;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(store), "INSERT INTO synth_writes (path, before_text, text, state, stage) VALUES (?, ?, ?, 'pending', ?)",
-                           -1, &st, NULL)) {
-        rc = store_sql_error(store, "journaling a write");
-    } else {
-        sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
-        if (btext) sqlite3_bind_text(st, 2, btext, (int)blen, SQLITE_STATIC);
-        else sqlite3_bind_null(st, 2);
-        sqlite3_bind_text(st, 3, text, (int)len, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, stage, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "journaling a write");
-        sqlite3_finalize(st);
-        seq = sqlite3_last_insert_rowid(store_db(store));
-    }
+    if (rc) return rc;
+    rc = synth_journal(store, stage, stem, before, after, &seq);
     for (size_t i = 0; !rc && i < n_rows; i++) rc = synth_ledger_insert(store, &rows[i], article_for_rows, seq);
-    if (!rc) rc = dream_search_index_article(store, stem, after, (int64_t)time(NULL));
     if (!rc && done_item) rc = stage_state_done(store, stage, done_item, 1, store_now_ms());
     if (!rc) rc = store_exec(store, "COMMIT", "journaling a write");
     if (rc) {
         store_exec(store, "ROLLBACK", "journaling a write");
-        goto out;
+        return rc;
     }
-    rc = dream_article_replace_file(path, before, after, gate, &v);
-    if (rc) goto out;
-    if (v.accepted) {
-        *accepted = true;
-        rc = synth_mark_written(store, seq);
-    } else {
-        synth_log_verdict(stem, stage, &v);
-        rc = synth_undo(store, seq);
-    }
-    dream_gate_verdict_free(&v);
-out:
-    free(path);
-    return rc;
+    return synth_put(store, wiki, stage, seq, stem, before, after, gate, accepted);
 }
 
 /* ---- the git commit ------------------------------------------------------------------------- */
@@ -515,6 +558,7 @@ static int synth_git_error(const char *what, const char *wiki)
 struct synth_done {
     char *path, *text;
     size_t len;
+    bool removes; /* the path leaves the tree */
 };
 
 /* Commits the given texts onto HEAD: a tree of HEAD's plus exactly these blobs. The repository's
@@ -552,6 +596,10 @@ static int synth_git_commit(const char *wiki, const struct synth_done *d, size_t
     for (size_t i = 0; i < n && !rc; i++) {
         git_index_entry e;
         memset(&e, 0, sizeof e);
+        if (d[i].removes) {
+            if (git_index_get_bypath(idx, d[i].path, 0) && git_index_remove_bypath(idx, d[i].path)) rc = synth_git_error("removing an article from git", wiki);
+            continue;
+        }
         if (git_blob_create_from_buffer(&blobs[i], repo, d[i].text, d[i].len)) {
             rc = synth_git_error("storing an article in git", wiki);
             break;
@@ -588,6 +636,10 @@ static int synth_git_commit(const char *wiki, const struct synth_done *d, size_t
             if (cur && ptree && git_tree_entry_bypath(&old, ptree, d[i].path) == 0) agreed = git_oid_equal(&cur->id, git_tree_entry_id(old));
             git_tree_entry_free(old);
             if (!agreed) continue;
+            if (d[i].removes) {
+                if (cur) git_index_remove_bypath(ridx, d[i].path);
+                continue;
+            }
             git_index_entry e;
             memset(&e, 0, sizeof e);
             e.mode = GIT_FILEMODE_BLOB;
@@ -649,7 +701,7 @@ int synth_commit(dream_store *store, const char *wiki, const char *subject, size
     if (n_files) *n_files = 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(store),
-                           "SELECT path, text FROM synth_writes WHERE seq IN (SELECT max(seq) FROM synth_writes WHERE state = 'written' "
+                           "SELECT path, text, removes FROM synth_writes WHERE seq IN (SELECT max(seq) FROM synth_writes WHERE state = 'written' "
                            "GROUP BY path) ORDER BY path",
                            -1, &st, NULL))
         return store_sql_error(store, "listing written articles");
@@ -669,7 +721,8 @@ int synth_commit(dream_store *store, const char *wiki, const char *subject, size
         d[n].path = strdup((const char *)sqlite3_column_text(st, 0));
         d[n].len = (size_t)sqlite3_column_bytes(st, 1);
         d[n].text = malloc(d[n].len + 1);
-        if (d[n].text) memcpy(d[n].text, sqlite3_column_blob(st, 1), d[n].len);
+        if (d[n].text && d[n].len) memcpy(d[n].text, sqlite3_column_blob(st, 1), d[n].len);
+        d[n].removes = sqlite3_column_int(st, 2) != 0;
         n++;
         if (!d[n - 1].path || !d[n - 1].text) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     }
@@ -677,7 +730,7 @@ int synth_commit(dream_store *store, const char *wiki, const char *subject, size
     if (!rc && n) {
         struct dbuf m = {0};
         dbuf_printf(&m, "memory: %s\n\n", subject);
-        for (size_t i = 0; i < n; i++) dbuf_printf(&m, "%s\n", d[i].path);
+        for (size_t i = 0; i < n; i++) dbuf_printf(&m, "%s%s\n", d[i].path, d[i].removes ? " (removed)" : "");
         char *msg = dbuf_take(&m);
         bool made = false;
         git_libgit2_init();
@@ -710,8 +763,8 @@ int dream_synth_recover(dream_store *store, const char *wiki, size_t *committed)
 {
     if (committed) *committed = 0;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(store), "SELECT seq, path, before_text, text FROM synth_writes WHERE state = 'pending' ORDER BY seq", -1,
-                           &st, NULL))
+    if (sqlite3_prepare_v2(store_db(store), "SELECT seq, path, before_text, text, removes FROM synth_writes WHERE state = 'pending' ORDER BY seq",
+                           -1, &st, NULL))
         return store_sql_error(store, "reading the write journal");
     int rc = DREAM_OK, step;
     while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -728,10 +781,14 @@ int dream_synth_recover(dream_store *store, const char *wiki, size_t *committed)
         int r = path ? file_read_all(path, 0, &have, &hlen) : DREAM_ENOMEM;
         if (r == DREAM_ENOTFOUND) dream_error_clear();
         else if (r) rc = r;
+        bool removes = sqlite3_column_int(st, 4) != 0;
         if (!rc) {
-            bool done = r == DREAM_OK && hlen == len && memcmp(have, text, len) == 0;
+            /* a removal is done when the file is gone; otherwise the file holds the write's text */
+            bool done = removes ? r == DREAM_ENOTFOUND : r == DREAM_OK && hlen == len && memcmp(have, text, len) == 0;
             bool redo = !done && ((r == DREAM_ENOTFOUND && !before) || (r == DREAM_OK && before && hlen == blen && memcmp(have, before, blen) == 0));
             if (done) rc = synth_mark_written(store, seq);
+            else if (redo && removes && unlink(path) != 0) rc = dream_error_set(DREAM_EIO, "cannot remove %s: %s", path, strerror(errno));
+            else if (redo && removes) rc = synth_mark_written(store, seq);
             else if (redo && !(rc = file_write_atomic(path, text, len))) rc = synth_mark_written(store, seq);
             else if (!redo) {
                 dream_log(DREAM_LOG_WARN, "%s changed since an interrupted run read it; that run's write is dropped and redone later", path);

@@ -272,7 +272,8 @@ static int cr_assign(struct cr_entity *e)
     size_t won[CREATE_MAX_HEADINGS] = {0};
     for (size_t i = 0; i < e->n_src; i++) {
         char buf[600];
-        snprintf(buf, sizeof buf, "%s %.400s", e->src[i].label, e->src[i].text);
+        snprintf(buf, sizeof buf, "%s %.*s", e->src[i].label, utf8_cut(e->src[i].text, 400), e->src[i].text);
+        utf8_trim(buf);
         size_t best = 0, best_score = 0;
         for (size_t h = 0; h < e->n_head; h++) {
             size_t sc = cr_overlap(e->headings[h], buf);
@@ -305,7 +306,7 @@ int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_
     for (const char *line = answer ? answer : ""; *line && !rc;) {
         size_t len = strcspn(line, "\n");
         char buf[512];
-        snprintf(buf, sizeof buf, "%.*s", (int)(len < 511 ? len : 511), line);
+        snprintf(buf, sizeof buf, "%.*s", (int)utf8_prefix(line, len, 511), line);
         line += len + (line[len] == '\n');
         char *colon = strchr(buf, ':');
         if (!colon) continue;

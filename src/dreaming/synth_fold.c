@@ -234,7 +234,7 @@ static char *fd_new_heading(const char *answer, const struct fd_cand *c, size_t 
     char buf[128];
     size_t len = strcspn(answer, "\n");
     while (len && isspace((unsigned char)*answer)) answer++, len--;
-    snprintf(buf, sizeof buf, "%.*s", (int)(len < 127 ? len : 127), answer);
+    snprintf(buf, sizeof buf, "%.*s", (int)utf8_prefix(answer, len, 127), answer);
     char *s = buf;
     while (*s == '#' || *s == '*' || *s == ' ' || *s == '"') s++;
     for (char *e = s + strlen(s); e > s && (e[-1] == '*' || e[-1] == ' ' || e[-1] == '"' || e[-1] == '.' || e[-1] == '\r'); e--) e[-1] = '\0';

@@ -76,11 +76,25 @@ int synth_write(dream_store *store, const char *wiki, const char *stage, const c
                 dream_article *after, const struct dream_gate_params *gate, const struct synth_ledger *rows, size_t n_rows,
                 const char *article_for_rows, int64_t done_item, bool *accepted);
 
+/* The two halves of synth_write, for a stage that journals several writes in one transaction
+ * of its own (`dream forget`: the store's rows and the wiki's writes together).
+ * journal: records, in the caller's transaction, that stage writes after (NULL: removes the
+ *   file) over before (NULL: a new file) at articles/<stem>.md, and indexes after for search;
+ *   *seq is the journal row.
+ * put: then, after that transaction's commit, writes after (gated and only over a file that
+ *   still holds before's text, as dream_article_replace_file) or removes the file (only when it
+ *   still holds before's text), and marks the write done; otherwise undoes the journal row and
+ *   its index rows, and warns. *accepted tells which. */
+int synth_journal(dream_store *store, const char *stage, const char *stem, const dream_article *before, const dream_article *after,
+                  int64_t *seq);
+int synth_put(dream_store *store, const char *wiki, const char *stage, int64_t seq, const char *stem, const dream_article *before,
+              const dream_article *after, const struct dream_gate_params *gate, bool *accepted);
+
 /* Records (chunk, stem) as routed with no write (the chunk went nowhere). */
 int synth_mark_routed(dream_store *store, int64_t chunk, const char *stem);
 
-/* Commits the journal's written texts of stage (or every stage: NULL) in one git commit with
- * subject "memory: <subject>" and clears them; *n_files (may be NULL) counts the paths. */
+/* Commits the journal's written texts (and removals) in one git commit with subject
+ * "memory: <subject>" and clears them; *n_files (may be NULL) counts the paths. */
 int synth_commit(dream_store *store, const char *wiki, const char *subject, size_t *n_files);
 
 /* The stems of every article file in the vault (sorted), for link rules; malloc'd array of

@@ -9,6 +9,7 @@
 #include "dream/model.h"
 #include "stage_state.h"
 #include "synth_internal.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -100,7 +101,7 @@ static bool rc_asserts_current(const char *text, const char *value)
     while (*s) {
         size_t len = strcspn(s, ".;!?\n");
         char clause[1024];
-        snprintf(clause, sizeof clause, " %.*s ", (int)(len < 1000 ? len : 1000), s);
+        snprintf(clause, sizeof clause, " %.*s ", (int)utf8_prefix(s, len, 1000), s);
         if (rc_contains(clause, value)) {
             bool cur = false, old = false;
             for (size_t i = 0; i < sizeof present / sizeof present[0]; i++) cur |= rc_contains(clause, present[i]);
@@ -120,7 +121,7 @@ static bool rc_states(const char *text, const char *value)
     for (const char *s = text; *s;) {
         size_t len = strcspn(s, ".;!?\n");
         char clause[1024];
-        snprintf(clause, sizeof clause, " %.*s ", (int)(len < 1000 ? len : 1000), s);
+        snprintf(clause, sizeof clause, " %.*s ", (int)utf8_prefix(s, len, 1000), s);
         if (rc_contains(clause, value)) {
             bool old = false;
             for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) old |= rc_contains(clause, past[i]);
@@ -283,7 +284,7 @@ static bool rc_history_has(const dream_article *a, const char *old, const char *
     for (const char *s = dream_article_section(a, (size_t)hi)->body; *s;) {
         size_t len = strcspn(s, "\n");
         char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)(len < 1000 ? len : 1000), s);
+        snprintf(line, sizeof line, "%.*s", (int)utf8_prefix(s, len, 1000), s);
         if (rc_contains(line, old) && rc_contains(line, value)) return true;
         s += len;
         if (*s) s++;

@@ -16,6 +16,7 @@
 #include "engine_internal.h"
 
 #include "dream/error.h"
+#include "util/utf8.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -101,7 +102,7 @@ int engine_grammar_new(dream_model *m, const char *gbnf, struct engine_grammar *
     if (!g->sampler) {
         free(g);
         const char *why = engine_log_error_last();
-        size_t n = strcspn(gbnf, "\n"), shown = n < 60 ? n : 60;
+        size_t n = strcspn(gbnf, "\n"), shown = utf8_prefix(gbnf, n, 60);
         return dream_error_set(DREAM_EINVAL, "llama.cpp rejected the answer grammar (%s; grammar: \"%.*s%s\")",
                                *why ? why : "a syntax error, printed above", (int)shown, gbnf, gbnf[shown] ? "..." : "");
     }

@@ -6,6 +6,7 @@
 
 #include "dream/error.h"
 #include "dream/read.h"
+#include "util/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -200,7 +201,7 @@ static int mcp_check_args(const struct mcp_tool *t, const json_t *args)
         json_t *p = json_object_get(props, key);
         const char *type = json_string_value(json_object_get(p, "type"));
         if (!p || !type) {
-            rc = dream_error_set(DREAM_EINVAL, "%s takes no argument '%.60s'", t->name, key);
+            rc = dream_error_set(DREAM_EINVAL, "%s takes no argument '%.*s'", t->name, utf8_cut(key, 60), key);
             break;
         }
         bool ok = !strcmp(type, "string") ? json_is_string(v) : !strcmp(type, "boolean") ? json_is_boolean(v) : json_is_integer(v);
@@ -254,8 +255,8 @@ static json_t *mcp_tools_call(dream_mcp *m, const json_t *id, const json_t *para
     if (!t) {
         json_t *names = json_array();
         for (size_t i = 0; names && i < MCP_NTOOLS; i++) json_array_append_new(names, json_string(mcp_tools[i].name));
-        return mcp_error(id, DREAM_MCP_INVALID_PARAMS, json_pack("{s:o*}", "tools", names), "unknown tool '%.60s' (see data.tools, or tools/list)",
-                         json_string_value(jname));
+        return mcp_error(id, DREAM_MCP_INVALID_PARAMS, json_pack("{s:o*}", "tools", names), "unknown tool '%.*s' (see data.tools, or tools/list)",
+                         utf8_cut(json_string_value(jname), 60), json_string_value(jname));
     }
     if (args && !json_is_object(args) && !json_is_null(args))
         return mcp_error(id, DREAM_MCP_INVALID_PARAMS, NULL, "tools/call: params.arguments must be an object");
@@ -311,7 +312,7 @@ static json_t *mcp_one(dream_mcp *m, const json_t *msg, bool *bad)
     if (!strcmp(name, "initialize")) return mcp_initialize(m, id, params);
     if (!strcmp(name, "ping")) return mcp_result(id, json_object());
     bool known = !strcmp(name, "tools/list") || !strcmp(name, "tools/call");
-    if (!known) return mcp_error(id, DREAM_MCP_METHOD_NOT_FOUND, NULL, "method not found: '%.80s' (this server has initialize, ping, tools/list and tools/call)", name);
+    if (!known) return mcp_error(id, DREAM_MCP_METHOD_NOT_FOUND, NULL, "method not found: '%.*s' (this server has initialize, ping, tools/list and tools/call)", utf8_cut(name, 80), name);
     if (!m->stateless && !m->initialized) return mcp_error(id, DREAM_MCP_INVALID_REQUEST, NULL, "the session is not initialized: send initialize first");
     if (!strcmp(name, "tools/list")) return mcp_tools_list(id);
     return mcp_tools_call(m, id, params);

@@ -4,6 +4,7 @@
 #include "dream/error.h"
 #include "dream/log.h"
 #include "entity_name.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -39,7 +40,8 @@ static int seeds_add(struct alias_seeds *s, const char *p, size_t len, size_t ci
     if (!name) return dream_error_set(DREAM_ENOMEM, "out of memory");
     int rc = entity_name_normal(name, &normal);
     if (rc == DREAM_EINVAL) {
-        dream_log(DREAM_LOG_WARN, "%s:%d: '%.80s' is not valid UTF-8; the alias is skipped", where, line, name);
+        dream_log(DREAM_LOG_WARN, "%s:%d: '%.*s…' is not valid UTF-8; the alias is skipped", where, line,
+                  (int)utf8_valid_prefix(name, (size_t)utf8_cut(name, 80)), name);
         free(name);
         return DREAM_OK;
     }
@@ -52,8 +54,8 @@ static int seeds_add(struct alias_seeds *s, const char *p, size_t len, size_t ci
     if (!rc) {
         const struct alias_seed_key *dup = alias_seeds_find(s, normal, squeezed);
         if (dup && dup->canonical != ci) {
-            dream_log(DREAM_LOG_WARN, "%s:%d: '%.80s' is already an alias of '%.80s' (an earlier line); this line's claim is skipped",
-                      where, line, name, s->canonical[dup->canonical]);
+            dream_log(DREAM_LOG_WARN, "%s:%d: '%.*s' is already an alias of '%.*s' (an earlier line); this line's claim is skipped",
+                      where, line, utf8_cut(name, 80), name, utf8_cut(s->canonical[dup->canonical], 80), s->canonical[dup->canonical]);
         } else if (!dup) {
             if (s->n_keys == s->cap_keys) {
                 size_t cap = s->cap_keys ? s->cap_keys * 2 : 16;
@@ -78,7 +80,7 @@ static int seeds_item(struct alias_seeds *s, const char *q, const char *end, con
 {
     const char *colon = memchr(q, ':', (size_t)(end - q));
     if (!colon) {
-        int show = (int)(end - q > 80 ? 80 : end - q);
+        int show = (int)utf8_prefix(q, (size_t)(end - q), 80);
         dream_log(DREAM_LOG_WARN, "%s:%d: expected '- Canonical Name: alias, alias', got '- %.*s'; the line is skipped", where, line, show, q);
         return DREAM_OK;
     }
@@ -100,8 +102,8 @@ static int seeds_item(struct alias_seeds *s, const char *q, const char *end, con
         return rc;
     }
     if (!usable) {
-        dream_log(DREAM_LOG_WARN, "%s:%d: '%.80s' is no usable canonical name (empty once normalized, or not UTF-8); the line is skipped",
-                  where, line, name);
+        dream_log(DREAM_LOG_WARN, "%s:%d: '%.*s' is no usable canonical name (empty once normalized, or not UTF-8); the line is skipped",
+                  where, line, (int)utf8_valid_prefix(name, (size_t)utf8_cut(name, 80)), name);
         free(name);
         return DREAM_OK;
     }

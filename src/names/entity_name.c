@@ -3,6 +3,7 @@
 #include "entity_name.h"
 
 #include "dream/error.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -119,7 +120,9 @@ int entity_name_normal(const char *name, char **out)
     utf8proc_uint8_t *folded = NULL;
     utf8proc_ssize_t n = utf8proc_map((const utf8proc_uint8_t *)name, 0, &folded,
                                       UTF8PROC_NULLTERM | UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
-    if (n < 0) return dream_error_set(DREAM_EINVAL, "the name '%.80s' is not valid UTF-8 (%s)", name, utf8proc_errmsg(n));
+    if (n < 0)
+        return dream_error_set(DREAM_EINVAL, "the name '%.*s…' is not valid UTF-8 (%s)", (int)utf8_valid_prefix(name, (size_t)utf8_cut(name, 80)),
+                               name, utf8proc_errmsg(n));
     /* Squeeze whitespace and underscores to single spaces, trimmed. */
     char *s = (char *)folded;
     size_t w = 0;

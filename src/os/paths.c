@@ -1,6 +1,8 @@
 /* paths.c — XDG and DREAM_* path resolution (see include/dream/paths.h). */
 #include "dream/paths.h"
 
+#include "paths_internal.h"
+
 #include "dream/error.h"
 #include "util/buf.h"
 
@@ -65,6 +67,17 @@ int dream_paths_config_dir(char **out)
     return paths_resolve("config", "XDG_CONFIG_HOME", "dream", ".config/dream", out);
 }
 
+int dream_paths_data_dir(char **out)
+{
+    *out = NULL;
+    const char *v = paths_env("DREAM_HOME");
+    if (v) {
+        *out = strdup(v);
+        return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    return paths_resolve("", "XDG_DATA_HOME", "dream", ".local/share/dream", out);
+}
+
 int dream_paths_wiki_dir(char **out)
 {
     const char *v = paths_env("DREAM_WIKI");
@@ -80,13 +93,29 @@ int dream_paths_cache_dir(char **out)
     return paths_resolve("cache", "XDG_CACHE_HOME", "dream", ".cache/dream", out);
 }
 
+/* <dir from get>/memory.sqlite into *out. */
+static int paths_store_in(int (*get)(char **), char **out)
+{
+    *out = NULL;
+    char *dir;
+    int rc = get(&dir);
+    if (rc) return rc;
+    rc = paths_join(dir, "memory.sqlite", out);
+    free(dir);
+    return rc;
+}
+
 int dream_paths_store(char **out)
 {
-    char *cache;
-    int rc = dream_paths_cache_dir(&cache);
-    if (rc) return rc;
-    rc = paths_join(cache, "memory.sqlite", out);
-    free(cache);
+    char *old = NULL;
+    int rc = paths_store_in(dream_paths_data_dir, out);
+    if (!rc) rc = paths_store_in(dream_paths_cache_dir, &old);
+    if (!rc) rc = paths_store_move(old, *out);
+    free(old);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
     return rc;
 }
 

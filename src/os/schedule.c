@@ -7,6 +7,7 @@
 #include "dream/paths.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -116,8 +117,8 @@ static int schedule_run(char *const argv[], const char *input, const char *what)
         return 0;
     }
     while (o.len && (o.data[o.len - 1] == '\n' || o.data[o.len - 1] == ' ')) o.data[--o.len] = '\0';
-    int rc = dream_error_set(DREAM_EIO, "%s failed (%s %d)%s%.300s", what, st < 0 ? "could not run it:" : "exit status", st,
-                             o.len ? ": " : "", o.data ? o.data : "");
+    int rc = dream_error_set(DREAM_EIO, "%s failed (%s %d)%s%.*s", what, st < 0 ? "could not run it:" : "exit status", st,
+                             o.len ? ": " : "", o.data ? utf8_cut(o.data, 300) : 0, o.data ? o.data : "");
     dbuf_free(&o);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "entity_name.h"
 #include "store_internal.h"
 #include "util/buf.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -245,7 +246,7 @@ int dream_read_section(dream_reader *r, const char *name, const char *anchor, js
         json_t *anchors = json_array();
         for (size_t k = 0; k < dream_article_section_count(e->a) && k < 40; k++)
             if (strlen(dream_article_section(e->a, k)->anchor) <= 80) json_array_append_new(anchors, json_string(dream_article_section(e->a, k)->anchor));
-        dream_error_set(DREAM_ENOTFOUND, "no section '%.100s' in %s; see `dream read %s` for its sections", anchor, e->stem, e->stem);
+        dream_error_set(DREAM_ENOTFOUND, "no section '%.*s' in %s; see `dream read %s` for its sections", utf8_cut(anchor, 100), anchor, e->stem, e->stem);
         *out = json_pack("{ss ss so}", "error", dream_error_last(), "stem", e->stem, "anchors", anchors);
         return DREAM_ENOTFOUND;
     }
@@ -715,7 +716,7 @@ static int read_arg_day(const json_t *args, const char *key, int days, int64_t *
     int y, m, d;
     char tail;
     if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &tail) != 3 || strlen(s) != 10 || y < 1970 || m < 1 || m > 12 || d < 1 || d > 31) {
-        dream_error_set(DREAM_EINVAL, "%s must be a day written YYYY-MM-DD, not '%.40s'", key, s);
+        dream_error_set(DREAM_EINVAL, "%s must be a day written YYYY-MM-DD, not '%.*s'", key, utf8_cut(s, 40), s);
         return read_error_object(out, DREAM_EINVAL);
     }
     tm.tm_year = y - 1900;
@@ -812,6 +813,6 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
         if ((rc = read_arg_day(args, "since", 0, &sp.since_ms, out)) || (rc = read_arg_day(args, "until", 1, &sp.until_ms, out))) return rc;
         return dream_read_search_index(r, &sp, out);
     }
-    dream_error_set(DREAM_EINVAL, "no read tool '%.60s' (tools: resolve, read, section, links, infobox, list, category, search, status)", tool);
+    dream_error_set(DREAM_EINVAL, "no read tool '%.*s' (tools: resolve, read, section, links, infobox, list, category, search, status)", utf8_cut(tool, 60), tool);
     return read_error_object(out, DREAM_EINVAL);
 }

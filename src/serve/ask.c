@@ -8,6 +8,7 @@
 #include "dream/ask.h"
 #include "dream/error.h"
 #include "dream/read.h"
+#include "util/utf8.h"
 
 #include <string.h>
 
@@ -26,7 +27,7 @@ enum MHD_Result serve_ask(struct serve_request *rq)
     json_object_foreach(b, key, v) if (strcmp(key, "question") != 0)
     {
         enum MHD_Result r = serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "invalid_argument",
-                                              "unknown member '%.60s' (the body is {\"question\": \"...\"})", key);
+                                              "unknown member '%.*s' (the body is {\"question\": \"...\"})", utf8_cut(key, 60), key);
         json_decref(b);
         return r;
     }

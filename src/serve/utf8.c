@@ -22,14 +22,4 @@ int serve_utf8_clean(const char *text, size_t len, struct dbuf *out)
     return rc;
 }
 
-size_t serve_utf8_complete(const char *text, size_t len)
-{
-    const unsigned char *s = (const unsigned char *)text;
-    /* only the last three bytes can start an incomplete sequence */
-    for (size_t back = 1; back <= 3 && back <= len; back++) {
-        size_t at = len - back;
-        if ((s[at] & 0xC0) == 0x80) continue; /* a continuation byte: look further back */
-        return utf8_seq_len(s + at, back) < 0 ? at : len;
-    }
-    return len;
-}
+size_t serve_utf8_complete(const char *text, size_t len) { return utf8_complete(text, len); }

@@ -180,6 +180,45 @@ static void store_content_hash(const struct dream_conversation *c, char hex[65])
     sha256_hex(d, hex);
 }
 
+/* The key a forgotten conversation is remembered by (store_forgotten_add). */
+static void store_forgotten_key(const char *source, const char *id, char hex[65])
+{
+    struct sha256 s;
+    uint8_t d[32];
+    sha256_init(&s);
+    sha256_update(&s, "forgotten", sizeof "forgotten");
+    sha256_update(&s, source, strlen(source) + 1);
+    sha256_update(&s, id, strlen(id));
+    sha256_final(&s, d);
+    sha256_hex(d, hex);
+}
+
+int store_forgotten_add(dream_store *store, const char *source, const char *id)
+{
+    char key[65];
+    store_forgotten_key(source, id, key);
+    sqlite3_stmt *st;
+    if (store_prepare(store, "INSERT OR IGNORE INTO forgotten (key, forgotten_at) VALUES (?, ?)", &st)) return DREAM_EIO;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, store_now_ms());
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(store, "recording a forgotten conversation");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Whether (source, id) was forgotten: 1, 0, or a negative status. */
+static int store_is_forgotten(dream_store *store, const char *source, const char *id)
+{
+    char key[65];
+    store_forgotten_key(source, id, key);
+    sqlite3_stmt *st;
+    if (store_prepare(store, "SELECT 1 FROM forgotten WHERE key = ?", &st)) return DREAM_EIO;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_fail(store, "looking up forgotten conversations");
+}
+
 /* Chooses the citation hash for a new conversation: the shortest prefix (from 8 hex digits,
  * growing by 2) of SHA-256(source NUL id) that no stored conversation holds. */
 static int store_assign_cite(dream_store *store, const char *source, const char *id, char cite[65])
@@ -278,6 +317,12 @@ static int store_first_difference(dream_store *store, int64_t rowid, const struc
 
 static int store_put_tx(dream_store *store, const struct dream_conversation *c, const char *hash, enum dream_store_outcome *outcome)
 {
+    int gone = store_is_forgotten(store, c->source, c->id);
+    if (gone < 0) return gone;
+    if (gone) {
+        *outcome = DREAM_STORE_FORGOTTEN;
+        return 0;
+    }
     sqlite3_stmt *st;
     if (store_prepare(store, "SELECT id, content_hash, reprocess_from, coalesce(updated_at, 0) FROM conversations WHERE source = ? AND source_id = ?", &st))
         return DREAM_EIO;

@@ -45,6 +45,11 @@ extern const int store_migration_count;
     "INSERT INTO search (rowid, title, section, text, date)"                                                            \
     " SELECT (1 << 48) + id, name, '', '', NULL FROM pipeline_entities WHERE route IS NOT 'article';"
 
+/* Records, in the caller's transaction, that the conversation (source, id) was forgotten, so
+ * that dream_store_put does not write it again. What is kept is a key that names it without
+ * holding its id: SHA-256 of "forgotten", source and id (so not the citation hash either). */
+int store_forgotten_add(dream_store *store, const char *source, const char *id);
+
 /* Per-run duplicate detection (in a TEMP table, so memory stays bounded). store_seen_reset
  * forgets everything; store_seen_mark returns 1 when (source, id) was not yet marked, 0 when
  * it was, or a negative status. */

@@ -161,6 +161,15 @@ const char *const store_migrations[] = {
     "  DELETE FROM search WHERE rowid = (1 << 48) + old.id;"
     " END;"
     STORE_SEARCH_FILL_SQL,
+    /* 7 → 8: `dream forget`. A journaled write may remove its file (an article left with nothing
+     * cited; the commit removes the path, and recovery finishes or undoes it). And the
+     * conversations forgotten, so that ingest does not read them back from the same export: a
+     * one-way key of each, never its id (store_forgotten_key). */
+    "ALTER TABLE synth_writes ADD COLUMN removes INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE forgotten ("
+    "  key TEXT PRIMARY KEY,"
+    "  forgotten_at INTEGER NOT NULL"
+    ") WITHOUT ROWID;",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

@@ -37,7 +37,7 @@ static bool search_space(char c)
 
 static int search_bad(const char *query, const char *why)
 {
-    return dream_error_set(DREAM_EINVAL, "bad search query '%.120s%s': %s", query, strlen(query) > 120 ? "…" : "", why);
+    return dream_error_set(DREAM_EINVAL, "bad search query '%.*s%s': %s", utf8_cut(query, 120), query, strlen(query) > 120 ? "…" : "", why);
 }
 
 /* Appends s[0..n) as an FTS5 string: in double quotes, each quote doubled. */

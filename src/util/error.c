@@ -1,6 +1,8 @@
 /* error.c — thread-local last-error message (see include/dream/error.h). */
 #include "dream/error.h"
 
+#include "util/utf8.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +18,7 @@ int dream_error_set(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(error_msg, sizeof error_msg, fmt, ap);
     va_end(ap);
+    utf8_trim(error_msg); /* a message cut at the buffer's end keeps whole characters */
     error_code = code;
     return code;
 }
@@ -28,11 +31,13 @@ int dream_error_wrap(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
+    utf8_trim(prefix);
     memcpy(old, error_msg, sizeof old);
     if (old[0])
         snprintf(error_msg, sizeof error_msg, "%s: %s", prefix, old);
     else
         snprintf(error_msg, sizeof error_msg, "%s", prefix);
+    utf8_trim(error_msg);
     error_code = code;
     return code;
 }

@@ -1,6 +1,8 @@
 /* log.c — the one logger (see include/dream/log.h). */
 #include "dream/log.h"
 
+#include "util/utf8.h"
+
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ void dream_log(enum dream_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    size_t n = strlen(msg);
+    size_t n = strlen(utf8_trim(msg));
     while (n && msg[n - 1] == '\n') msg[--n] = '\0';
     fprintf(stderr, "dream: %s: %s\n", names[level], msg);
 }

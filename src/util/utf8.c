@@ -1,6 +1,9 @@
 /* utf8.c — see utf8.h. */
 #include "util/utf8.h"
 
+#include <limits.h>
+#include <string.h>
+
 int utf8_seq_len(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
@@ -32,4 +35,39 @@ size_t utf8_prefix(const char *s, size_t len, size_t cap)
     /* s[n] is the first byte left out: while it continues a sequence, the cut is inside one */
     for (int back = 0; n > 0 && back < 3 && ((unsigned char)s[n] & 0xC0) == 0x80; back++) n--;
     return n;
+}
+
+size_t utf8_complete(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    /* only the last three bytes can start an incomplete sequence */
+    for (size_t back = 1; back <= 3 && back <= len; back++) {
+        size_t at = len - back;
+        if ((u[at] & 0xC0) == 0x80) continue; /* a continuation byte: look further back */
+        return utf8_seq_len(u + at, back) < 0 ? at : len;
+    }
+    return len;
+}
+
+int utf8_cut(const char *s, size_t cap)
+{
+    if (cap > INT_MAX) cap = INT_MAX;
+    return (int)utf8_prefix(s, strnlen(s, cap + 1), cap);
+}
+
+char *utf8_trim(char *s)
+{
+    s[utf8_complete(s, strlen(s))] = '\0';
+    return s;
+}
+
+size_t utf8_valid_prefix(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        int k = utf8_seq_len((const unsigned char *)s + i, len - i);
+        if (k <= 0) return i;
+        i += (size_t)k;
+    }
+    return len;
 }

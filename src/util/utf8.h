@@ -1,5 +1,5 @@
 /* utf8.h — one strict UTF-8 sequence decoder for every layer (ingest's repair, the server's
- * JSON-safe text). */
+ * JSON-safe text), and cuts of text at a byte budget that never split a character. */
 #ifndef DREAM_UTIL_UTF8_H
 #define DREAM_UTIL_UTF8_H
 
@@ -14,5 +14,24 @@ int utf8_seq_len(const unsigned char *s, size_t n);
  * inside a UTF-8 sequence: prompts show long texts cut at a byte budget, and a cut through a
  * character would make the prompt invalid UTF-8 (a JSON request refuses it). */
 size_t utf8_prefix(const char *s, size_t len, size_t cap);
+
+/* The length of s[0..len) without an incomplete UTF-8 sequence at its end (what a cut at a byte
+ * budget, snprintf's at a buffer's size above all, leaves behind): len when it ends on a whole
+ * character. */
+size_t utf8_complete(const char *s, size_t len);
+
+/* For printf's "%.*s" on the NUL-terminated s: how many of its bytes to show so that at most cap
+ * are shown and the last character shown is whole. A bare "%.60s" cuts through a character, and
+ * a message with half a character is invalid UTF-8 wherever it goes (the store, JSON, a
+ * terminal). */
+int utf8_cut(const char *s, size_t cap);
+
+/* Ends the NUL-terminated s (in place) before an incomplete sequence at its end: for a fixed
+ * buffer that snprintf may have cut. Returns s. */
+char *utf8_trim(char *s);
+
+/* The length of the longest prefix of s[0..len) that is valid UTF-8 (utf8_seq_len's rules):
+ * len when all of it is. */
+size_t utf8_valid_prefix(const char *s, size_t len);
 
 #endif

@@ -6,6 +6,9 @@ set -u
 dream=$1 data=$2 work=$3
 rm -rf "$work" && mkdir -p "$work/clean" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
+# a home of its own: the default store it checks is never the person's
+export DREAM_HOME="$work/home"
+unset DREAM_WIKI
 
 cp -r "$data/articles" "$work/clean/articles" || exit 1
 out=$("$dream" check --wiki "$work/clean" 2>&1); rc=$?
@@ -43,4 +46,18 @@ printf '%s\n' "$out" | grep -q "Category:Things" && fail "a category link was re
 # not a wiki
 out=$("$dream" check --wiki "$work/nowhere" 2>&1); rc=$?
 [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -q "is not a directory" || fail "missing wiki: exit $rc: $out"
-echo "PASS: dream check: clean vault clean, 12 kinds of violation named"
+# the store: every text value valid UTF-8, or each bad one named by table, row and column
+"$dream" ingest --store "$work/s.sqlite" "$data/ingest/openai/chats.jsonl" >/dev/null 2>&1 || fail "ingest into $work/s.sqlite"
+out=$("$dream" check --wiki "$work/clean" --store "$work/s.sqlite" 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "clean store: exit $rc: $out"
+printf '%s\n' "$out" | grep -q "^dream check: the store $work/s.sqlite: all its text is valid UTF-8$" || fail "clean store summary: $out"
+python3 -c "import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute(\"UPDATE messages SET text = CAST(X'68C3' AS TEXT) WHERE conversation = 1 AND position = 0\")
+db.commit()" "$work/s.sqlite" || fail "python3 could not write the bad row"
+out=$("$dream" check --wiki "$work/clean" --store "$work/s.sqlite" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "bad store: exit $rc (want 1): $out"
+printf '%s\n' "$out" | grep -qF "$work/s.sqlite: table messages, row conversation=1, position=0, column text: not valid UTF-8 from byte 1 on" ||
+    fail "the bad row is not named: $out"
+printf '%s\n' "$out" | grep -qF "1 text value(s) of the store $work/s.sqlite are not valid UTF-8" || fail "no store summary: $out"
+echo "PASS: dream check: clean vault clean, 12 kinds of violation named, invalid UTF-8 in the store named"

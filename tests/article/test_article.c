@@ -859,6 +859,98 @@ static void test_article_property_roundtrip_and_idempotent_normalize(void **stat
     (void)state;
 }
 
+/* ---- forgetting conversations (issue 18.3) ---------------------------------------------- */
+
+/* The text of a after forgetting convs (then normalized, as dream forget does), malloc'd. */
+static char *forget_text(const char *text, const char *const *convs, size_t n, struct dream_article_forget_result *r)
+{
+    dream_article *a = parse_str(text);
+    assert_int_equal(dream_article_forget(a, convs, n, r), 0);
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    char *out = NULL;
+    assert_int_equal(dream_article_write(a, &out, NULL), 0);
+    dream_article_free(a);
+    return out;
+}
+
+static const char forget_article[] =
+    "# Tea\n\n"
+    "**Tea** is what the person drinks at work.[^1] They switched to green tea in May.[^2]\n\n"
+    "## Brewing\n\n"
+    "The person brews at 80 °C, e.g. for sencha. They steep it two minutes.[^2] Both shops sell it loose.[^1][^3]\n\n"
+    "- Kettle: a gooseneck one.[^2]\n"
+    "- Cups: two, from \"Kyoto\".[^3]\n\n"
+    "## Shops\n\n"
+    "The tea shop on Elm Street sells sencha.[^2]\n\n"
+    "## References\n\n"
+    "[^1]: `conv:aaaa1111#m1` (2024-01-02, Work habits)\n"
+    "[^2]: `conv:bbbb2222#m4` (2024-05-10, Green tea)\n"
+    "[^3]: `conv:cccc3333#m0` (2024-06-01, Cups)\n";
+
+static void test_article_forget_takes_out_the_claims_only_a_conversation_supports(void **state)
+{
+    (void)state;
+    const char *gone[] = {"bbbb2222"};
+    struct dream_article_forget_result r;
+    char *t = forget_text(forget_article, gone, 1, &r);
+    /* its sentences go (with the uncited one that leads up to a claim of its own), its list item
+     * goes, a section left empty goes, a shared sentence keeps the other footnotes */
+    const char *want = "# Tea\n\n"
+                       "**Tea** is what the person drinks at work.[^1]\n\n"
+                       "## Brewing\n\n"
+                       "Both shops sell it loose.[^1][^2]\n\n"
+                       "- Cups: two, from \"Kyoto\".[^2]\n\n"
+                       "## References\n\n"
+                       "[^1]: `conv:aaaa1111#m1` (2024-01-02, Work habits)\n"
+                       "[^2]: `conv:cccc3333#m0` (2024-06-01, Cups)\n";
+    if (strcmp(t, want)) fprintf(stderr, "--- got ---\n%s", t);
+    assert_string_equal(t, want);
+    assert_true(r.changed);
+    assert_true(r.cited);
+    assert_int_equal(r.sentences, 5); /* green tea, 80 °C, two minutes, kettle, Elm Street */
+    assert_int_equal(r.citations, 4);
+    assert_int_equal(r.sections, 1);
+    free(t);
+}
+
+static void test_article_forget_keeps_other_citations_of_a_shared_sentence(void **state)
+{
+    (void)state;
+    const char *gone[] = {"aaaa1111"};
+    struct dream_article_forget_result r;
+    char *t = forget_text(forget_article, gone, 1, &r);
+    assert_non_null(strstr(t, "Both shops sell it loose.[^2]")); /* [^1] went; [^3] is the second now */
+    assert_null(strstr(t, "drinks at work"));
+    assert_null(strstr(t, "aaaa1111"));
+    assert_non_null(strstr(t, "They switched to green tea in May.[^1]"));
+    assert_int_equal(r.sentences, 1);
+    assert_int_equal(r.citations, 2);
+    free(t);
+}
+
+static void test_article_forget_reports_an_article_left_with_nothing_cited(void **state)
+{
+    (void)state;
+    const char *gone[] = {"aaaa1111", "bbbb2222", "cccc3333"};
+    struct dream_article_forget_result r;
+    char *t = forget_text(forget_article, gone, 3, &r);
+    assert_true(r.changed);
+    assert_false(r.cited);
+    assert_null(strstr(t, "conv:"));
+    free(t);
+    /* a conversation it does not cite changes nothing */
+    const char *other[] = {"dddd4444"};
+    dream_article *a = parse_str(forget_article);
+    assert_int_equal(dream_article_forget(a, other, 1, &r), 0);
+    assert_false(r.changed);
+    assert_true(r.cited);
+    size_t len;
+    const char *same = dream_article_text(a, &len);
+    assert_int_equal(len, strlen(forget_article));
+    assert_memory_equal(same, forget_article, len);
+    dream_article_free(a);
+}
+
 int main(int argc, char **argv)
 {
     fixtures = argc > 1 ? argv[1] : "tests/data/articles";
@@ -888,6 +980,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_normalize_infobox_title_links_and_stub),
         cmocka_unit_test(test_normalize_leaves_clean_fixtures_unchanged),
         cmocka_unit_test(test_article_property_roundtrip_and_idempotent_normalize),
+        cmocka_unit_test(test_article_forget_takes_out_the_claims_only_a_conversation_supports),
+        cmocka_unit_test(test_article_forget_keeps_other_citations_of_a_shared_sentence),
+        cmocka_unit_test(test_article_forget_reports_an_article_left_with_nothing_cited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

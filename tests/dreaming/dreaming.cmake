@@ -62,3 +62,12 @@ if(TARGET dream AND DREAM_FLOCK_PROG)
            ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus ${CMAKE_BINARY_DIR}/tests/dreaming-cli/lock)
   set_tests_properties(cli_run_lock PROPERTIES PASS_REGULAR_EXPRESSION "PASS: run lock")
 endif()
+
+# `dream forget` end to end (tests/dreaming/forget_cli.sh): the verb list, --help, bad arguments,
+# a dry run, and a forget that removes an article and commits.
+find_program(DREAM_GIT_PROG git)
+if(TARGET dream AND DREAM_GIT_PROG)
+  add_test(NAME cli_forget COMMAND bash ${CMAKE_SOURCE_DIR}/tests/dreaming/forget_cli.sh $<TARGET_FILE:dream>
+           ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus ${CMAKE_BINARY_DIR}/tests/dreaming-cli/forget)
+  set_tests_properties(cli_forget PROPERTIES PASS_REGULAR_EXPRESSION "PASS: dream forget" FAIL_REGULAR_EXPRESSION "FAIL:")
+endif()

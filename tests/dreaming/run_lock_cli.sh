@@ -11,10 +11,10 @@ rm -rf "$dir"
 export DREAM_HOME="$dir"
 # A first run on a home that has nothing yet makes the store's directory for its lock.
 out=$("$dream" run --stage route 2>&1) || fail "a run on an empty home: $out"
-[ -f "$dir/cache/memory.sqlite.lock" ] || fail "no lock file at $dir/cache/memory.sqlite.lock"
+[ -f "$dir/memory.sqlite.lock" ] || fail "no lock file at $dir/memory.sqlite.lock"
 "$dream" init --quiet || fail "dream init"
 "$dream" ingest "$corpus" >/dev/null || fail "dream ingest"
-lock="$dir/cache/memory.sqlite.lock"
+lock="$dir/memory.sqlite.lock"
 
 out=$("$flock" "$lock" "$dream" run --stage route 2>&1); rc=$?
 echo "$out"

@@ -37,3 +37,9 @@ if(TARGET dream)
   set_tests_properties(cli_run_skip_unclosed_fence PROPERTIES
     PASS_REGULAR_EXPRESSION "warning: link: skipped [^\n]*/Cello_Practice.md:[0-9]+: the code fence opened on this line never closes.*link: 2 article\\(s\\): .*1 article\\(s\\) left as they are: no edit can be placed in them.*\nunchanged")
 endif()
+
+# `dream forget` (issue 18.3): conversations out of a real store and a dreamt wiki under git.
+if(TARGET dream_memory)
+  dream_add_test(NAME test_forget SOURCES dreaming/test_forget.c support/dreaming_fixture.c support/dreaming_fake.c
+                 LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
+endif()

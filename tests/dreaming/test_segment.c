@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../src/util/buf.h"
+#include "../src/util/utf8.h"
 #include "dream/error.h"
 #include "dream/ingest.h"
 #include "dream/model.h"
@@ -208,6 +209,40 @@ static void test_segment_bad_answers_are_failed_attempts_until_the_limit(void **
         assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunks"), 0);
         assert_store_consistent(s);
     }
+}
+
+static void on_bad_text(void *ud, const struct dream_store_bad_text *bad)
+{
+    (void)ud;
+    fprintf(stderr, "invalid UTF-8: %s %s %s\n", bad->table, bad->row, bad->column);
+}
+
+static void test_segment_error_quoting_the_answer_cuts_between_characters(void **state)
+{
+    /* The error quotes the answer's first 60 bytes; byte 60 is the second of "é". Cut through,
+     * the stored last_error held a lone 0xC3 (issue 18.5), which Python's sqlite3 cannot read. */
+    dream_store *s = *state;
+    int64_t c = put_conv(s, "cut", 4, 2000, "m");
+    char answer[128];
+    memset(answer, 'x', 59);
+    snprintf(answer + 59, sizeof answer - 59, "\xC3\xA9 and then no chunk list at all");
+    fake_mode = FAKE_SCRIPT;
+    fake_script = answer;
+    assert_int_equal(run(s).failed, 1);
+    struct dream_stage_state st;
+    assert_int_equal(dream_stage_state_get(s, "segment", c, &st), 0);
+    assert_non_null(st.last_error);
+    assert_int_equal(utf8_valid_prefix(st.last_error, strlen(st.last_error)), strlen(st.last_error));
+    /* the whole character goes, and the quote says it was cut */
+    char want[80];
+    memset(want, 'x', 59);
+    snprintf(want + 59, sizeof want - 59, "...");
+    assert_non_null(strstr(st.last_error, want));
+    free(st.last_error);
+    /* the store's own check finds nothing to name */
+    size_t bad = 99;
+    assert_int_equal(dream_store_check_text(s, on_bad_text, NULL, &bad), 0);
+    assert_int_equal(bad, 0);
 }
 
 static void test_segment_failed_conversation_retried_after_it_grows(void **state)
@@ -527,6 +562,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_segment_cuts_one_chunk_per_user_turn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_rerun_is_a_noop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_bad_answers_are_failed_attempts_until_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_segment_error_quoting_the_answer_cuts_between_characters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_failed_conversation_retried_after_it_grows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_grown_conversation_is_resegmented_keeping_unchanged_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_repairs_anchors, setup, teardown),

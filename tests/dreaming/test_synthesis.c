@@ -23,6 +23,7 @@
 #include "dreaming_fake.h"
 #include "dreaming_fixture.h"
 #include "dreaming_test_util.h"
+#include "git_test_util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -203,46 +204,9 @@ static void assert_vault_checks(struct ctx *c)
     for (size_t i = 0; i < n; i++) free(stems[i]);
 }
 
-/* HEAD's message and whether path's blob at HEAD equals the file on disk (or is absent). */
-static char *git_head_message(struct ctx *c)
-{
-    git_libgit2_init();
-    git_repository *repo;
-    assert_int_equal(git_repository_open(&repo, c->wiki), 0);
-    git_oid id;
-    git_commit *commit;
-    assert_int_equal(git_reference_name_to_id(&id, repo, "HEAD"), 0);
-    assert_int_equal(git_commit_lookup(&commit, repo, &id), 0);
-    char *m = strdup(git_commit_message(commit));
-    git_commit_free(commit);
-    git_repository_free(repo);
-    git_libgit2_shutdown();
-    return m;
-}
+static char *git_head_message(struct ctx *c) { return test_git_head_message(c->wiki); }
 
-/* 1: in HEAD with the file's content; 0: not in HEAD; -1: in HEAD with other content. */
-static int git_head_has(struct ctx *c, const char *rel)
-{
-    git_libgit2_init();
-    git_repository *repo;
-    assert_int_equal(git_repository_open(&repo, c->wiki), 0);
-    git_object *obj = NULL;
-    char spec[1200];
-    snprintf(spec, sizeof spec, "HEAD:%s", rel);
-    int r = 0;
-    if (git_revparse_single(&obj, repo, spec) == 0) {
-        char path[4600];
-        snprintf(path, sizeof path, "%s/%s", c->wiki, rel);
-        char *t = slurp(path);
-        git_blob *blob = (git_blob *)obj;
-        r = t && (size_t)git_blob_rawsize(blob) == strlen(t) && memcmp(git_blob_rawcontent(blob), t, strlen(t)) == 0 ? 1 : -1;
-        free(t);
-        git_object_free(obj);
-    }
-    git_repository_free(repo);
-    git_libgit2_shutdown();
-    return r;
-}
+static int git_head_has(struct ctx *c, const char *rel) { return test_git_head_has(c->wiki, rel); }
 
 static void test_create_writes_the_golden_articles_and_commits_them(void **state)
 {

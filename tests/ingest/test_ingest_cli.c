@@ -65,11 +65,11 @@ static void test_cli_ingest_reports_new_then_unchanged(void **state)
     (void)state;
 }
 
-static void test_cli_ingest_store_defaults_to_dream_home_cache(void **state)
+static void test_cli_ingest_store_defaults_to_dream_home(void **state)
 {
     assert_int_equal(run("DREAM_HOME='%s/home' '%s' ingest '%s/openai/chats.jsonl'", tmpdir, dream_bin, data_dir), 0);
     char path[400];
-    snprintf(path, sizeof path, "%s/home/cache/memory.sqlite", tmpdir);
+    snprintf(path, sizeof path, "%s/home/memory.sqlite", tmpdir);
     assert_true(file_exists(path));
     assert_non_null(strstr(out, "3 new"));
     (void)state;
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
     examples_dir = argv[3];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_ingest_reports_new_then_unchanged),
-        cmocka_unit_test(test_cli_ingest_store_defaults_to_dream_home_cache),
+        cmocka_unit_test(test_cli_ingest_store_defaults_to_dream_home),
         cmocka_unit_test(test_cli_ingest_from_pi_reads_the_default_session_directory),
         cmocka_unit_test(test_cli_ingest_malformed_input_names_the_file_and_exits_1),
         cmocka_unit_test(test_cli_ingest_usage_errors_exit_2),

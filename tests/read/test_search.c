@@ -373,7 +373,7 @@ static void test_search_migrates_an_older_store_with_its_messages(void **state)
     sqlite3_close(db);
     dream_store *s = NULL;
     assert_int_equal(dream_store_open(old, &s), 0);
-    assert_int_equal(dream_store_schema_version(s), 7);
+    assert_int_equal(dream_store_schema_version(s), DREAM_STORE_SCHEMA_VERSION);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT rowid FROM search WHERE search MATCH 'archaeopteryx OR fossil' ORDER BY rowid", -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);

@@ -15,7 +15,7 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 export DREAM_HOME=$WORK/home DREAM_WIKI=$VAULT
 unset DREAM_ALLOW_HOSTS DREAM_CORS DREAM_API_KEY
 "$DREAM" ingest "$(dirname "$VAULT")/dreaming/corpus" >"$WORK/ingest.log" 2>&1 || { cat "$WORK/ingest.log" >&2; fail "dream ingest"; }
-STORE=$WORK/home/cache/memory.sqlite
+STORE=$WORK/home/memory.sqlite
 [ -f "$STORE" ] || fail "no store at $STORE after dream ingest"
 
 # req NAME WANT_STATUS PATH [curl args...]: the body lands in $WORK/NAME.json, the headers in $WORK/NAME.h

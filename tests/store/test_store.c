@@ -11,9 +11,11 @@
 #include "dream/store.h"
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tmpdir[256];
@@ -266,7 +268,7 @@ static void test_paths_dream_home_puts_everything_under_one_directory(void **sta
     unsetenv("DREAM_ADAPTERS");
     char *p;
     assert_int_equal(dream_paths_store(&p), 0);
-    assert_string_equal(p, "/srv/dh/cache/memory.sqlite");
+    assert_string_equal(p, "/srv/dh/memory.sqlite");
     free(p);
     assert_int_equal(dream_paths_wiki_dir(&p), 0);
     assert_string_equal(p, "/srv/dh/wiki");
@@ -297,7 +299,13 @@ static void test_paths_default_to_xdg_under_home(void **state)
     setenv("HOME", "/home/ana", 1);
     char *p;
     assert_int_equal(dream_paths_store(&p), 0);
-    assert_string_equal(p, "/home/ana/.cache/dream/memory.sqlite");
+    assert_string_equal(p, "/home/ana/.local/share/dream/memory.sqlite");
+    free(p);
+    assert_int_equal(dream_paths_data_dir(&p), 0);
+    assert_string_equal(p, "/home/ana/.local/share/dream");
+    free(p);
+    assert_int_equal(dream_paths_adapters_dir(&p), 0);
+    assert_string_equal(p, "/home/ana/.cache/dream/adapters");
     free(p);
     assert_int_equal(dream_paths_wiki_dir(&p), 0);
     assert_string_equal(p, "/home/ana/.local/share/dream/wiki");
@@ -305,11 +313,302 @@ static void test_paths_default_to_xdg_under_home(void **state)
     assert_int_equal(dream_paths_config_dir(&p), 0);
     assert_string_equal(p, "/home/ana/.config/dream");
     free(p);
+    /* the store follows XDG_DATA_HOME, never XDG_CACHE_HOME: cache cleaners empty the cache */
     setenv("XDG_CACHE_HOME", "/var/cache/ana/", 1);
+    setenv("XDG_DATA_HOME", "/srv/data/ana/", 1);
     assert_int_equal(dream_paths_store(&p), 0);
-    assert_string_equal(p, "/var/cache/ana/dream/memory.sqlite");
+    assert_string_equal(p, "/srv/data/ana/dream/memory.sqlite");
+    free(p);
+    assert_int_equal(dream_paths_adapters_dir(&p), 0);
+    assert_string_equal(p, "/var/cache/ana/dream/adapters");
     free(p);
     unsetenv("XDG_CACHE_HOME");
+    unsetenv("XDG_DATA_HOME");
+    (void)state;
+}
+
+/* ---- invalid UTF-8 in the store (issue 18.5) ------------------------------------------------ */
+
+struct bad_seen {
+    char lines[8][200];
+    size_t n;
+};
+
+static void on_bad(void *ud, const struct dream_store_bad_text *bad)
+{
+    struct bad_seen *seen = ud;
+    if (seen->n < 8) snprintf(seen->lines[seen->n++], 200, "%s|%s|%s|%zu", bad->table, bad->row, bad->column, bad->offset);
+}
+
+static void test_store_check_names_each_row_of_invalid_utf8(void **state)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/bad-text.sqlite", tmpdir);
+    dream_store *s;
+    assert_int_equal(dream_store_open(path, &s), 0);
+    struct dream_conversation c = conv_of("c1", three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    struct bad_seen seen = {0};
+    size_t n = 99;
+    assert_int_equal(dream_store_check_text(s, on_bad, &seen, &n), 0);
+    assert_int_equal(n, 0); /* "24 °C" and the rest: multi-byte, and valid */
+    dream_store_close(s);
+    /* what a cut through a character used to leave: a lone lead byte, and a stray continuation */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE messages SET text = CAST(X'68616C66C3' AS TEXT) WHERE position = 1;"
+                                  "UPDATE conversations SET title = CAST(X'4F6BA9' AS TEXT)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(dream_store_open(path, &s), 0);
+    assert_int_equal(dream_store_check_text(s, on_bad, &seen, &n), 0);
+    dream_store_close(s);
+    /* each named once by table, key and column (the search index's copies are not counted) */
+    assert_int_equal(n, 2);
+    assert_int_equal(seen.n, 2);
+    assert_string_equal(seen.lines[0], "conversations|id=1|title|2");
+    assert_string_equal(seen.lines[1], "messages|conversation=1, position=1|text|4");
+    (void)state;
+}
+
+/* ---- moving a store from the cache directory (issue 18) ------------------------------------ */
+
+/* stderr goes to a file between begin and end; end returns what was written (malloc'd). */
+static int saved_stderr = -1;
+static char stderr_file[400];
+
+static void stderr_begin(void)
+{
+    snprintf(stderr_file, sizeof stderr_file, "%s/stderr.txt", tmpdir);
+    fflush(stderr);
+    saved_stderr = dup(2);
+    FILE *f = fopen(stderr_file, "w");
+    assert_non_null(f);
+    dup2(fileno(f), 2);
+    fclose(f);
+}
+
+static char *stderr_end(void)
+{
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    FILE *f = fopen(stderr_file, "r");
+    assert_non_null(f);
+    char *buf = calloc(1, 65536);
+    assert_non_null(buf);
+    size_t n = fread(buf, 1, 65535, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static bool exists(const char *fmt, const char *a)
+{
+    char path[600];
+    snprintf(path, sizeof path, fmt, a);
+    return access(path, F_OK) == 0;
+}
+
+/* XDG_CACHE_HOME=<cache>, XDG_DATA_HOME=<data> (under tmpdir/<name> when NULL); the old and the
+ * new store paths into old/new. */
+static void use_dirs(const char *name, const char *cache, char old[400], char new_[400])
+{
+    char c[400], d[400];
+    snprintf(c, sizeof c, "%s/%s/cache", tmpdir, name);
+    snprintf(d, sizeof d, "%s/%s/data", tmpdir, name);
+    unsetenv("DREAM_HOME");
+    setenv("XDG_CACHE_HOME", cache ? cache : c, 1);
+    setenv("XDG_DATA_HOME", d, 1);
+    snprintf(old, 400, "%s/dream/memory.sqlite", cache ? cache : c);
+    snprintf(new_, 400, "%s/dream/memory.sqlite", d);
+}
+
+static void done_dirs(void)
+{
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("DREAM_HOME");
+}
+
+/* dream_paths_store, with what it wrote on stderr in *err (malloc'd). */
+static int store_path(char **p, char **err)
+{
+    *p = NULL;
+    stderr_begin();
+    int rc = dream_paths_store(p);
+    *err = stderr_end();
+    return rc;
+}
+
+/* A store at path holding conversation id, left as a killed process leaves it: what it committed
+ * sits in its -wal, not yet checkpointed into the main file. */
+static void make_store_with_wal(const char *path, const char *id)
+{
+    static int made;
+    char stage[400];
+    snprintf(stage, sizeof stage, "%s/stage-%d.sqlite", tmpdir, ++made);
+    dream_store *s;
+    assert_int_equal(dream_store_open(stage, &s), 0);
+    struct dream_conversation c = conv_of(id, three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    /* copied while open: the copy has the WAL beside a main file that lacks the conversation */
+    char cmd[1800];
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s' && cp '%s-wal' '%s-wal' && test -s '%s-wal'", path, stage, path,
+             stage, path, path);
+    assert_int_equal(system(cmd), 0);
+    dream_store_close(s);
+}
+
+/* The conversation id with its three messages is in the store at path. */
+static void assert_has_conversation(const char *path, const char *id)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(path, &s), 0);
+    struct dream_store_conversation *got = NULL;
+    assert_int_equal(dream_store_get(s, "chatgpt", id, &got), 0);
+    assert_int_equal(got->n_messages, 3);
+    assert_string_equal(got->messages[1].text, three[1].text);
+    dream_store_conversation_free(got);
+    dream_store_close(s);
+}
+
+static void test_paths_store_moves_an_old_store_with_what_its_wal_holds(void **state)
+{
+    char old[400], new_[400], *p, *err;
+    use_dirs("move", NULL, old, new_);
+    make_store_with_wal(old, "c-old");
+    assert_int_equal(store_path(&p, &err), 0);
+    assert_string_equal(p, new_);
+    /* said once, naming both places */
+    assert_non_null(strstr(err, "moved the store"));
+    assert_non_null(strstr(err, old));
+    assert_non_null(strstr(err, new_));
+    free(err);
+    /* nothing is left at the old place: no second live copy, no WAL to replay */
+    assert_false(exists("%s", old));
+    assert_false(exists("%s-wal", old));
+    assert_false(exists("%s-shm", old));
+    assert_false(exists("%s.lock", old));
+    assert_has_conversation(new_, "c-old");
+    free(p);
+    /* a second use finds it in place and says nothing */
+    assert_int_equal(store_path(&p, &err), 0);
+    assert_string_equal(err, "");
+    free(err);
+    free(p);
+    done_dirs();
+    (void)state;
+}
+
+static void test_paths_store_moves_across_file_systems(void **state)
+{
+    /* /dev/shm is another file system than /tmp on most Linux machines; where it is not, the
+     * link of the test above covers the move. */
+    struct stat a, b;
+    if (stat("/dev/shm", &b) != 0 || stat(tmpdir, &a) != 0 || a.st_dev == b.st_dev) {
+        skip();
+        return;
+    }
+    char shm[64];
+    snprintf(shm, sizeof shm, "/dev/shm/dream-test-store-XXXXXX");
+    assert_non_null(mkdtemp(shm));
+    char old[400], new_[400], *p, *err;
+    use_dirs("far", shm, old, new_);
+    make_store_with_wal(old, "c-far");
+    assert_int_equal(store_path(&p, &err), 0);
+    assert_non_null(strstr(err, "moved the store"));
+    free(err);
+    assert_false(exists("%s", old));
+    assert_false(exists("%s-wal", old));
+    assert_false(exists("%s.moving", new_));
+    assert_has_conversation(new_, "c-far");
+    free(p);
+    char rm[200];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", shm);
+    assert_int_equal(system(rm), 0);
+    done_dirs();
+    (void)state;
+}
+
+static void test_paths_store_never_overwrites_a_new_store_with_an_old_one(void **state)
+{
+    char old[400], new_[400], *p, *err;
+    use_dirs("both", NULL, old, new_);
+    make_store_with_wal(old, "c-old");
+    make_store_with_wal(new_, "c-new");
+    char sum_before[800], sum_after[800];
+    snprintf(sum_before, sizeof sum_before, "cat '%s' '%s-wal' | sha256sum > '%s/old.sum'", old, old, tmpdir);
+    assert_int_equal(system(sum_before), 0);
+    assert_int_equal(store_path(&p, &err), 0);
+    assert_string_equal(p, new_);
+    free(p);
+    /* the warning names both */
+    assert_non_null(strstr(err, "two stores"));
+    assert_non_null(strstr(err, old));
+    assert_non_null(strstr(err, new_));
+    free(err);
+    /* the old one is left byte for byte, WAL and all; the new one keeps its own data only */
+    snprintf(sum_after, sizeof sum_after, "cat '%s' '%s-wal' | sha256sum | cmp -s - '%s/old.sum'", old, old, tmpdir);
+    assert_int_equal(system(sum_after), 0);
+    assert_has_conversation(new_, "c-new");
+    dream_store *s;
+    assert_int_equal(dream_store_open(new_, &s), 0);
+    struct dream_store_conversation *got = NULL;
+    assert_int_equal(dream_store_get(s, "chatgpt", "c-old", &got), DREAM_ENOTFOUND);
+    dream_store_close(s);
+    done_dirs();
+    (void)state;
+}
+
+static void test_paths_store_is_not_moved_while_another_process_has_it_open(void **state)
+{
+    char old[400], new_[400], *p, *err;
+    use_dirs("busy", NULL, old, new_);
+    dream_store *held;
+    assert_int_equal(dream_store_open(old, &held), 0);
+    struct dream_conversation c = conv_of("c-held", three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(held, &c, &o), 0);
+    assert_int_equal(store_path(&p, &err), DREAM_EBUSY);
+    free(err);
+    assert_null(p);
+    assert_non_null(strstr(dream_error_last(), old));
+    assert_non_null(strstr(dream_error_last(), "another process"));
+    /* nothing moved: the one live store is still the old one, whole */
+    assert_false(exists("%s", new_));
+    dream_store_close(held);
+    assert_has_conversation(old, "c-held");
+    /* once it is closed, the next use moves it */
+    assert_int_equal(store_path(&p, &err), 0);
+    free(err);
+    free(p);
+    assert_false(exists("%s", old));
+    assert_has_conversation(new_, "c-held");
+    done_dirs();
+    (void)state;
+}
+
+static void test_paths_store_under_dream_home_moves_from_its_cache(void **state)
+{
+    char home[400], old[400], new_[400], *p, *err;
+    snprintf(home, sizeof home, "%s/dh", tmpdir);
+    snprintf(old, sizeof old, "%s/cache/memory.sqlite", home);
+    snprintf(new_, sizeof new_, "%s/memory.sqlite", home);
+    setenv("DREAM_HOME", home, 1);
+    make_store_with_wal(old, "c-dh");
+    assert_int_equal(store_path(&p, &err), 0);
+    assert_non_null(strstr(err, "moved the store"));
+    free(err);
+    assert_string_equal(p, new_);
+    free(p);
+    assert_false(exists("%s", old));
+    assert_has_conversation(new_, "c-dh");
+    done_dirs();
     (void)state;
 }
 
@@ -326,8 +625,14 @@ int main(void)
         cmocka_unit_test(test_store_citation_hash_collision_lengthens_it),
         cmocka_unit_test(test_store_citation_hash_depends_on_source_and_full_id),
         cmocka_unit_test(test_store_rejected_conversation_leaves_store_untouched),
+        cmocka_unit_test(test_store_check_names_each_row_of_invalid_utf8),
         cmocka_unit_test(test_paths_dream_home_puts_everything_under_one_directory),
         cmocka_unit_test(test_paths_default_to_xdg_under_home),
+        cmocka_unit_test(test_paths_store_moves_an_old_store_with_what_its_wal_holds),
+        cmocka_unit_test(test_paths_store_moves_across_file_systems),
+        cmocka_unit_test(test_paths_store_never_overwrites_a_new_store_with_an_old_one),
+        cmocka_unit_test(test_paths_store_is_not_moved_while_another_process_has_it_open),
+        cmocka_unit_test(test_paths_store_under_dream_home_moves_from_its_cache),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
