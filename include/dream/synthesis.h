@@ -5,7 +5,8 @@
  * CREATE writes an article for every entity routed to one whose file does not exist yet:
  * outline → a draft per section → lead → infobox and categories, through the seam's
  * `synthesis` stage, batched across entities. Every claim carries a footnote the code writes,
- * `[^N]: \`conv:HASH#MSG\` (YYYY-MM-DD, title)` (`undated` for a source with no date), naming
+ * `[^N]: [[Sources/NOTE#^BLOCK|conv:HASH#MSG]] (YYYY-MM-DD, title)` (`undated` for a source with
+ * no date; `\`conv:HASH#MSG\`` without the link when the vault keeps no transcripts), naming
  * the conversation and the message the chunk starts with. The article goes through normalize
  * and the gate before it is written (atomically, never over an existing file); an answer that
  * gives nothing usable is a failed attempt, and the last allowed attempt writes a valid stub
