@@ -164,6 +164,26 @@ class Eval:
         return m.group(1).strip() if m else ""
 
     @staticmethod
+    def front_matter(text):
+        """The front matter's lists (aliases, tags) as dream writes them: `key:` then `  - item`."""
+        m = re.match(r"---\n(.*?)^---\n", text, re.M | re.S)
+        lists, key = {}, None
+        for line in (m.group(1).splitlines() if m else []):
+            if re.match(r"^\S.*:\s*$", line):
+                key = line.split(":", 1)[0].strip()
+                lists[key] = []
+            elif key and re.match(r"^\s*- ", line):
+                lists[key].append(line.split("- ", 1)[1].strip().strip('"'))
+            else:
+                key = None
+        return lists
+
+    @staticmethod
+    def body(text):
+        """The text after the front matter."""
+        return re.sub(r"\A---\n.*?^---\n", "", text, flags=re.M | re.S)
+
+    @staticmethod
     def infobox(text):
         m = re.search(r"^```info\n(.*?)^```", text, re.M | re.S)
         fields = {}
@@ -173,16 +193,20 @@ class Eval:
                 fields[k.strip()] = v.strip()
         return fields
 
+    def aliases(self, text):
+        """The front matter's aliases, then an older article's infobox aliases line."""
+        return self.front_matter(text).get("aliases", []) + self.infobox(text).get("aliases", "").split(",")
+
     @staticmethod
     def lead(text):
-        body = re.sub(r"^```info\n.*?^```\n", "", text, flags=re.M | re.S)
+        body = re.sub(r"^```info\n.*?^```\n", "", Eval.body(text), flags=re.M | re.S)
         m = re.search(r"^\*\*.*?(?=^## |\Z)", body, re.M | re.S)
         return m.group(0) if m else ""
 
     def article_subject(self, text):
         s = self.subject_named(self.title(text))
         if s is None:
-            for a in self.infobox(text).get("aliases", "").split(","):
+            for a in self.aliases(text):
                 s = s or (self.subject_named(a) if a.strip() else None)
         return s
 
@@ -206,9 +230,10 @@ class Eval:
         pairs = ok = 0
         for text in arts.values():
             defs = {}
-            for n, cite, msg in re.findall(r"^\[\^(\d+)\]: `conv:([0-9a-f]+)#([^`]+)`", text, re.M):
+            # the key plain, `conv:HASH#MSG`, or as a link's text, [[Sources/NOTE#^BLOCK|conv:HASH#MSG]]
+            for n, cite, msg in re.findall(r"^\[\^(\d+)\]: (?:`|\[\[[^|\]\n]*\|)conv:([0-9a-f]+)#([^`\]\s]+)(?:`|\]\])", text, re.M):
                 defs[n] = (cites.get(cite), msg)
-            body = text.split("\n## References", 1)[0]
+            body = self.body(text).split("\n## References", 1)[0]
             body = re.sub(r"^```info\n.*?^```", "", body, flags=re.M | re.S)
             prose = [ln for ln in body.splitlines() if ln.strip() and not ln.startswith(("#", "categories:", "[^"))]
             for sentence in (x for ln in prose for x in re.split(r"(?<=[.!?\]])\s+(?=[A-Z*\"])", ln)):

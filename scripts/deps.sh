@@ -164,10 +164,14 @@ fi
 
 # --- 3. npm test clients ----------------------------------------------------------------------
 # The official MCP TypeScript SDK, whose client tests/mcp runs against `dream mcp` and
-# `dream serve`, pinned and installed once into the cache (keyed by the package list). Printed
-# as DREAM_NODE_MODULES for the Makefile to hand to CMake. DREAM_SKIP_NODE=1 (or a machine
-# without npm that skips the Debian step) goes without; those tests then fail saying so.
-NODE_PKGS=(@modelcontextprotocol/sdk@1.32.2)
+# `dream serve`, and a Markdown parser that reads a vault as Obsidian does (tests/obsidian:
+# unified with remark-parse, remark-gfm for footnotes, remark-frontmatter and yaml for the front
+# matter, @flowershow/remark-wiki-link for [[wikilinks]]; its 4.0.0 names a dependency that was
+# never published, so 3.4.0), pinned and installed once into the cache (keyed by the package
+# list). Printed as DREAM_NODE_MODULES for the Makefile to hand to CMake. DREAM_SKIP_NODE=1 (or a
+# machine without npm that skips the Debian step) goes without; those tests then fail saying so.
+NODE_PKGS=(@modelcontextprotocol/sdk@1.32.2 unified@11.0.5 remark-parse@11.0.0 remark-gfm@4.0.1 remark-frontmatter@5.0.0 yaml@2.8.1
+           @flowershow/remark-wiki-link@3.4.0)
 NODE_MODULES=
 if [ -z "${DREAM_SKIP_NODE:-}" ] && { [ -z "${DREAM_SKIP_APT:-}" ] || command -v npm >/dev/null 2>&1; }; then
   NODE_DIR=$CACHE/node/node-$(printf '%s\n' "${NODE_PKGS[@]}" | sha256sum | cut -c1-8)

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (len != size || (size && memcmp(out, data, size) != 0)) abort();
     free(out);
     const char *stems[] = {"Alpha", "Beta_gamma"};
-    struct dream_article_check_params cp = {"Alpha", stems, 2};
+    struct dream_article_check_params cp = {.stem = "Alpha", .stems = stems, .n_stems = 2};
     (void)dream_article_check(a, &cp, NULL, NULL);
     if (dream_article_parse((const char *)data, size, &before) != DREAM_OK) abort();
 
@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* the edits synthesis makes, on the raw parse: each succeeds or refuses cleanly, and does
      * what it says */
-    struct dream_citation c = {"0123abcd", "m7", "2024-05-06", "Fuzzed"};
+    struct dream_citation c = {"0123abcd", "m7", "2024-05-06", "Fuzzed", NULL};
     int num = 0, rc = dream_article_footnote_add(before, &c, &num);
     if (rc == DREAM_OK && dream_article_footnote_find(before, "0123abcd", "m7") != num) abort();
     if (rc != DREAM_OK && rc != DREAM_EFORMAT) abort();

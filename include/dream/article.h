@@ -10,10 +10,15 @@
  * stands on util alone; dreaming and read use it.
  *
  * The grammar, in its fixed order:
+ *   ---                           optional YAML front matter, from the first line: what Obsidian
+ *   aliases:                      reads. dream reads and writes two keys, `aliases` (other names
+ *     - other name                of the subject) and `tags` (the categories, as tags:
+ *   tags:                         dream_category_tag), and keeps every other line as it is
+ *     - Home_Cooking
+ *   ---
  *   # Title                       exactly one H1; Title == stem with '_' -> ' '
  *   {{stub}}                      optional, a line of its own
  *   *Part of a series on [[X]].*  optional series banner
- *   categories: [[Category:A]]    optional
  *   ```info ... ```               optional infobox, one `key: value` per line, at most one
  *   lead prose                    2-4 sentences
  *   ## Body sections (### ...)    reading order
@@ -21,8 +26,15 @@
  *   ## See also                   bullets of [[Stem]]
  *   ## Notes                      optional
  *   ## References                 always last; one footnote definition per line:
- *                                 [^N]: `conv:HASH#MSG` (YYYY-MM-DD, conversation title)
- *                                 or, for a source with no date, (undated, title)
+ *                                 [^N]: [[Sources/NOTE#^BLOCK|conv:HASH#MSG]] (YYYY-MM-DD, title)
+ *                                 where the vault keeps transcripts (Sources/NOTE.md, the block
+ *                                 ^BLOCK on the cited message), else
+ *                                 [^N]: `conv:HASH#MSG` (YYYY-MM-DD, conversation title);
+ *                                 for a source with no date, (undated, title)
+ *
+ * Older vaults wrote the categories as a header line `categories: [[Category:A]], ...` and the
+ * aliases as the infobox line `aliases: a, b`: both are still read (after the front matter's),
+ * never written; the setters below remove them, and dream_article_migrate moves them.
  *
  * Parsing never fails on content: any bytes parse, and dream_article_write() of an article that
  * was not edited gives back exactly the bytes that were parsed (malformed parts are kept
@@ -30,8 +42,9 @@
  * character at least as long) hide headings, footnotes, links and templates; so do inline code
  * spans.
  *
- * The tree: a front (bytes before the H1, normally empty), the H1, the header (stub, banner,
- * categories, infobox, lead, each kept as raw lines), and the sections in file order as a flat
+ * The tree: the front matter (or none), a front (bytes between it and the H1, normally blank),
+ * the H1, the header (stub, banner, an old categories line, infobox, lead, each kept as raw
+ * lines), and the sections in file order as a flat
  * list (every heading line of level 1-6 outside fences starts one; its body runs to the next
  * heading of any level). Sections of level 1 exist only when the file has a second H1.
  *
@@ -122,15 +135,50 @@ const char *dream_article_lead(const dream_article *a);
  * there was no lead it goes after the infobox (or the H1 and stub/banner/categories). */
 int dream_article_set_lead(dream_article *a, const char *text);
 
-/* The categories of the header's `categories:` line, in order ("Cameras" for
- * [[Category:Cameras]]): their count and the i-th. */
+/* The categories, in order: the front matter's tags as category names (dream_tag_category),
+ * then those of an old `categories: [[Category:A]]` line, each name once (case aside): their
+ * count and the i-th. */
 size_t dream_article_category_count(const dream_article *a);
 const char *dream_article_category(const dream_article *a, size_t i);
 
-/* Replaces the categories line with `categories: [[Category:A]], [[Category:B]]` (after the
- * stub and banner, before the infobox); n == 0 removes it. Names may not hold ']', '|' or a
- * newline. */
+/* Makes names the categories: the front matter's `tags` list becomes their tags (created, first
+ * in the file, when there is no front matter; two names with one tag give it once), and an old
+ * categories line is removed; n == 0 removes both. Names may not hold a newline; a name that
+ * gives no tag (nothing but punctuation) is left out. */
 int dream_article_set_categories(dream_article *a, const char *const *names, size_t n);
+
+/* The Obsidian tag of a category (malloc'd, without '#'; NULL when out of memory or when the
+ * name has nothing a tag can hold): spaces become '_' ("Home Cooking" -> "Home_Cooking"), letters
+ * (any script), digits, '-', '/' (nesting) stay, every other character goes, '_' runs collapse
+ * and edge '_' are trimmed; a tag of digits alone gets a leading '_' (Obsidian wants one
+ * non-digit). dream_tag_category is the way back: '#' off, '_' -> ' ', trimmed. The two are
+ * inverse on the names dream keeps (no '_', no character a tag cannot hold): ' ' and '_' are
+ * one character in names, as in stems (dream_article_resolve_link). */
+char *dream_category_tag(const char *category);
+char *dream_tag_category(const char *tag);
+
+/* ---- front matter and aliases --------------------------------------------------------------- */
+
+/* Bytes of the front matter block at the start of the text ("---" alone on line 1 through the
+ * next "---" line, its newline included); 0 when there is none. Text readers skip them. */
+size_t dream_article_front_matter_len(const dream_article *a);
+
+/* The subject's other names: the front matter's `aliases` list (block `- a` items, a flow
+ * `[a, "b"]` list, or one scalar; YAML quoting undone), then an old infobox `aliases: a, b`
+ * line's names, each once: their count and the i-th. */
+size_t dream_article_alias_count(const dream_article *a);
+const char *dream_article_alias(const dream_article *a, size_t i);
+
+/* Makes names the aliases: the front matter's `aliases` list (created as for categories), an old
+ * infobox aliases line removed (and the infobox with it when nothing else is left in it);
+ * n == 0 removes the list. Names may not be empty or hold a newline. Strings are written plain
+ * when YAML reads them back as the same string, else double-quoted. */
+int dream_article_set_aliases(dream_article *a, const char *const *names, size_t n);
+
+/* Moves an article of the older format to this one, touching nothing else: the old categories
+ * line becomes the front matter's tags, the infobox's aliases line its aliases. *changed tells
+ * whether a was edited. Refuses (DREAM_EFORMAT) what dream_article_editable refuses. */
+int dream_article_migrate(dream_article *a, bool *changed);
 
 /* ---- infobox ------------------------------------------------------------------------------ */
 
@@ -223,7 +271,13 @@ struct dream_citation {
     const char *msg;
     const char *date;
     const char *title;
+    const char *note; /* the transcript note the footnote links to, "Sources/NAME" (no .md), as
+                         dream_source_note names it; NULL: no link, the plain `conv:` form */
 };
+
+/* The folder of the transcript notes, and the longest title part of a note's name (bytes). */
+#define DREAM_SOURCES_DIR "Sources"
+#define DREAM_SOURCE_TITLE_MAX 60
 
 /* A footnote definition line `[^label]: text` outside fences. */
 struct dream_article_footnote {
@@ -231,8 +285,11 @@ struct dream_article_footnote {
     int number;        /* label as a positive number, 0 when it is not one */
     const char *text;  /* everything after "]: ", trimmed */
     struct dream_citation cite; /* parsed from text; members NULL when absent or malformed */
-    int n_conv;        /* backticked `conv:...` spans in text (the grammar wants exactly 1) */
-    bool well_formed;  /* text is exactly `conv:HASH#MSG` (YYYY-MM-DD or undated, title) */
+    int n_conv;        /* citation keys in text: backticked `conv:...` spans and a leading
+                          [[...|conv:...]] link (the grammar wants exactly 1) */
+    const char *block; /* the link's block id (after "#^"), NULL when the key is not a link */
+    bool well_formed;  /* text is exactly KEY (YYYY-MM-DD or undated, title), KEY `conv:HASH#MSG`
+                          or [[NOTE#^BLOCK|conv:HASH#MSG]] (cite.note: NOTE) */
     int line;
 };
 
@@ -258,10 +315,29 @@ int dream_article_footnote_find(const dream_article *a, const char *conv, const 
  * max, so an undefined marker never gets a definition it was not meant for). */
 int dream_article_footnote_add(dream_article *a, const struct dream_citation *c, int *number);
 
-/* The definition text for c: "`conv:HASH#MSG` (YYYY-MM-DD, title)" (malloc'd), "(undated, title)"
- * when c->date is NULL or empty. Newlines and backticks in the title are replaced by spaces; a
- * NULL/empty title gives "conversation". */
+/* The definition text for c (malloc'd): "[[NOTE#^BLOCK|conv:HASH#MSG]] (YYYY-MM-DD, title)" when
+ * c->note is set (BLOCK: dream_citation_block_id of the message), else "`conv:HASH#MSG`
+ * (YYYY-MM-DD, title)"; "(undated, title)" when c->date is NULL or empty. Newlines and backticks
+ * in the title become spaces and brackets parentheses (a title never makes a link); a NULL or
+ * empty title gives "conversation". */
 char *dream_citation_format(const struct dream_citation *c);
+
+/* Footnote i's key made the link to note (dream_citation_format's form) or, note NULL, the plain
+ * `conv:HASH#MSG`; the rest of the definition stays byte for byte. Refuses (DREAM_EINVAL) a
+ * definition that is not well-formed. */
+int dream_article_footnote_set_note(dream_article *a, size_t i, const char *note);
+
+/* The Obsidian block id of message msg (malloc'd): msg itself when it is made of letters, digits
+ * and '-' only (what a block id may hold), else msg with every other run of characters made one
+ * '-', then '-' and 8 hex digits of its SHA-256, so two ids never share a block. */
+char *dream_citation_block_id(const char *msg);
+
+/* The transcript note of conversation conv (its citation hash), "Sources/DATE TITLE (conv)"
+ * without .md (malloc'd): DATE YYYY-MM-DD or "undated" (date NULL or empty), TITLE the title with
+ * what a file name or a link cannot hold on any system (\ / : * ? " < > | # ^ [ ] `, control
+ * characters) made spaces, spaces squeezed, edge spaces and dots trimmed, cut at
+ * DREAM_SOURCE_TITLE_MAX bytes on a character boundary ("conversation" when nothing is left). */
+char *dream_source_note(const char *conv, const char *date, const char *title);
 
 /* Placeholder hashes (conv:00000000, conv:00000001) that the gate ignores. */
 bool dream_citation_is_placeholder(const char *conv);
@@ -290,7 +366,8 @@ const struct dream_article_link *dream_article_link(const dream_article *a, size
 size_t dream_article_template_count(const dream_article *a);
 const struct dream_article_template *dream_article_template(const dream_article *a, size_t i);
 
-/* True for targets that are never graph edges: conv:..., Category:... */
+/* True for targets that are never graph edges: conv:..., Category:..., Sources/... (a
+ * transcript note; dream check verifies those land) */
 bool dream_article_link_is_meta(const char *target);
 
 /* The stem a title is stored under (spec §6.5 stem rule): trim; '/' '\' -> '-'; whitespace ->
@@ -314,17 +391,25 @@ size_t dream_article_words(const char *text, size_t len);
 /* Called once per problem, in line order: line (1-based; 0 = the whole file) and a message. */
 typedef void (*dream_article_problem_fn)(void *ud, int line, const char *message);
 
+/* True when the vault's note `note` ("Sources/NAME", no .md) holds the block ^block (block NULL:
+ * when the note exists). */
+typedef bool (*dream_article_block_fn)(void *ud, const char *note, const char *block);
+
 struct dream_article_check_params {
     const char *stem;              /* the file's stem: H1 must equal it with '_' -> ' ' (NULL: skip) */
     const char *const *stems;      /* the vault's stems for link checks (NULL: skip link checks) */
     size_t n_stems;
+    dream_article_block_fn block_exists; /* Sources/ links, footnotes first (NULL: skip) */
+    void *block_ud;
 };
 
 /* Validates the grammar (one H1 first, header order, at most one infobox, balanced fences,
  * tail order History < See also < Notes < References with References last, no duplicate
  * meta sections), the footnotes (every marker defined, every definition used, numbers 1..k
  * contiguous in first-reference order, each definition well-formed with exactly one
- * `conv:HASH#MSG`), and the links (when stems are given, every non-meta target resolves).
+ * `conv:HASH#MSG`), and the links (when stems are given, every non-meta target resolves; when
+ * block_exists is given, every Sources/ link, a footnote's above all, lands on its note and
+ * block).
  * Returns the number of problems (0 = clean). */
 size_t dream_article_check(const dream_article *a, const struct dream_article_check_params *p,
                            dream_article_problem_fn fn, void *ud);

@@ -1,6 +1,8 @@
 /*
  * pipeline.h — the Dreaming's whole run: every stage in order (segment, extract, resolve,
- * route, create, fold, reconcile, link, wikify), under the run lock. `dream run` and the
+ * route, create, fold, reconcile, link, wikify, sources), under the run lock. A run that reaches
+ * a writing stage first migrates a vault of the older format (dream_synth_migrate), in a commit
+ * of its own, and reports it as the stage "migrate" when it changed something. `dream run` and the
  * server's POST /v1/memory/dream both run it through dream_pipeline_run, so they take the same
  * lock, skip the same stages and report with the same words.
  *

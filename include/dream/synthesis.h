@@ -5,7 +5,8 @@
  * CREATE writes an article for every entity routed to one whose file does not exist yet:
  * outline → a draft per section → lead → infobox and categories, through the seam's
  * `synthesis` stage, batched across entities. Every claim carries a footnote the code writes,
- * `[^N]: \`conv:HASH#MSG\` (YYYY-MM-DD, title)` (`undated` for a source with no date), naming
+ * `[^N]: [[Sources/NOTE#^BLOCK|conv:HASH#MSG]] (YYYY-MM-DD, title)` (`undated` for a source with
+ * no date; `\`conv:HASH#MSG\`` without the link when the vault keeps no transcripts), naming
  * the conversation and the message the chunk starts with. The article goes through normalize
  * and the gate before it is written (atomically, never over an existing file); an answer that
  * gives nothing usable is a failed attempt, and the last allowed attempt writes a valid stub
@@ -54,6 +55,8 @@ struct dream_synth_params {
     int max_tokens;        /* answer budget of a draft (default 768) */
     bool dry_run;          /* count the work only */
     bool no_commit;        /* write files but make no git commit (tests of the journal) */
+    bool no_sources;       /* footnotes cite `conv:HASH#MSG` without a link, and no transcript note is
+                              written; a vault whose dream.sources setting is false is run so anyway */
     dream_progress_fn on_progress;
     void *progress_ud;
 };
@@ -76,6 +79,10 @@ struct dream_synth_result {
     size_t linked;       /* articles whose links or See also changed (link) */
     size_t wikified;     /* articles written by wikify: sections tightened, infobox refreshed, or both */
     size_t refreshed;    /* of those, articles whose infobox, aliases or categories the refresh added to (wikify) */
+    size_t migrated;     /* articles moved from the older format: front matter, tags (migrate) */
+    size_t relinked;     /* articles whose footnotes' links were brought to their notes (sources, migrate) */
+    size_t sources;      /* transcript notes the vault holds after the stage (sources, migrate) */
+    size_t sources_removed; /* transcript notes no footnote cites any more, removed (sources, migrate) */
     size_t committed;    /* files in this stage's git commit */
     size_t skipped;      /* articles left as they are because no edit can be placed in them (a code fence that never
                           * closes, NUL bytes): a warning names the file, the line and what to do; retried next run */
@@ -116,6 +123,26 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
  * floor is measured against the section's high-water mark (table section_high_water), never
  * last night's text. One batched editor call per round of `batch` articles. */
 int dream_synth_wikify(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
+
+/* SOURCES (the last stage), deterministic, no model: every conversation a footnote cites gets a
+ * transcript note, Sources/DATE TITLE (HASH).md (dream_source_note), written from the store: a
+ * header naming it, then each message as a paragraph "**role** · `MSG` · time ^BLOCK" (BLOCK:
+ * dream_citation_block_id of the message id the citations use) and its text in a code fence, so
+ * nothing in it is Markdown of the vault. Each well-formed footnote's key becomes the link to its
+ * message, [[Sources/NAME#^BLOCK|conv:HASH#MSG]] (relinked when the store's name for the note
+ * changed); a conversation the store does not know keeps its link and note as they are. Notes no
+ * footnote cites any more are removed. With no_sources (or the vault's dream.sources false) the
+ * links become the plain key again and every note goes. Articles change through the gate
+ * (synth_write); notes and articles go in one commit. Idempotent. The writing stages' own
+ * commits already hold the notes their new footnotes link to (synth_commit). */
+int dream_synth_sources(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
+
+/* MIGRATE: SOURCES, with every article of the older format moved to this one first
+ * (dream_article_migrate: the categories line becomes front matter tags, the infobox's aliases
+ * front matter aliases; nothing else of the text changes, the person's edits included), in its
+ * own commit "memory: migrate ...". A run calls it before its first writing stage; on a vault
+ * that is already migrated it changes nothing. */
+int dream_synth_migrate(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result);
 
 /* Finishes writes a killed run journaled, and commits what is written but not yet committed.
  * Both stages call it first; exposed for tests and `dream check`-style tools. */

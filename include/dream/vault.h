@@ -7,8 +7,9 @@
  * stages in src/dreaming put articles into it and commit them.
  *
  * Layout: articles/ (one article per subject), Meta/ (editable policy pages that stage prompts
- * inline), Talk/ (structural suggestions), README.md, .gitignore, and a git repository whose
- * first commit holds the seeded files.
+ * inline), Talk/ (structural suggestions), Sources/ (a transcript note per cited conversation,
+ * written by the Dreaming, never by hand; absent when the vault keeps none), README.md,
+ * .gitignore, and a git repository whose first commit holds the seeded files.
  *
  * Initialisation is idempotent and respects the person's edits: a seeded file is written only
  * when it is missing; one that exists with other content is kept as it is and reported as kept.
@@ -18,6 +19,7 @@
 #ifndef DREAM_VAULT_H
 #define DREAM_VAULT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -53,6 +55,15 @@ int dream_vault_init(const char *dir, struct dream_vault_init_result *out, dream
  * *out (malloc'd, freed by the caller). A missing page gives "" (stages run with the built-in
  * default policy), so a person may delete a page to switch it off. */
 int dream_vault_meta_page(const char *dir, const char *name, char **out);
+
+/* Whether the vault at dir keeps transcript notes under Sources/ for the conversations its
+ * footnotes cite (footnotes then link to the cited message): the git setting `dream.sources` of
+ * its repository, true when unset or when dir is no repository. */
+int dream_vault_sources(const char *dir, bool *on);
+
+/* Sets `dream.sources` in the repository of the vault at dir (`dream init --no-sources`; the next
+ * run writes or removes the notes and relinks the footnotes). DREAM_EIO when dir is no repository. */
+int dream_vault_set_sources(const char *dir, bool on);
 
 /* The seeded text of Meta page `name`, or NULL when there is no such seeded page. */
 const char *dream_vault_seed_meta(const char *name);

@@ -179,12 +179,15 @@ static void free_footnote(struct dream_article_footnote *f)
     free((char *)f->cite.msg);
     free((char *)f->cite.date);
     free((char *)f->cite.title);
+    free((char *)f->cite.note);
+    free((char *)f->block);
 }
 
 static void art_clear(dream_article *a)
 {
     free(a->text);
     free(a->lines);
+    free(a->fm_raw);
     free(a->front);
     free(a->h1_raw);
     free(a->title);
@@ -205,6 +208,12 @@ static void art_clear(dream_article *a)
     free(a->fields);
     for (size_t i = 0; i < a->n_notes; i++) free_footnote(&a->notes[i]);
     free(a->notes);
+    free(a->key_from);
+    free(a->key_to);
+    for (size_t i = 0; i < a->n_aliases; i++) free(a->aliases[i]);
+    free(a->aliases);
+    for (size_t i = 0; i < a->n_cats; i++) free(a->cats[i]);
+    free(a->cats);
     for (size_t i = 0; i < a->n_refs; i++) free((char *)a->refs[i].label);
     free(a->refs);
     for (size_t i = 0; i < a->n_links; i++) {
@@ -233,29 +242,57 @@ static int grow(void **arr, size_t n, size_t *cap, size_t sz)
     return 0;
 }
 
-void art_parse_citation(struct dream_article_footnote *f)
+/* A block id's characters: what Obsidian allows in one. */
+static bool block_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+void art_parse_citation_at(struct dream_article_footnote *f, size_t *key_from, size_t *key_to)
 {
     const char *t = f->text;
     f->n_conv = 0;
     f->well_formed = false;
-    const char *first = NULL, *first_end = NULL;
-    for (const char *p = t; *p; p++) {
+    *key_from = *key_to = 0;
+    const char *first = NULL, *first_end = NULL; /* the key's "conv:HASH#MSG" */
+    const char *key_end = NULL;                  /* where the key ends (after ` or ]]) */
+    bool link_ok = true;
+    /* the link form: [[NOTE#^BLOCK|conv:HASH#MSG]] at the start */
+    if (t[0] == '[' && t[1] == '[') {
+        const char *close = strstr(t + 2, "]]");
+        const char *bar = close ? memchr(t + 2, '|', (size_t)(close - t - 2)) : NULL;
+        if (bar && strncmp(bar + 1, "conv:", 5) == 0) {
+            first = bar + 1;
+            first_end = close;
+            key_end = close + 2;
+            f->n_conv++;
+            const char *hash = memchr(t + 2, '#', (size_t)(bar - t - 2));
+            f->cite.note = art_strndup_trim(t + 2, hash ? hash : bar);
+            if (hash && hash[1] == '^') f->block = dup_span(hash + 2, bar);
+            link_ok = f->cite.note && f->cite.note[0] && f->block && f->block[0];
+            for (const char *c = f->block; link_ok && *c; c++) link_ok = block_char(*c);
+            for (const char *c = first; link_ok && c < first_end; c++) link_ok = *c != '[' && *c != ' ';
+        }
+    }
+    for (const char *p = key_end ? key_end : t; *p; p++) {
         if (*p != '`') continue;
         const char *q = strchr(p + 1, '`');
         if (!q) break;
         if (strncmp(p + 1, "conv:", 5) == 0) {
-            if (!first) first = p + 1, first_end = q;
+            if (!first) first = p + 1, first_end = q, key_end = q + 1;
             f->n_conv++;
         }
         p = q;
     }
     if (!first) return;
+    *key_from = (size_t)((f->block || f->cite.note ? t : first - 1) - t);
+    *key_to = (size_t)(key_end - t);
     const char *h = first + 5, *hash_end = h;
     while (hash_end < first_end && *hash_end != '#') hash_end++;
     f->cite.conv = dup_span(h, hash_end);
     if (hash_end < first_end) f->cite.msg = dup_span(hash_end + 1, first_end);
-    /* ` (YYYY-MM-DD, title)` or ` (undated, title)` right after the span. */
-    const char *p = first_end + 1;
+    /* ` (YYYY-MM-DD, title)` or ` (undated, title)` right after the key. */
+    const char *p = key_end;
     bool rest_ok = false;
     if (p[0] == ' ' && p[1] == '(') {
         p += 2;
@@ -283,7 +320,7 @@ void art_parse_citation(struct dream_article_footnote *f)
     bool msg_ok = f->cite.msg && f->cite.msg[0];
     for (const char *c = f->cite.msg; msg_ok && *c; c++)
         msg_ok = isalnum((unsigned char)*c) || *c == '-' || *c == '_' || *c == '.' || *c == ':';
-    f->well_formed = first == t + 1 && f->n_conv == 1 && hash_ok && msg_ok && rest_ok;
+    f->well_formed = *key_from == 0 && f->n_conv == 1 && hash_ok && msg_ok && rest_ok && link_ok;
 }
 
 struct scan {
@@ -490,13 +527,16 @@ static int split_lines(dream_article *a)
     char fch = 0;
     size_t flen = 0;
     size_t opener = 0;
+    a->fm_len = art_front_matter_span(t, a->len, &a->fm_lines);
     while (pos < a->len) {
         const char *nl = memchr(t + pos, '\n', a->len - pos);
         size_t end = nl ? (size_t)(nl - t) : a->len;
         if (grow((void **)&a->lines, a->n_lines, &cap, sizeof *a->lines)) return -1;
         struct art_line *L = &a->lines[a->n_lines];
         *L = (struct art_line){pos, end, nl ? end + 1 : a->len, false, false, 0};
-        if (in) {
+        if (a->n_lines < a->fm_lines) {
+            L->fenced = true; /* front matter: YAML, hidden from every Markdown rule */
+        } else if (in) {
             L->fenced = true;
             if (art_fence_close(t + pos, t + end, fch, flen)) {
                 L->delim = true;
@@ -542,17 +582,18 @@ int art_reparse(dream_article *a, const char *text, size_t len)
             first_heading = i;
             break;
         }
-    size_t header_from = 0;
+    size_t header_from = a->fm_lines;
+    if (a->fm_len && !(a->fm_raw = dup_span(t, t + a->fm_len))) goto oom;
     if (first_heading < n && a->lines[first_heading].heading == 1) {
         const struct art_line *L = &a->lines[first_heading];
-        a->front = dup_span(t, t + L->start);
+        a->front = dup_span(t + a->fm_len, t + L->start);
         a->h1_raw = dup_span(t + L->start, t + L->next);
         a->title = heading_text(t + L->start, t + L->end, 1);
         a->h1_line = (int)first_heading + 1;
         if (!a->front || !a->h1_raw || !a->title) goto oom;
         header_from = first_heading + 1;
     } else {
-        a->front = dup_span(t, t);
+        a->front = dup_span(t + a->fm_len, t + a->fm_len);
         if (!a->front) goto oom;
     }
     /* Header items up to the next heading. */
@@ -636,13 +677,25 @@ int art_reparse(dream_article *a, const char *text, size_t len)
             if (!f->label || !f->text) goto oom;
             f->number = label_number(f->label);
             f->line = (int)i + 1;
-            art_parse_citation(f);
+            size_t kf, kt;
+            art_parse_citation_at(f, &kf, &kt);
+            size_t *nf = realloc(a->key_from, a->n_notes * sizeof *nf);
+            if (nf) a->key_from = nf;
+            size_t *nt = nf ? realloc(a->key_to, a->n_notes * sizeof *nt) : NULL;
+            if (!nt) goto oom;
+            a->key_to = nt;
+            /* the key's span in the text: the definition's text starts after "]:" and blanks */
+            size_t text_at = le + 2;
+            while (text_at < L->end && isspace((unsigned char)t[text_at])) text_at++;
+            a->key_from[a->n_notes - 1] = kt ? text_at + kf : 0;
+            a->key_to[a->n_notes - 1] = kt ? text_at + kt : 0;
             scan_inline(&sc, le + 2, L->end, (int)i + 1, false);
             continue;
         }
         scan_inline(&sc, L->start, L->end, (int)i + 1, true);
     }
     if (sc.oom) goto oom;
+    if (art_front_index(a)) goto oom;
     return 0;
 oom:
     art_clear(a);
@@ -691,6 +744,7 @@ void dream_article_free(dream_article *a)
 /* Concatenates the parts in order: this is the writer. */
 static int render_parts(const dream_article *a, struct dbuf *b)
 {
+    if (a->fm_raw && dbuf_puts(b, a->fm_raw)) return -1;
     if (a->front && dbuf_puts(b, a->front)) return -1;
     if (a->h1_raw && dbuf_puts(b, a->h1_raw)) return -1;
     for (size_t i = 0; i < a->n_items; i++)
@@ -826,6 +880,13 @@ static void remove_item(dream_article *a, size_t at)
     free(a->items[at].raw);
     memmove(&a->items[at], &a->items[at + 1], (a->n_items - at - 1) * sizeof *a->items);
     a->n_items--;
+}
+
+void art_remove_item_tidy(dream_article *a, size_t at)
+{
+    remove_item(a, at);
+    /* the blank line after it goes too when one is left before it (or the H1 is) */
+    if (at < a->n_items && a->items[at].kind == ART_BLANK && (at == 0 || a->items[at - 1].kind == ART_BLANK)) remove_item(a, at);
 }
 
 /* Makes sure the H1 line (when there is one) and the last part end with a newline, so that a
@@ -1150,7 +1211,7 @@ int dream_article_section_insert(dream_article *a, int level, const char *title,
     a->secs[at].body = br;
     a->n_secs++;
     /* where the heading lands in the new text */
-    size_t offset = strlen(a->front) + (a->h1_raw ? strlen(a->h1_raw) : 0);
+    size_t offset = (a->fm_raw ? strlen(a->fm_raw) : 0) + strlen(a->front) + (a->h1_raw ? strlen(a->h1_raw) : 0);
     for (size_t i = 0; i < a->n_items; i++) offset += strlen(a->items[i].raw);
     for (size_t i = 0; i < at; i++) offset += strlen(a->secs[i].heading_raw) + strlen(a->secs[i].body);
     size_t old_len = a->len;
@@ -1226,17 +1287,49 @@ int dream_article_footnote_find(const dream_article *a, const char *conv, const 
     return 0;
 }
 
+/* The citation key of c: the link to its note, or the plain backticked key. */
+static int citation_key(struct dbuf *b, const struct dream_citation *c)
+{
+    const char *conv = c->conv ? c->conv : "", *msg = c->msg ? c->msg : "";
+    if (!c->note) return dbuf_printf(b, "`conv:%s#%s`", conv, msg);
+    char *block = dream_citation_block_id(msg);
+    int rc = block ? dbuf_printf(b, "[[%s#^%s|conv:%s#%s]]", c->note, block, conv, msg) : DREAM_ENOMEM;
+    free(block);
+    return rc;
+}
+
 char *dream_citation_format(const struct dream_citation *c)
 {
     struct dbuf b = {0};
     const char *title = c->title && c->title[0] ? c->title : "conversation";
-    if (dbuf_printf(&b, "`conv:%s#%s` (%s, ", c->conv ? c->conv : "", c->msg ? c->msg : "",
-                    c->date && c->date[0] ? c->date : DREAM_CITATION_UNDATED))
+    if (citation_key(&b, c) || dbuf_printf(&b, " (%s, ", c->date && c->date[0] ? c->date : DREAM_CITATION_UNDATED)) {
+        dbuf_free(&b);
         return NULL;
-    for (const char *p = title; *p; p++)
-        if (dbuf_putc(&b, (*p == '\n' || *p == '\r' || *p == '`') ? ' ' : *p)) return NULL;
+    }
+    for (const char *p = title; *p; p++) {
+        char ch = (*p == '\n' || *p == '\r' || *p == '`') ? ' ' : *p == '[' ? '(' : *p == ']' ? ')' : *p;
+        if (dbuf_putc(&b, ch)) return NULL;
+    }
     if (dbuf_putc(&b, ')')) return NULL;
     return dbuf_take(&b);
+}
+
+int dream_article_footnote_set_note(dream_article *a, size_t i, const char *note)
+{
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
+    if (i >= a->n_notes || !a->notes[i].well_formed)
+        return dream_error_set(DREAM_EINVAL, "footnote %zu is not a well-formed citation; its link is left as it is", i);
+    if (note && (!note[0] || strpbrk(note, "#|[]\n")))
+        return dream_error_set(DREAM_EINVAL, "'%s' cannot be a note's name in a link", note);
+    const struct dream_article_footnote *f = &a->notes[i];
+    struct dream_citation c = {.conv = f->cite.conv, .msg = f->cite.msg, .note = note};
+    struct dbuf b = {0};
+    int rc = dbuf_append(&b, a->text, a->key_from[i]);
+    if (!rc) rc = citation_key(&b, &c);
+    if (!rc) rc = dbuf_append(&b, a->text + a->key_to[i], a->len - a->key_to[i]);
+    if (!rc) rc = art_reparse(a, b.data, b.len);
+    dbuf_free(&b);
+    return rc ? dream_error_set(DREAM_ENOMEM, "out of memory") : 0;
 }
 
 bool dream_citation_is_placeholder(const char *conv)
@@ -1314,7 +1407,8 @@ out:
 
 bool dream_article_link_is_meta(const char *target)
 {
-    return strncasecmp(target, "conv:", 5) == 0 || strncasecmp(target, "Category:", 9) == 0;
+    return strncasecmp(target, "conv:", 5) == 0 || strncasecmp(target, "Category:", 9) == 0 ||
+           strncmp(target, DREAM_SOURCES_DIR "/", sizeof DREAM_SOURCES_DIR) == 0;
 }
 
 char *dream_article_stem(const char *title)
@@ -1410,75 +1504,4 @@ size_t dream_article_words(const char *text, size_t len)
         pos = nl ? end + 1 : len;
     }
     return words;
-}
-
-/* ---- categories ------------------------------------------------------------------------ */
-
-size_t dream_article_category_count(const dream_article *a)
-{
-    size_t n = 0;
-    while (dream_article_category(a, n)) n++;
-    return n;
-}
-
-const char *dream_article_category(const dream_article *a, size_t i)
-{
-    size_t n = 0;
-    for (size_t j = 0; j < a->n_links; j++) {
-        const struct dream_article_link *l = &a->links[j];
-        if (strncasecmp(l->target, "Category:", 9) != 0) continue;
-        for (size_t k = 0; k < a->n_items; k++)
-            if (a->items[k].kind == ART_CATEGORIES && a->items[k].line == l->line) {
-                if (n++ == i) return l->target + 9;
-            }
-    }
-    return NULL;
-}
-
-int dream_article_set_categories(dream_article *a, const char *const *names, size_t n)
-{
-    if (refuse_unsafe(a)) return DREAM_EFORMAT;
-    struct dbuf b = {0};
-    for (size_t i = 0; i < n; i++) {
-        if (!names[i] || !names[i][0] || strpbrk(names[i], "]|\n\r"))
-            return dream_error_set(DREAM_EINVAL, "category name '%s' may not be empty or hold ']', '|' or a newline",
-                                   names[i] ? names[i] : "(null)");
-        if (dbuf_printf(&b, "%s[[Category:%s]]", i ? ", " : "categories: ", names[i])) return dream_error_code();
-    }
-    if (n && dbuf_putc(&b, '\n')) return dream_error_code();
-    /* drop every categories line, then put the new one in its place */
-    size_t at = 0;
-    bool found = false;
-    for (size_t i = a->n_items; i-- > 0;)
-        if (a->items[i].kind == ART_CATEGORIES) {
-            remove_item(a, i);
-            at = i;
-            found = true;
-        }
-    if (!found) {
-        for (size_t i = 0; i < a->n_items; i++) {
-            enum art_item_kind k = a->items[i].kind;
-            if (k == ART_STUB || k == ART_BANNER) at = i + 1;
-            else if (k != ART_BLANK) break;
-        }
-    }
-    if (n) {
-        if (ensure_h1_newline(a)) {
-            dbuf_free(&b);
-            return dream_error_code();
-        }
-        if (at > 0 && a->items[at - 1].raw[0] && a->items[at - 1].raw[strlen(a->items[at - 1].raw) - 1] != '\n') {
-            char *r = line_with_nl(a->items[at - 1].raw);
-            if (!r) {
-                dbuf_free(&b);
-                return dream_error_set(DREAM_ENOMEM, "out of memory");
-            }
-            free(a->items[at - 1].raw);
-            a->items[at - 1].raw = r;
-        }
-        int rc = insert_item(a, at, ART_CATEGORIES, b.data);
-        dbuf_free(&b);
-        if (rc) return rc;
-    }
-    return art_rerender(a);
 }

@@ -111,7 +111,8 @@ static void check_provenance(const struct dream_article_footnote *f, struct prob
     if (f->n_conv != 1)
         problem(p, f->line, "footnote [^%s] carries %d `conv:` citations; a definition carries exactly one", f->label, f->n_conv);
     else if (!f->well_formed)
-        problem(p, f->line, "footnote [^%s] is not in the form `conv:HASH#MSG` (YYYY-MM-DD or undated, title): '%s'", f->label, f->text);
+        problem(p, f->line, "footnote [^%s] is not in the form [[Sources/NOTE#^BLOCK|conv:HASH#MSG]] or `conv:HASH#MSG`, then "
+                "(YYYY-MM-DD or undated, title): '%s'", f->label, f->text);
 }
 
 /* provenance: also check each definition's form (the gate judges that per definition). */
@@ -167,6 +168,22 @@ static void check_links(const dream_article *a, const struct dream_article_check
     }
 }
 
+/* Every link into Sources/ (a footnote's key above all) lands on its note and block. */
+static void check_sources(const dream_article *a, const struct dream_article_check_params *cp, struct problems *p)
+{
+    for (size_t i = 0; i < a->n_links; i++) {
+        const struct dream_article_link *l = &a->links[i];
+        if (strncmp(l->target, DREAM_SOURCES_DIR "/", sizeof DREAM_SOURCES_DIR) != 0) continue;
+        const char *block = l->section && l->section[0] == '^' ? l->section + 1 : NULL;
+        if (cp->block_exists(cp->block_ud, l->target, block)) continue;
+        if (block)
+            problem(p, l->line, "link [[%s#^%s]] lands on no message: %s.md is missing or has no block ^%s (the next `dream run` "
+                    "writes the transcripts its footnotes cite)", l->target, block, l->target, block);
+        else
+            problem(p, l->line, "link [[%s]] points to no note: %s.md is missing", l->target, l->target);
+    }
+}
+
 size_t dream_article_check(const dream_article *a, const struct dream_article_check_params *cp,
                            dream_article_problem_fn fn, void *ud)
 {
@@ -184,6 +201,7 @@ size_t dream_article_check(const dream_article *a, const struct dream_article_ch
     }
     check_footnotes(a, &p, true);
     if (cp && cp->stems) check_links(a, cp, &p);
+    if (cp && cp->block_exists) check_sources(a, cp, &p);
     return p.n;
 }
 

@@ -54,7 +54,10 @@ struct dream_article {
     struct art_line *lines;
     size_t n_lines;
 
-    char *front;   /* bytes before the H1 */
+    char *fm_raw;  /* the front matter block, delimiters and newline included; NULL when none */
+    size_t fm_len;   /* its bytes (0 when none) */
+    size_t fm_lines; /* its lines */
+    char *front;   /* bytes between the front matter and the H1 */
     char *h1_raw;  /* the H1 line, NULL when none */
     char *title;   /* H1 text, trimmed */
     int h1_line;
@@ -72,6 +75,7 @@ struct dream_article {
 
     struct dream_article_footnote *notes;
     size_t n_notes;
+    size_t *key_from, *key_to; /* per footnote: the byte span of its citation key in the text */
     struct dream_article_ref *refs;
     size_t n_refs;
     struct dream_article_link *links;
@@ -80,7 +84,22 @@ struct dream_article {
     size_t n_tmpls;
 
     int unclosed_fence_line; /* the opener of a fence never closed, 0 when balanced */
+
+    char **aliases; /* dream_article_alias: the front matter's, then the infobox's */
+    size_t n_aliases;
+    char **cats;    /* dream_article_category: the tags', then the categories line's */
+    size_t n_cats;
 };
+
+/* Front matter (article_front.c). The block's length at the start of text (0: none) and its
+ * line count; the aliases and categories of a parsed article into a->aliases and a->cats (0 or
+ * DREAM_ENOMEM); the removal of an old categories line or infobox aliases line, with a blank line
+ * that would be left doubled. */
+size_t art_front_matter_span(const char *t, size_t len, size_t *lines);
+int art_front_index(dream_article *a);
+
+/* Removes header item at and, when a blank line would be left doubled, the blank after it. */
+void art_remove_item_tidy(dream_article *a, size_t at);
 
 /* Rebuilds a->text from its parts and re-parses it in place. */
 int art_rerender(dream_article *a);
@@ -106,8 +125,9 @@ bool art_is_def_line(const char *s, const char *e);
 /* Section kind of a heading by level and title. */
 enum dream_article_section_kind art_section_kind(int level, const char *title);
 
-/* Parses the text of a definition into f's citation fields; f->text must be set. */
-void art_parse_citation(struct dream_article_footnote *f);
+/* Parses the text of a definition into f's citation fields; f->text must be set. The key's
+ * byte span within f->text goes to [*key_from, *key_to) (both 0 when there is no key). */
+void art_parse_citation_at(struct dream_article_footnote *f, size_t *key_from, size_t *key_to);
 
 /* The structural checks of dream_article_check (H1, header order, infoboxes, fences, tail
  * order), and its footnote checks without the form of each definition; each returns the

@@ -542,6 +542,7 @@ static int pass_tail(struct norm *n)
     if (moved || dups) {
         struct dbuf b = {0};
         bool fail = false;
+        if (a->fm_raw && dbuf_puts(&b, a->fm_raw)) fail = true;
         if (a->front && dbuf_puts(&b, a->front)) fail = true;
         if (a->h1_raw && dbuf_puts(&b, a->h1_raw)) fail = true;
         for (size_t i = 0; i < a->n_items && !fail; i++) fail = dbuf_puts(&b, a->items[i].raw) != 0;

@@ -7,6 +7,7 @@
 #include "dream/error.h"
 #include "dream/paths.h"
 #include "dream/store.h"
+#include "util/file.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -28,9 +29,10 @@ static void check_usage(FILE *f)
             "Notes, References last), footnotes (every marker defined, every definition cited,\n"
             "numbered 1, 2, 3 ... in order of first citation, each `conv:HASH#MSG` (YYYY-MM-DD,\n"
             "title) or, for a source with no date, (undated, title)), and links to articles that do\n"
-            "not exist. Then reads every text the store holds and names each value that is not\n"
-            "valid UTF-8 as STORE: table TABLE, row KEY, column COLUMN (what breaks a program that\n"
-            "reads the store as text).\n"
+            "not exist. Every link into Sources/ (a footnote's link to the message it cites)\n"
+            "must land on an existing note and block. Then reads every text the store holds and\n"
+            "names each value that is not valid UTF-8 as STORE: table TABLE, row KEY, column\n"
+            "COLUMN (what breaks a program that reads the store as text).\n"
             "\n"
             "Exits 0 with a summary line (and one for the store) when all is clean, 1 when anything\n"
             "is wrong.\n"
@@ -90,6 +92,34 @@ static int check_store(const char *store_arg, bool quiet, size_t *problems)
     else if (!rc && !quiet) printf("dream check: the store %s: all its text is valid UTF-8\n", path);
     free(dflt);
     return status;
+}
+
+/* dream_article_block_fn over the wiki: note NAME is NAME.md under the wiki; block id ^id must
+ * end one of its lines (or stand alone on one), as Obsidian reads block ids. */
+static bool check_block_exists(void *ud, const char *note, const char *block)
+{
+    const char *wiki = ud;
+    char path[4096];
+    if (strstr(note, "..")) return false;
+    snprintf(path, sizeof path, "%s/%s.md", wiki, note);
+    char *text = NULL;
+    size_t len = 0;
+    if (file_read_all(path, 0, &text, &len) != 0) {
+        dream_error_clear();
+        return false;
+    }
+    bool found = block == NULL;
+    size_t bl = block ? strlen(block) : 0;
+    for (size_t i = 0; !found && i < len;) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t e = nl ? (size_t)(nl - text) : len;
+        while (e > i && (text[e - 1] == ' ' || text[e - 1] == '\r')) e--;
+        found = e - i >= bl + 1 && memcmp(text + e - bl, block, bl) == 0 && text[e - bl - 1] == '^' &&
+                (e - bl - 1 == i || text[e - bl - 2] == ' ');
+        i = nl ? (size_t)(nl - text) + 1 : len;
+    }
+    free(text);
+    return found;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -182,7 +212,8 @@ int cmd_check(int argc, char **argv)
             printf("%s:1: cannot read: %s\n", path, dream_error_last());
             cf.problems = 1;
         } else {
-            struct dream_article_check_params p = {stems[i], (const char *const *)stems, n};
+            struct dream_article_check_params p = {.stem = stems[i], .stems = (const char *const *)stems, .n_stems = n,
+                                                   .block_exists = check_block_exists, .block_ud = (void *)wiki};
             dream_article_check(a, &p, on_problem, &cf);
             dream_article_free(a);
         }

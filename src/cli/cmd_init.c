@@ -15,11 +15,12 @@ const char cmd_init_summary[] = "create the memory wiki (articles, policy pages,
 static void init_usage(FILE *f)
 {
     fprintf(f,
-            "usage: dream init [--wiki DIR] [--quiet]\n"
+            "usage: dream init [--wiki DIR] [--no-sources | --sources] [--quiet]\n"
             "\n"
             "Creates the wiki the Dreaming writes: articles/, Meta/ (policy pages the pipeline reads;\n"
             "edit them to change its behaviour), Talk/, README.md, .gitignore, and a git repository\n"
-            "with an initial commit.\n"
+            "with an initial commit. The Dreaming adds Sources/: a transcript note of each\n"
+            "conversation a footnote cites, so a footnote's link opens the message it names.\n"
             "\n"
             "Running it again is safe: missing files are restored, and a file you changed is kept\n"
             "as it is (it says which).\n"
@@ -27,6 +28,10 @@ static void init_usage(FILE *f)
             "options:\n"
             "  --wiki DIR   where (default: ~/.local/share/dream/wiki, $DREAM_WIKI, or\n"
             "               $DREAM_HOME/wiki)\n"
+            "  --no-sources keep no transcripts in the wiki: footnotes cite `conv:HASH#MSG`\n"
+            "               without a link (the git setting dream.sources=false of the wiki's\n"
+            "               repository; the next run removes notes already written)\n"
+            "  --sources    keep them again (dream.sources=true)\n"
             "  --quiet      print nothing but errors\n"
             "  -h, --help   this text\n");
 }
@@ -46,12 +51,15 @@ int cmd_init(int argc, char **argv)
 {
     const char *wiki = NULL;
     struct init_ui ui = {false};
+    int sources = -1; /* -1: leave the setting as it is */
     for (int i = 1; i < argc; i++) {
         if (cli_wants_help(argv[i])) {
             init_usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--wiki") == 0 && i + 1 < argc) {
             wiki = argv[++i];
+        } else if (strcmp(argv[i], "--no-sources") == 0 || strcmp(argv[i], "--sources") == 0) {
+            sources = strcmp(argv[i], "--sources") == 0;
         } else if (strcmp(argv[i], "--quiet") == 0) {
             ui.quiet = true;
         } else {
@@ -68,10 +76,13 @@ int cmd_init(int argc, char **argv)
     }
     struct dream_vault_init_result res;
     int rc = dream_vault_init(wiki, &res, init_on_file, &ui);
+    if (!rc && sources >= 0) rc = dream_vault_set_sources(wiki, sources == 1);
     if (rc) {
         free(dflt);
         return cli_fail("init", rc);
     }
+    if (sources >= 0 && !ui.quiet)
+        printf("transcript notes (Sources/): %s\n", sources ? "kept; the next run writes them" : "off; the next run removes any written");
     if (!ui.quiet) {
         if (res.created == 0 && !res.repo_created)
             printf("the wiki at %s is already set up (%d file(s) as seeded, %d kept)\n", wiki, res.same, res.kept);

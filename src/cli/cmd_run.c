@@ -18,7 +18,7 @@ const char cmd_run_summary[] = "dream: run the pipeline's stages over the stored
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: dream run [--stage segment|extract|resolve|route|create|fold|reconcile|link|wikify] [--limit N] [--conversation CITE] [--dry-run]\n"
+            "usage: dream run [--stage segment|extract|resolve|route|create|fold|reconcile|link|wikify|sources] [--limit N] [--conversation CITE] [--dry-run]\n"
             "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N]\n"
             "                 [--model PATH | --backend URL]\n"
             "\n"
@@ -33,9 +33,13 @@ static void run_usage(FILE *f)
             "reconcile (an article's infobox and prose brought to its latest-dated statement; a\n"
             "changed position leaves a ## History line citing both), link (mentions of other\n"
             "articles become [[links]] and ## See also is rebuilt; no model), wikify (each\n"
-            "changed article's sections tightened, every citation kept).\n"
+            "changed article's sections tightened, every citation kept), sources (a transcript\n"
+            "note under Sources/ for every cited conversation, each footnote linked to its message;\n"
+            "no model).\n"
             "The writing stages need a wiki set up with `dream init`; each run commits exactly\n"
-            "the articles it wrote, with a `memory: ` subject.\n"
+            "the articles it wrote, with a `memory: ` subject. A wiki of the older format (a\n"
+            "categories line, infobox aliases, unlinked footnotes) is migrated first, once, in its\n"
+            "own `memory: migrate` commit.\n"
             "\n"
             "options:\n"
             "  --stage NAME        run only this stage (default: every stage available)\n"
@@ -119,7 +123,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         }
     }
     if (o->stage && !dream_pipeline_stage_known(o->stage)) {
-        fprintf(stderr, "dream run: unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify)\n",
+        fprintf(stderr, "dream run: unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify, sources)\n",
                 o->stage);
         return 2;
     }

@@ -595,9 +595,16 @@ static int fg_apply(struct forget *f)
         rc = synth_put(f->store, f->wiki, FORGET_STAGE, a->seq, f->stems.stems[i], a->before, a->after, &gp, &done);
         f->res.left += !rc && !done;
     }
+    /* the forgotten conversations' transcript notes leave the vault in the same commit */
+    struct synth_file *notes = NULL;
+    size_t n_notes = 0, dropped = 0;
+    if (!rc && f->wiki) rc = synth_sources_drop(f->wiki, (const char *const *)f->hashes, f->n_convs, &notes, &n_notes, &dropped);
     char *subject = rc ? NULL : fg_subject(f);
-    if (!rc) rc = subject ? synth_commit(f->store, f->wiki, subject, &f->res.committed) : DREAM_ENOMEM;
+    if (!rc && !subject) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    else if (!rc && f->wiki) rc = synth_commit_files(f->store, f->wiki, subject, notes, n_notes, true, &f->res.committed);
+    else if (!rc) rc = synth_commit(f->store, f->wiki, subject, &f->res.committed); /* --no-wiki: an empty journal */
     free(subject);
+    synth_files_free(notes, n_notes);
     return rc;
 }
 

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *const dream_pipeline_stages[] = {"segment", "extract", "resolve", "route", "create", "fold", "reconcile", "link", "wikify", NULL};
+const char *const dream_pipeline_stages[] = {"segment", "extract", "resolve", "route", "create", "fold", "reconcile", "link", "wikify", "sources", NULL};
 
 bool dream_pipeline_stage_known(const char *name)
 {
@@ -270,12 +270,14 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
     sp.progress_ud = x->p->progress_ud;
     struct dream_synth_result r;
     bool create = !strcmp(stage, "create"), fold = !strcmp(stage, "fold"), reconcile = !strcmp(stage, "reconcile"),
-         link = !strcmp(stage, "link");
+         link = !strcmp(stage, "link"), sources = !strcmp(stage, "sources"), migrate = !strcmp(stage, "migrate");
     double t0 = now_s();
     int rc = create ? dream_synth_create(x->store, &sp, &r)
              : fold ? dream_synth_fold(x->store, &sp, &r)
              : reconcile ? dream_synth_reconcile(x->store, &sp, &r)
              : link ? dream_synth_link(x->store, &sp, &r)
+             : sources ? dream_synth_sources(x->store, &sp, &r)
+             : migrate ? dream_synth_migrate(x->store, &sp, &r)
                     : dream_synth_wikify(x->store, &sp, &r);
     if (rc) return rc;
     double dt = rep->seconds = now_s() - t0;
@@ -309,6 +311,18 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
         count(rep, "rejected", r.rejected);
         say(rep, "reconcile: %zu article(s): %zu changed, %zu history line(s), %zu answer(s) refused; %zu file(s) committed; %.1f s",
             r.eligible, r.reconciled, r.history, r.rejected, r.committed, dt);
+    } else if (sources || migrate) {
+        if (dry) return say(rep, "%s: %zu article(s) would have their footnotes' links or header brought to the format (dry run: nothing written)", stage, r.eligible), 0;
+        count(rep, "migrated", r.migrated);
+        count(rep, "relinked", r.relinked);
+        count(rep, "sources", r.sources);
+        count(rep, "removed", r.sources_removed);
+        if (migrate)
+            say(rep, "migrate: %zu article(s) moved to the Obsidian format (front matter, tags), %zu with footnotes linked to their messages; ", r.migrated, r.relinked);
+        else
+            say(rep, "sources: %zu article(s) relinked; ", r.relinked);
+        say(rep, "%zu transcript note(s) of cited conversations, %zu no longer cited removed; %zu file(s) committed; %.1f s", r.sources, r.sources_removed,
+            r.committed, dt);
     } else if (link) {
         if (dry) return say(rep, "link: %zu article(s) would be scanned for mentions (dry run: nothing written)", r.eligible), 0;
         count(rep, "linked", r.linked);
@@ -339,13 +353,34 @@ char *dream_pipeline_default_wiki(void)
     return NULL;
 }
 
+/* Moves a vault of the older format to this one before the first writing stage touches it, in a
+ * commit of its own; reported only when it changed something. */
+static int run_migrate(struct run *x)
+{
+    if (!x->wiki || x->p->dry_run) return DREAM_OK;
+    struct dream_stage_report rep = {.stage = "migrate"};
+    int rc = stage_synth(x, "migrate", &rep);
+    if (rc) return dream_error_wrap(rc, "migrate");
+    if (rep.counts[0].value) { /* counts[0]: eligible, the articles it changed */
+        if (x->p->on_start) x->p->on_start(x->p->stage_ud, "migrate");
+        if (x->p->on_stage) x->p->on_stage(x->p->stage_ud, &rep);
+    }
+    return DREAM_OK;
+}
+
 static int run_stages(struct run *x)
 {
     const struct dream_pipeline_params *p = x->p;
+    bool migrated = false;
     for (size_t i = 0; dream_pipeline_stages[i]; i++) {
         const char *stage = dream_pipeline_stages[i];
         if (p->stage && strcmp(p->stage, stage) != 0) continue;
         if (p->stop && p->stop(p->stop_ud)) return DREAM_OK;
+        if (i >= 4 && !migrated) { /* the writing stages: create on */
+            int rc = run_migrate(x);
+            if (rc) return rc;
+            migrated = true;
+        }
         struct dream_stage_report rep = {.stage = stage, .dry_run = p->dry_run};
         if (p->on_start) p->on_start(p->stage_ud, stage);
         int rc = i == 0   ? stage_segment(x, &rep)
@@ -364,7 +399,7 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
     if (!p || !p->store_path || !*p->store_path) return dream_error_set(DREAM_EINVAL, "the pipeline needs a store path");
     if (p->stage && !dream_pipeline_stage_known(p->stage))
         return dream_error_set(DREAM_EINVAL,
-                               "unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify)",
+                               "unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify, sources)",
                                p->stage);
     struct dream_pipeline_params q = *p;
     if (!q.batch) q.batch = 8;

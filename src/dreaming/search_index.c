@@ -141,8 +141,12 @@ int dream_search_index_article(dream_store *store, const char *stem, const dream
     rc = dbuf_puts(&lead, l ? l : "");
     for (size_t i = 0; !rc && i < dream_article_infobox_count(a); i++) {
         const struct dream_article_field *f = dream_article_infobox_field(a, i);
-        rc = dbuf_printf(&lead, "\n%s %s", f->key, f->value);
+        if (strcmp(f->key, "aliases") != 0) rc = dbuf_printf(&lead, "\n%s %s", f->key, f->value);
     }
+    /* the front matter's names, found as the infobox's were */
+    for (size_t i = 0; !rc && i < dream_article_alias_count(a); i++) rc = dbuf_printf(&lead, "%s%s", i ? ", " : "\naliases ", dream_article_alias(a, i));
+    for (size_t i = 0; !rc && i < dream_article_category_count(a); i++)
+        rc = dbuf_printf(&lead, "%s%s", i ? ", " : "\ncategories ", dream_article_category(a, i));
     if (!rc) rc = search_cites(a, 0, first_line, &cites, date);
     if (!rc) rc = search_put_row(store, stem, title, "", "", lead.data ? lead.data : "", lead.len, cites.data ? cites.data : "", date);
     for (size_t i = 0; !rc && i < ns; i++) {

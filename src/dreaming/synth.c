@@ -39,6 +39,7 @@ void synth_src_free(struct synth_src *s, size_t n)
         free(s[i].msg);
         free(s[i].date);
         free(s[i].title);
+        free(s[i].note);
         free(s[i].text);
     }
     free(s);
@@ -61,8 +62,7 @@ static void synth_date(int64_t ms, char out[11])
     snprintf(out, 11, "%04d-%02d-%02d", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100);
 }
 
-/* A message id fit for a citation (the grammar's charset), else "m<position>". */
-static char *synth_msg_id(const char *source_id, int64_t position)
+char *synth_msg_id(const char *source_id, int64_t position)
 {
     bool ok = source_id && *source_id && strlen(source_id) <= 80;
     for (const char *c = source_id; ok && *c; c++) ok = isalnum((unsigned char)*c) || strchr("-_.:", *c);
@@ -117,14 +117,14 @@ static int synth_src_messages(dream_store *store, struct synth_src *s, int64_t c
     return s->date && s->text && s->msg ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
 
-int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, struct synth_src **out, size_t *n)
+int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, bool no_sources, struct synth_src **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(store),
                            "SELECT ch.id, ch.conversation, ch.first_position, ch.last_position, ch.label, c.cite, c.title, "
-                           "coalesce(c.updated_at, c.created_at, 0) FROM chunks ch JOIN conversations c ON c.id = ch.conversation "
+                           "coalesce(c.updated_at, c.created_at, 0), coalesce(c.created_at, c.updated_at, 0) FROM chunks ch JOIN conversations c ON c.id = ch.conversation "
                            "WHERE ch.id IN (SELECT chunk FROM chunk_mentions WHERE entity = ?1) AND (?2 IS NULL OR NOT EXISTS "
                            "(SELECT 1 FROM chunk_routed r WHERE r.chunk = ch.id AND r.article = ?2)) "
                            "ORDER BY coalesce(c.updated_at, c.created_at, c.ingested_at), c.id, ch.first_position, ch.last_position",
@@ -159,7 +159,8 @@ int synth_entity_sources(dream_store *store, int64_t entity, const char *unroute
         s->cite = synth_strdup(sqlite3_column_text(st, 5));
         s->title = synth_strdup(sqlite3_column_text(st, 6));
         conv_ms[*n - 1] = sqlite3_column_int64(st, 7);
-        if (!s->label || !s->cite || !s->title) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        s->note = no_sources ? NULL : synth_source_note(s->cite, s->title, sqlite3_column_int64(st, 8));
+        if (!s->label || !s->cite || !s->title || (!no_sources && !s->note)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     }
     if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing an entity's chunks");
     sqlite3_finalize(st);
@@ -175,7 +176,14 @@ int synth_entity_sources(dream_store *store, int64_t entity, const char *unroute
 
 struct dream_citation synth_src_citation(const struct synth_src *s)
 {
-    return (struct dream_citation){.conv = s->cite, .msg = s->msg, .date = synth_src_dated(s) ? s->date : NULL, .title = s->title};
+    return (struct dream_citation){.conv = s->cite, .msg = s->msg, .date = synth_src_dated(s) ? s->date : NULL, .title = s->title, .note = s->note};
+}
+
+char *synth_source_note(const char *cite, const char *title, int64_t conv_ms)
+{
+    char d[11];
+    synth_date(conv_ms, d);
+    return dream_source_note(cite, strcmp(d, DREAM_CITATION_UNDATED) ? d : NULL, title);
 }
 
 bool synth_src_dated(const struct synth_src *s) { return strcmp(s->date, DREAM_CITATION_UNDATED) != 0; }
@@ -496,7 +504,11 @@ int synth_put(dream_store *store, const char *wiki, const char *stage, int64_t s
     int rc;
     if (after) {
         struct dream_gate_verdict v;
-        rc = dream_article_replace_file(path, before, after, gate, &v);
+        /* the notes its footnotes link to are on disk before the article is */
+        size_t len = 0;
+        const char *texts[1] = {dream_article_text(after, &len)};
+        rc = synth_sources_for(store, wiki, texts, &len, 1, NULL, NULL);
+        if (!rc) rc = dream_article_replace_file(path, before, after, gate, &v);
         if (!rc) {
             *accepted = v.accepted;
             if (!v.accepted) synth_log_verdict(stem, stage, &v);
@@ -555,18 +567,22 @@ static int synth_git_error(const char *what, const char *wiki)
     return dream_error_set(DREAM_EIO, "%s in the wiki %s: %s", what, wiki, e && e->message ? e->message : "unknown git error");
 }
 
-struct synth_done {
-    char *path, *text;
-    size_t len;
-    bool removes; /* the path leaves the tree */
-};
-
-/* Commits the given texts onto HEAD: a tree of HEAD's plus exactly these blobs. The repository's
- * index takes our blobs only for paths where it agreed with HEAD (a path the person staged
- * something else for keeps their staging). *made tells whether a commit was needed. */
-static int synth_git_commit(const char *wiki, const struct synth_done *d, size_t n, const char *message, bool *made)
+/* True when path is a transcript note: under Sources/. */
+static bool synth_is_source_path(const char *path)
 {
-    *made = false;
+    return strncmp(path, DREAM_SOURCES_DIR "/", sizeof DREAM_SOURCES_DIR) == 0;
+}
+
+/* Commits the given texts onto HEAD: a tree of HEAD's plus exactly these blobs, less the paths
+ * whose text is NULL and, with prune_sources, less every Sources/ path d does not hold. The
+ * repository's index takes our blobs only for paths where it agreed with HEAD (a path the person
+ * staged something else for keeps their staging). The message is "memory: <subject>" and the
+ * paths that changed; *made counts them (0: no commit was needed). */
+static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t n, const char *subject, bool prune_sources, size_t *made)
+{
+    *made = 0;
+    char *message = NULL;
+    git_diff *diff = NULL;
     git_repository *repo = NULL;
     git_index *idx = NULL, *ridx = NULL;
     git_commit *parent = NULL;
@@ -593,11 +609,18 @@ static int synth_git_commit(const char *wiki, const struct synth_done *d, size_t
         rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         goto done;
     }
+    for (size_t i = 0; prune_sources && i < git_index_entrycount(idx);) {
+        const git_index_entry *ie = git_index_get_byindex(idx, i);
+        bool keep = !synth_is_source_path(ie->path);
+        for (size_t k = 0; k < n && !keep; k++) keep = d[k].text && strcmp(d[k].path, ie->path) == 0;
+        if (!keep && git_index_remove(idx, ie->path, 0) == 0) continue;
+        i++;
+    }
     for (size_t i = 0; i < n && !rc; i++) {
         git_index_entry e;
         memset(&e, 0, sizeof e);
-        if (d[i].removes) {
-            if (git_index_get_bypath(idx, d[i].path, 0) && git_index_remove_bypath(idx, d[i].path)) rc = synth_git_error("removing an article from git", wiki);
+        if (!d[i].text) {
+            git_index_remove(idx, d[i].path, 0); /* absent from HEAD already: nothing to remove */
             continue;
         }
         if (git_blob_create_from_buffer(&blobs[i], repo, d[i].text, d[i].len)) {
@@ -614,11 +637,33 @@ static int synth_git_commit(const char *wiki, const struct synth_done *d, size_t
         free(blobs);
         goto done; /* already committed (a run killed after its commit) */
     }
-    if (git_tree_lookup(&tree, repo, &tree_id) ||
+    if (git_tree_lookup(&tree, repo, &tree_id) || git_diff_tree_to_tree(&diff, repo, ptree, tree, NULL) ||
         (git_signature_default(&sig, repo) && git_signature_now(&sig, "dream", "dream@localhost"))) {
         rc = synth_git_error("preparing the commit", wiki);
         free(blobs);
         goto done;
+    }
+    {
+        struct dbuf m = {0};
+        size_t nd = git_diff_num_deltas(diff);
+        rc = dbuf_printf(&m, "memory: %s\n\n", subject);
+        size_t notes_gone = 0;
+        for (size_t i = 0; !rc && i < nd; i++) {
+            const git_diff_delta *dd = git_diff_get_delta(diff, i);
+            bool gone = dd->status == GIT_DELTA_DELETED;
+            /* a removed transcript's name holds its conversation's title: forget keeps it out */
+            if (gone && synth_is_source_path(dd->old_file.path)) notes_gone++;
+            else rc = dbuf_printf(&m, "%s%s\n", gone ? dd->old_file.path : dd->new_file.path, gone ? " (removed)" : "");
+        }
+        if (!rc && notes_gone) rc = dbuf_printf(&m, "%zu transcript note(s) under %s/ removed\n", notes_gone, DREAM_SOURCES_DIR);
+        message = rc ? NULL : dbuf_take(&m);
+        if (!message) {
+            dbuf_free(&m);
+            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            free(blobs);
+            goto done;
+        }
+        *made = nd;
     }
     const git_commit *parents[1] = {parent};
     if (git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, parent ? 1 : 0, parents)) {
@@ -626,20 +671,26 @@ static int synth_git_commit(const char *wiki, const struct synth_done *d, size_t
         free(blobs);
         goto done;
     }
-    *made = true;
     /* The index follows for our paths, unless the person staged something else there. */
     if (git_repository_index(&ridx, repo) == 0) {
+        /* paths the commit removed leave the index where it held HEAD's blob */
+        for (size_t i = 0; ptree && i < git_index_entrycount(ridx);) {
+            const git_index_entry *ie = git_index_get_byindex(ridx, i);
+            git_tree_entry *old = NULL;
+            bool gone = git_index_get_bypath(idx, ie->path, 0) == NULL && git_tree_entry_bypath(&old, ptree, ie->path) == 0 &&
+                        git_oid_equal(&ie->id, git_tree_entry_id(old));
+            git_tree_entry_free(old);
+            if (gone && git_index_remove(ridx, ie->path, 0) == 0) continue;
+            i++;
+        }
         for (size_t i = 0; i < n; i++) {
+            if (!d[i].text) continue;
             const git_index_entry *cur = git_index_get_bypath(ridx, d[i].path, 0);
             git_tree_entry *old = NULL;
             bool agreed = !cur;
             if (cur && ptree && git_tree_entry_bypath(&old, ptree, d[i].path) == 0) agreed = git_oid_equal(&cur->id, git_tree_entry_id(old));
             git_tree_entry_free(old);
             if (!agreed) continue;
-            if (d[i].removes) {
-                if (cur) git_index_remove_bypath(ridx, d[i].path);
-                continue;
-            }
             git_index_entry e;
             memset(&e, 0, sizeof e);
             e.mode = GIT_FILEMODE_BLOB;
@@ -651,6 +702,9 @@ static int synth_git_commit(const char *wiki, const struct synth_done *d, size_t
     }
     free(blobs);
 done:
+    if (rc) *made = 0;
+    free(message);
+    git_diff_free(diff);
     git_index_free(ridx);
     git_index_free(idx);
     git_signature_free(sig);
@@ -696,7 +750,19 @@ static void synth_git_marker(const char *wiki, bool start)
     if (f) fclose(f);
 }
 
-int synth_commit(dream_store *store, const char *wiki, const char *subject, size_t *n_files)
+void synth_files_free(struct synth_file *f, size_t n)
+{
+    for (size_t i = 0; f && i < n; i++) {
+        free(f[i].path);
+        free(f[i].text);
+    }
+    free(f);
+}
+
+/* The journal's written texts, the files given, and (find_sources) the notes the texts cite, in
+ * one commit. */
+static int synth_commit_all(dream_store *store, const char *wiki, const char *subject, const struct synth_file *extra, size_t n_extra,
+                            bool find_sources, bool prune_sources, size_t *n_files)
 {
     if (n_files) *n_files = 0;
     sqlite3_stmt *st;
@@ -705,40 +771,52 @@ int synth_commit(dream_store *store, const char *wiki, const char *subject, size
                            "GROUP BY path) ORDER BY path",
                            -1, &st, NULL))
         return store_sql_error(store, "listing written articles");
-    struct synth_done *d = NULL;
+    struct synth_file *d = NULL;
     size_t n = 0, cap = 0;
     int rc = DREAM_OK, step;
     while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
-            struct synth_done *g = realloc(d, cap * sizeof *d);
+            struct synth_file *g = realloc(d, cap * sizeof *d);
             if (!g) {
                 rc = dream_error_set(DREAM_ENOMEM, "out of memory");
                 break;
             }
             d = g;
         }
+        bool removes = sqlite3_column_int(st, 2) != 0; /* the path leaves the tree: text NULL */
         d[n].path = strdup((const char *)sqlite3_column_text(st, 0));
-        d[n].len = (size_t)sqlite3_column_bytes(st, 1);
-        d[n].text = malloc(d[n].len + 1);
+        d[n].len = removes ? 0 : (size_t)sqlite3_column_bytes(st, 1);
+        d[n].text = removes ? NULL : malloc(d[n].len + 1);
         if (d[n].text && d[n].len) memcpy(d[n].text, sqlite3_column_blob(st, 1), d[n].len);
-        d[n].removes = sqlite3_column_int(st, 2) != 0;
         n++;
-        if (!d[n - 1].path || !d[n - 1].text) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (!d[n - 1].path || (!removes && !d[n - 1].text)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     }
     sqlite3_finalize(st);
-    if (!rc && n) {
-        struct dbuf m = {0};
-        dbuf_printf(&m, "memory: %s\n\n", subject);
-        for (size_t i = 0; i < n; i++) dbuf_printf(&m, "%s%s\n", d[i].path, d[i].removes ? " (removed)" : "");
-        char *msg = dbuf_take(&m);
-        bool made = false;
+    size_t n_journal = n;
+    if (!rc && find_sources && n) {
+        const char **texts = calloc(n, sizeof *texts);
+        size_t *lens = calloc(n, sizeof *lens);
+        struct synth_file *notes = NULL;
+        size_t n_notes = 0;
+        for (size_t i = 0; texts && lens && i < n; i++) texts[i] = d[i].text ? d[i].text : "", lens[i] = d[i].len;
+        rc = texts && lens ? synth_sources_for(store, wiki, texts, lens, n, &notes, &n_notes) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        extra = notes;
+        n_extra = n_notes;
+        free(texts);
+        free(lens);
+    }
+    struct synth_file *all = !rc && n + n_extra ? calloc(n + n_extra, sizeof *all) : NULL;
+    if (!rc && n + n_extra && !all) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; all && i < n; i++) all[i] = d[i];
+    for (size_t i = 0; all && i < n_extra; i++) all[n + i] = extra[i];
+    if (!rc && (n + n_extra || prune_sources)) {
+        size_t made = 0;
         git_libgit2_init();
         synth_git_marker(wiki, true);
-        rc = msg ? synth_git_commit(wiki, d, n, msg, &made) : DREAM_ENOMEM;
+        rc = synth_git_commit(wiki, all, n + n_extra, subject, prune_sources, &made);
         if (!rc) synth_git_marker(wiki, false);
         git_libgit2_shutdown();
-        free(msg);
         if (!rc) rc = store_exec(store, "BEGIN IMMEDIATE", "clearing committed writes");
         if (!rc) {
             rc = store_exec(store,
@@ -749,14 +827,23 @@ int synth_commit(dream_store *store, const char *wiki, const char *subject, size
             if (!rc) rc = store_exec(store, "COMMIT", "clearing committed writes");
             else store_exec(store, "ROLLBACK", "clearing committed writes");
         }
-        if (!rc && n_files) *n_files = made ? n : 0;
+        if (!rc && n_files) *n_files = made;
     }
-    for (size_t i = 0; i < n; i++) {
-        free(d[i].path);
-        free(d[i].text);
-    }
-    free(d);
+    free(all);
+    if (find_sources) synth_files_free((struct synth_file *)extra, n_extra);
+    synth_files_free(d, n_journal);
     return rc;
+}
+
+int synth_commit(dream_store *store, const char *wiki, const char *subject, size_t *n_files)
+{
+    return synth_commit_all(store, wiki, subject, NULL, 0, true, false, n_files);
+}
+
+int synth_commit_files(dream_store *store, const char *wiki, const char *subject, const struct synth_file *extra, size_t n_extra,
+                       bool prune_sources, size_t *n_files)
+{
+    return synth_commit_all(store, wiki, subject, extra, n_extra, false, prune_sources, n_files);
 }
 
 int dream_synth_recover(dream_store *store, const char *wiki, size_t *committed)
@@ -994,6 +1081,8 @@ int synth_stage_params(const char *stage, const struct dream_synth_params *param
     if (params) *p = *params;
     else dream_synth_default_params(p);
     if (!p->wiki_dir) return dream_error_set(DREAM_EINVAL, "%s: no wiki directory given", stage);
+    bool sources = true;
+    if (dream_vault_sources(p->wiki_dir, &sources) == DREAM_OK && !sources) p->no_sources = true;
     if (p->batch == 0) p->batch = 1;
     if (p->max_attempts < 1) p->max_attempts = 1;
     if (p->max_tokens < 1) p->max_tokens = 768;

@@ -643,7 +643,7 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
             cr_entity_clear(&all[i]);
             continue;
         }
-        rc = synth_entity_sources(store, all[i].id, NULL, &all[i].src, &all[i].n_src);
+        rc = synth_entity_sources(store, all[i].id, NULL, p.no_sources, &all[i].src, &all[i].n_src);
         if (!rc && all[i].n_src == 0) {
             cr_entity_clear(&all[i]);
             continue;

@@ -36,7 +36,7 @@ static void fd_article_clear(struct fd_article *a)
 }
 
 /* Articles of routed entities whose file exists, oldest entity first, with their unseen chunks. */
-static int fd_list(dream_store *store, const char *wiki, struct fd_article **out, size_t *n)
+static int fd_list(dream_store *store, const char *wiki, bool no_sources, struct fd_article **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -72,7 +72,7 @@ static int fd_list(dream_store *store, const char *wiki, struct fd_article **out
     }
     if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing articles to fold into");
     sqlite3_finalize(st);
-    for (size_t i = 0; !rc && i < *n; i++) rc = synth_entity_sources(store, (*out)[i].entity, (*out)[i].stem, &(*out)[i].src, &(*out)[i].n_src);
+    for (size_t i = 0; !rc && i < *n; i++) rc = synth_entity_sources(store, (*out)[i].entity, (*out)[i].stem, no_sources, &(*out)[i].src, &(*out)[i].n_src);
     return rc;
 }
 
@@ -639,7 +639,7 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
     rc = p.dry_run ? DREAM_OK : dream_synth_recover(store, p.wiki_dir, NULL);
     struct fd_article *arts = NULL;
     size_t n = 0;
-    if (!rc) rc = fd_list(store, p.wiki_dir, &arts, &n);
+    if (!rc) rc = fd_list(store, p.wiki_dir, p.no_sources, &arts, &n);
     for (size_t i = 0; !rc && i < n; i++) res.eligible += arts[i].n_src;
     if (p.limit && res.eligible > p.limit) res.eligible = p.limit;
     struct synth_stems stems = {0};

@@ -20,17 +20,47 @@ struct synth_src {
     char *date;  /* YYYY-MM-DD of that message (else the conversation's), DREAM_CITATION_UNDATED
                     when neither has a date */
     char *title; /* the conversation's title */
+    char *note;  /* the conversation's transcript note, "Sources/NAME" (synth_source_note); NULL
+                    when the vault keeps none */
     char *text;  /* the chunk's messages, "[role] text" lines */
 };
 
 void synth_src_free(struct synth_src *s, size_t n);
 
 /* The chunks mentioning entity, oldest conversation first then in message order; with
- * unrouted_stem, only those not yet section-routed to that article. */
-int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, struct synth_src **out, size_t *n);
+ * unrouted_stem, only those not yet section-routed to that article; no_sources: without notes. */
+int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, bool no_sources, struct synth_src **out, size_t *n);
 
-/* The citation of s (pointers into s). */
+/* The citation of s (pointers into s): a link to its transcript note when s has one. */
 struct dream_citation synth_src_citation(const struct synth_src *s);
+
+/* The id a citation gives the message at position with the source's own id source_id: that id
+ * when the grammar's charset holds it, else "m<position>". malloc'd. */
+char *synth_msg_id(const char *source_id, int64_t position);
+
+/* The transcript note of a conversation (citation hash cite, title, its creation time in Unix
+ * ms, 0 when unknown): dream_source_note with the date of conv_ms. malloc'd. */
+char *synth_source_note(const char *cite, const char *title, int64_t conv_ms);
+
+/* A file a commit holds besides the journal's writes: path relative to the wiki, text NULL for
+ * a file the commit removes. */
+struct synth_file {
+    char *path, *text;
+    size_t len;
+};
+void synth_files_free(struct synth_file *f, size_t n);
+
+/* The transcript notes the link-form footnotes of the given article texts cite, rendered from
+ * the store (synth_source_render) and written to disk where they differ, appended to *files (a
+ * conversation the store does not know is left out). files NULL: only the notes missing on disk
+ * are written (synth_write calls it before it writes an article, so that a run killed at any
+ * moment leaves no footnote linking to a note that is not there). */
+int synth_sources_for(dream_store *store, const char *wiki, const char *const *texts, const size_t *lens, size_t n,
+                      struct synth_file **files, size_t *n_files);
+
+/* The transcript note of conversation cite, rendered from the store: its path ("Sources/NAME.md")
+ * and text into f. DREAM_ENOTFOUND when the store has no such conversation. */
+int synth_source_render(dream_store *store, const char *cite, struct synth_file *f);
 
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);
@@ -94,8 +124,19 @@ int synth_put(dream_store *store, const char *wiki, const char *stage, int64_t s
 int synth_mark_routed(dream_store *store, int64_t chunk, const char *stem);
 
 /* Commits the journal's written texts (and removals) in one git commit with subject
- * "memory: <subject>" and clears them; *n_files (may be NULL) counts the paths. */
+ * "memory: <subject>", with the transcript notes their footnotes link to (synth_sources_for),
+ * and clears them; *n_files (may be NULL) counts the paths. */
 int synth_commit(dream_store *store, const char *wiki, const char *subject, size_t *n_files);
+
+/* Removes from disk the transcript notes of the conversations hashes (Sources/... (HASH).md),
+ * *removed counting them, and reads every other note into *kept (synth_files_free): with
+ * synth_commit_files(..., prune_sources = true) the notes leave the vault in that commit. */
+int synth_sources_drop(const char *wiki, const char *const *hashes, size_t n, struct synth_file **kept, size_t *n_kept, size_t *removed);
+
+/* synth_commit with the files given instead of those synth_sources_for finds; prune_sources: the
+ * commit also removes every Sources/ file of HEAD that extra does not hold. */
+int synth_commit_files(dream_store *store, const char *wiki, const char *subject, const struct synth_file *extra, size_t n_extra,
+                       bool prune_sources, size_t *n_files);
 
 /* The stems of every article file in the vault (sorted), for link rules; malloc'd array of
  * malloc'd strings. */

@@ -195,10 +195,7 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
         char *path = synth_article_path(p.wiki_dir, stems.stems[i]);
         dream_article *a = NULL;
         if (!rc && path && dream_article_read_file(path, &a) == 0) {
-            const char *aliases = dream_article_infobox_get(a, "aliases");
-            char *copy = aliases ? strdup(aliases) : NULL;
-            for (char *tok = copy ? strtok(copy, ",") : NULL; !rc && tok; tok = strtok(NULL, ",")) rc = lk_add_surface(&surf, &n_surf, &cap, tok, i);
-            free(copy);
+            for (size_t k = 0; !rc && k < dream_article_alias_count(a); k++) rc = lk_add_surface(&surf, &n_surf, &cap, dream_article_alias(a, k), i);
         }
         dream_error_clear();
         dream_article_free(a);

@@ -43,17 +43,20 @@ char *synth_refresh_prompt(const char *wiki, const char *stem, const dream_artic
     struct dbuf b = {0};
     int rc = synth_policy(&b, wiki, "Infobox_Schemas");
     if (!rc) rc = dbuf_printf(&b, "Article: \"%s\"\n", stem);
-    size_t nf = dream_article_infobox_count(a);
-    if (!rc) rc = dbuf_puts(&b, nf ? "Current infobox (keep every field as it is):\n" : "Current infobox: none\n");
+    size_t nf = dream_article_infobox_count(a), na = dream_article_alias_count(a);
+    if (!rc) rc = dbuf_puts(&b, nf || na ? "Current infobox (keep every field as it is):\n" : "Current infobox: none\n");
     for (size_t i = 0; !rc && i < nf; i++) {
         const struct dream_article_field *f = dream_article_infobox_field(a, i);
-        rc = dbuf_printf(&b, "%s: %s\n", f->key, f->value);
+        if (strcmp(f->key, "aliases") != 0) rc = dbuf_printf(&b, "%s: %s\n", f->key, f->value);
     }
+    /* the aliases (the front matter's) as the model knows them: one line, last */
+    for (size_t i = 0; !rc && i < na; i++) rc = dbuf_printf(&b, "%s%s%s", i ? ", " : "aliases: ", dream_article_alias(a, i), i + 1 == na ? "\n" : "");
     size_t nc = dream_article_category_count(a);
     if (!rc) rc = dbuf_puts(&b, nc ? "Current categories:" : "Current categories: none");
     for (size_t i = 0; !rc && i < nc; i++) rc = dbuf_printf(&b, "%s %s", i ? "," : "", dream_article_category(a, i));
-    size_t len = 0;
-    const char *text = dream_article_text(a, &len);
+    size_t len = 0, fm = dream_article_front_matter_len(a);
+    const char *text = dream_article_text(a, &len) + fm; /* the front matter is listed above */
+    len -= fm;
     size_t n = rf_start(text, len);
     if (!rc) rc = dbuf_printf(&b, "\n\nThe article's start:\n<<<\n%.*s%s>>>\n\n%s", (int)n, text, n && text[n - 1] == '\n' ? "" : "\n", refresh_task);
     if (rc) {
@@ -187,21 +190,6 @@ bool synth_parse_refresh(const char *answer, struct synth_refresh *out)
 }
 
 /* The number of comma-separated names in value, and whether name is one of them (ignoring case). */
-static size_t rf_aliases_has(const char *value, const char *name, bool *found)
-{
-    size_t count = 0, n = strlen(name);
-    for (const char *p = value; p && *p;) {
-        size_t len = strcspn(p, ",");
-        const char *s = p, *e = p + len;
-        while (s < e && (*s == ' ' || *s == '\t')) s++;
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t')) e--;
-        if (e > s) count++;
-        if ((size_t)(e - s) == n && !strncasecmp(s, name, n)) *found = true;
-        p += len + (p[len] == ',');
-    }
-    return count;
-}
-
 /* True when name equals the article's title or stem, ignoring case and '_' vs ' '. */
 static bool rf_is_title(const char *name, const char *stem)
 {
@@ -231,23 +219,24 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
         if (!rc && !cur) have++;
         if (!rc) *changed = true;
     }
-    /* 2. aliases: those written stay as written, new ones after them */
-    const char *cur = dream_article_infobox_get(a, "aliases");
-    struct dbuf b = {0};
+    /* 2. aliases: those written stay as written, new ones after them (copies: the edit re-parses a) */
+    char *als[SYNTH_REFRESH_MAX] = {0};
+    size_t na = 0, had = dream_article_alias_count(a);
     bool added = false;
-    if (cur && *cur) rc = dbuf_puts(&b, cur);
-    for (size_t i = 0; !rc && i < r->n_alias; i++) {
+    for (size_t i = 0; !rc && i < had && na < SYNTH_REFRESH_MAX; i++)
+        if (!(als[na++] = strdup(dream_article_alias(a, i)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < r->n_alias && na < SYNTH_REFRESH_MAX; i++) {
         bool dup = rf_is_title(r->alias[i], stem);
-        size_t count = rf_aliases_has(b.data, r->alias[i], &dup);
-        if (dup || count >= SYNTH_REFRESH_MAX) continue;
-        rc = dbuf_printf(&b, "%s%s", b.len ? ", " : "", r->alias[i]);
+        for (size_t j = 0; j < na && !dup; j++) dup = !strcasecmp(als[j], r->alias[i]);
+        if (dup) continue;
+        if (!(als[na++] = strdup(r->alias[i]))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         added = true;
     }
-    if (!rc && added && (cur || have < REFRESH_MAX_FIELDS)) {
-        rc = dream_article_infobox_set(a, "aliases", b.data);
+    if (!rc && added) {
+        rc = dream_article_set_aliases(a, (const char *const *)als, na);
         if (!rc) *changed = true;
     }
-    dbuf_free(&b);
+    for (size_t i = 0; i < na; i++) free(als[i]);
     /* 3. categories: those written stay first, new ones after them, at most four in all */
     const char *cats[REFRESH_MAX_CATEGORIES];
     size_t nc = 0, before = dream_article_category_count(a);

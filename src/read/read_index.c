@@ -331,16 +331,10 @@ static int read_build_keys(dream_reader *r)
         if (!rc) rc = read_key_add(&nk, &sk, title, i, "title");
         free(title);
     }
-    /* Infobox aliases come after every stem and title, so an alias never takes an article's own name. */
-    for (size_t i = 0; i < r->n && !rc; i++) {
-        const char *aliases = dream_article_infobox_get(r->e[i].a, "aliases");
-        if (!aliases) continue;
-        char *copy = strdup(aliases), *save = NULL;
-        if (!copy) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !rc; t = strtok_r(NULL, ",", &save))
-            rc = read_key_add(&nk, &sk, t, i, "alias");
-        free(copy);
-    }
+    /* Aliases come after every stem and title, so an alias never takes an article's own name. */
+    for (size_t i = 0; i < r->n && !rc; i++)
+        for (size_t k = 0; k < dream_article_alias_count(r->e[i].a) && !rc; k++)
+            rc = read_key_add(&nk, &sk, dream_article_alias(r->e[i].a, k), i, "alias");
     if (!rc) rc = read_store_keys(r, &nk, &sk);
     read_keys_finish(&nk, &r->normal, &r->n_normal);
     read_keys_finish(&sk, &r->squeezed, &r->n_squeezed);

@@ -411,6 +411,16 @@ int dream_read_infobox(dream_reader *r, const char *name, json_t **out)
         read_set_clip(row, "value", f->value, 300);
         json_array_append_new(fields, row);
     }
+    /* the aliases, as the infobox listed them before they moved to the front matter */
+    struct dbuf al = {0};
+    for (size_t k = 0; k < dream_article_alias_count(e->a) && !dream_article_infobox_get(e->a, "aliases"); k++)
+        dbuf_printf(&al, "%s%s", k ? ", " : "", dream_article_alias(e->a, k));
+    if (al.len) {
+        json_t *row = json_pack("{ss}", "key", "aliases");
+        read_set_clip(row, "value", al.data, 300);
+        json_array_append_new(fields, row);
+    }
+    dbuf_free(&al);
     *out = json_pack("{ss so ss}", "stem", e->stem, "fields", fields, "note", "facts to read, not a filter");
     if (!*out) return read_oom(out);
     size_t total = json_array_size(fields);
@@ -592,8 +602,9 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
     struct read_hit *hits = calloc(r->n ? r->n : 1, sizeof *hits);
     size_t nh = 0;
     for (size_t i = 0; hits && i < r->n; i++) {
-        size_t len = 0;
-        const char *text = dream_article_text(r->e[i].a, &len);
+        size_t len = 0, fm = dream_article_front_matter_len(r->e[i].a);
+        const char *text = dream_article_text(r->e[i].a, &len) + fm; /* the front matter is no body text */
+        len -= fm;
         char *low = read_lower(text, len), *stem = read_lower(r->e[i].stem, strlen(r->e[i].stem));
         struct read_hit h = {i, 0, 0, 0};
         for (char *p = stem; p && *p; p++)
@@ -620,9 +631,12 @@ int dream_read_search(dream_reader *r, const char *query, size_t limit, json_t *
     /* Sample lines: from the ranked articles in order, lines holding a term, 8 at most. */
     for (size_t k = 0; hits && k < nh && k < limit && json_array_size(lines) < 8; k++) {
         const struct read_entry *e = &r->e[hits[k].entry];
-        size_t len = 0;
+        size_t len = 0, fm = dream_article_front_matter_len(e->a);
         const char *text = dream_article_text(e->a, &len);
         int line = 1;
+        for (size_t c = 0; c < fm; c++) line += text[c] == '\n';
+        text += fm;
+        len -= fm;
         size_t per = 0;
         for (size_t off = 0; off < len && per < 2 && json_array_size(lines) < 8; line++) {
             const char *nl = memchr(text + off, '\n', len - off);

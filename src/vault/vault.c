@@ -200,3 +200,34 @@ int dream_vault_meta_page(const char *dir, const char *name, char **out)
     }
     return rc;
 }
+
+int dream_vault_sources(const char *dir, bool *on)
+{
+    *on = true;
+    git_libgit2_init();
+    git_repository *repo = NULL;
+    git_config *cfg = NULL;
+    int v = 1;
+    if (git_repository_open_ext(&repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0 && git_repository_config(&cfg, repo) == 0 &&
+        git_config_get_bool(&v, cfg, "dream.sources") == 0)
+        *on = v != 0;
+    git_config_free(cfg);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return DREAM_OK;
+}
+
+int dream_vault_set_sources(const char *dir, bool on)
+{
+    git_libgit2_init();
+    git_repository *repo = NULL;
+    git_config *cfg = NULL;
+    int rc = DREAM_OK;
+    if (git_repository_open_ext(&repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) || git_repository_config(&cfg, repo) ||
+        git_config_set_bool(cfg, "dream.sources", on))
+        rc = vault_git_error("setting dream.sources", dir);
+    git_config_free(cfg);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return rc;
+}

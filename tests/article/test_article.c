@@ -141,8 +141,8 @@ static void test_article_write_keeps_malformed_input_verbatim(void **state)
 static void test_article_footnote_add_reuses_then_appends_to_references(void **state)
 {
     dream_article *a = parse_str("# T\n\nLead[^1].\n\n## References\n\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, One)\n");
-    struct dream_citation same = {"aaaaaaaa", "1", "2024-01-01", "One"};
-    struct dream_citation other = {"bbbbbbbb", "7", "2024-02-02", "Two `quoted`"};
+    struct dream_citation same = {"aaaaaaaa", "1", "2024-01-01", "One", NULL};
+    struct dream_citation other = {"bbbbbbbb", "7", "2024-02-02", "Two `quoted`", NULL};
     int n = 0;
     assert_int_equal(dream_article_footnote_add(a, &same, &n), 0);
     assert_int_equal(n, 1);
@@ -158,7 +158,7 @@ static void test_article_footnote_add_reuses_then_appends_to_references(void **s
     assert_int_equal(n, 1);
     assert_string_equal(dream_article_text(a, NULL), "# T\n\nLead.\n\n## Body\n\nText.\n\n## References\n\n"
                                                      "[^1]: `conv:bbbbbbbb#7` (2024-02-02, Two  quoted )\n");
-    struct dream_citation bad = {"bbbbbbbb", NULL, NULL, NULL};
+    struct dream_citation bad = {"bbbbbbbb", NULL, NULL, NULL, NULL};
     assert_int_equal(dream_article_footnote_add(a, &bad, &n), DREAM_EINVAL);
     dream_article_free(a);
     (void)state;
@@ -168,7 +168,7 @@ static void test_article_footnote_add_reuses_then_appends_to_references(void **s
  * as a well-formed footnote without a date, and so does the 0000-00-00 older versions wrote. */
 static void test_article_undated_citation_says_undated(void **state)
 {
-    struct dream_citation undated = {"cccccccc", "m0", NULL, "No date"};
+    struct dream_citation undated = {"cccccccc", "m0", NULL, "No date", NULL};
     char *def = dream_citation_format(&undated);
     assert_string_equal(def, "`conv:cccccccc#m0` (undated, No date)");
     free(def);
@@ -188,7 +188,7 @@ static void test_article_undated_citation_says_undated(void **state)
     assert_string_equal(f->cite.title, "Old writer");
     assert_false(dream_article_footnote(a, 2)->well_formed);
     /* added to an article: the definition says undated */
-    struct dream_citation more = {"ffffffff", "m3", NULL, "Later"};
+    struct dream_citation more = {"ffffffff", "m3", NULL, "Later", NULL};
     int n = 0;
     assert_int_equal(dream_article_footnote_add(a, &more, &n), 0);
     assert_int_equal(n, 4);
@@ -290,7 +290,7 @@ static void test_gate_accepts_a_clean_patch(void **state)
     dream_article *before = fixture("Ricoh_GR_III.md");
     dream_article *after = fixture("Ricoh_GR_III.md");
     /* the order a patch uses: number the citation, then place its marker */
-    struct dream_citation c = {"0123abcd", "3", "2024-04-01", "Second thoughts"};
+    struct dream_citation c = {"0123abcd", "3", "2024-04-01", "Second thoughts", NULL};
     int n;
     assert_int_equal(dream_article_footnote_add(after, &c, &n), 0);
     assert_int_equal(n, 2);
@@ -382,7 +382,7 @@ static void test_gate_tolerates_what_before_already_had(void **state)
     assert_int_equal(dream_article_check(before, NULL, NULL, NULL), 2);
     dream_article *after = NULL;
     assert_int_equal(dream_article_clone(before, &after), 0);
-    struct dream_citation c = {"bbbbbbbb", "4", "2024-02-02", "New"};
+    struct dream_citation c = {"bbbbbbbb", "4", "2024-02-02", "New", NULL};
     int n;
     assert_int_equal(dream_article_footnote_add(after, &c, &n), 0);
     assert_int_equal(n, 2);
@@ -429,24 +429,222 @@ static void test_gate_rejects_broken_grammar(void **state)
 }
 
 
-static void test_article_categories_line(void **state)
+static void test_article_categories_are_front_matter_tags(void **state)
 {
     dream_article *a = parse_str("# T\n{{stub}}\n```info\ntype: x\n```\nLead.\n");
-    const char *cats[] = {"Cameras", "Travel gear"};
-    assert_int_equal(dream_article_set_categories(a, cats, 2), 0);
-    assert_string_equal(dream_article_text(a, NULL),
-                        "# T\n{{stub}}\ncategories: [[Category:Cameras]], [[Category:Travel gear]]\n```info\ntype: x\n```\nLead.\n");
-    assert_int_equal(dream_article_category_count(a), 2);
+    const char *cats[] = {"Cameras", "Travel gear", "Food & Drink", "2024", "!!!"};
+    assert_int_equal(dream_article_set_categories(a, cats, 5), 0);
+    /* a tag holds no space nor '&'; digits alone get a '_'; a name with nothing a tag holds goes */
+    assert_string_equal(dream_article_text(a, NULL), "---\ntags:\n  - Cameras\n  - Travel_gear\n  - Food_Drink\n  - _2024\n---\n\n"
+                                                     "# T\n{{stub}}\n```info\ntype: x\n```\nLead.\n");
+    assert_int_equal(dream_article_category_count(a), 4);
     assert_string_equal(dream_article_category(a, 1), "Travel gear");
-    /* categories are not graph edges and not redlinks */
-    assert_true(dream_article_link_is_meta(dream_article_link(a, 0)->target));
+    assert_string_equal(dream_article_category(a, 3), "2024");
+    assert_int_equal(dream_article_link_count(a), 0); /* a tag is no link Obsidian could leave dead */
     assert_int_equal(dream_article_check(a, &(struct dream_article_check_params){.stems = cats, .n_stems = 0}, NULL, NULL), 0);
-    const char *bad[] = {"a]]b"};
+    const char *bad[] = {"a\nb"};
     assert_int_equal(dream_article_set_categories(a, bad, 1), DREAM_EINVAL);
     assert_int_equal(dream_article_set_categories(a, NULL, 0), 0);
     assert_int_equal(dream_article_category_count(a), 0);
-    assert_string_equal(dream_article_text(a, NULL), "# T\n{{stub}}\n```info\ntype: x\n```\nLead.\n");
+    /* the block held nothing else: it goes whole */
+    assert_string_equal(dream_article_text(a, NULL), "\n# T\n{{stub}}\n```info\ntype: x\n```\nLead.\n");
     dream_article_free(a);
+    (void)state;
+}
+
+/* The tag mapping is one-to-one on the names dream keeps, and its way back undoes it. */
+static void test_article_category_tag_mapping_is_reversible(void **state)
+{
+    static const char *const names[] = {"Home Cooking", "Photography/Film", "Été", "2024", "C-3PO"};
+    static const char *const tags[] = {"Home_Cooking", "Photography/Film", "Été", "_2024", "C-3PO"};
+    for (size_t i = 0; i < 5; i++) {
+        char *t = dream_category_tag(names[i]), *back = dream_tag_category(t);
+        assert_string_equal(t, tags[i]);
+        assert_string_equal(back, names[i]);
+        free(t);
+        free(back);
+    }
+    char *t = dream_category_tag("Home_Cooking"); /* '_' and ' ' are one character in names */
+    assert_string_equal(t, "Home_Cooking");
+    free(t);
+    assert_null(dream_category_tag(" & "));
+    char *c = dream_tag_category("#Home_Cooking");
+    assert_string_equal(c, "Home Cooking");
+    free(c);
+    (void)state;
+}
+
+/* Obsidian's property editor writes lists its own way, people write them others: each reads as
+ * the same aliases and tags; the person's other keys and comments stay byte for byte. */
+static void test_article_front_matter_reads_every_list_form(void **state)
+{
+    const char *text = "---\ntitle: Kept as is\naliases:\n  - levain\n  - \"sour: dough\"\n-   'it''s'\ntags: [Home_Cooking, \"#Bread\"]\n"
+                       "# a YAML comment, not a heading\ncssclasses:\n  - wide\n---\n\n# Sourdough\n\n```info\ntype: pastime\n"
+                       "aliases: wild yeast, levain\n```\n\nLead [[x]].\n";
+    dream_article *a = parse_str(text);
+    assert_int_equal(dream_article_front_matter_len(a), strstr(text, "\n\n# Sourdough") + 1 - text);
+    assert_string_equal(dream_article_title(a), "Sourdough");
+    assert_int_equal(dream_article_section_count(a), 0);
+    assert_int_equal(dream_article_alias_count(a), 4); /* the front matter's, then the old infobox line's new one */
+    assert_string_equal(dream_article_alias(a, 0), "levain");
+    assert_string_equal(dream_article_alias(a, 1), "sour: dough");
+    assert_string_equal(dream_article_alias(a, 2), "it's");
+    assert_string_equal(dream_article_alias(a, 3), "wild yeast");
+    assert_int_equal(dream_article_category_count(a), 2);
+    assert_string_equal(dream_article_category(a, 0), "Home Cooking");
+    assert_string_equal(dream_article_category(a, 1), "Bread");
+    assert_int_equal(dream_article_link_count(a), 1);
+    assert_string_equal(dream_article_lead(a), "Lead [[x]].\n");
+    assert_roundtrip(text, strlen(text));
+    assert_int_equal(dream_article_check(a, NULL, NULL, NULL), 0);
+    /* one scalar: an alias; tags split on commas and blanks */
+    dream_article *b = parse_str("---\naliases: Just one, with a comma\ntags: a, b c\n---\n# T\n");
+    assert_int_equal(dream_article_alias_count(b), 1);
+    assert_string_equal(dream_article_alias(b, 0), "Just one, with a comma");
+    assert_int_equal(dream_article_category_count(b), 3);
+    dream_article_free(b);
+    /* "---" that never closes is no front matter (Obsidian reads none either) */
+    b = parse_str("---\naliases:\n  - x\n# T\n");
+    assert_int_equal(dream_article_front_matter_len(b), 0);
+    assert_int_equal(dream_article_alias_count(b), 0);
+    dream_article_free(b);
+    /* setting the aliases rewrites that key alone, and drops the old infobox line */
+    const char *names[] = {"levain", "sour: dough", "true", "2024-01-01", "it's", "#hash"};
+    assert_int_equal(dream_article_set_aliases(a, names, 6), 0);
+    assert_string_equal(dream_article_text(a, NULL),
+                        "---\ntitle: Kept as is\naliases:\n  - levain\n  - \"sour: dough\"\n  - \"true\"\n  - \"2024-01-01\"\n  - it's\n"
+                        "  - \"#hash\"\ntags: [Home_Cooking, \"#Bread\"]\n# a YAML comment, not a heading\ncssclasses:\n  - wide\n---\n\n"
+                        "# Sourdough\n\n```info\ntype: pastime\n```\n\nLead [[x]].\n");
+    assert_int_equal(dream_article_alias_count(a), 6);
+    assert_string_equal(dream_article_alias(a, 5), "#hash");
+    dream_article_free(a);
+    (void)state;
+}
+
+/* An article of the older format moves to this one with nothing else touched, and a second
+ * migration is a no-op. */
+static void test_article_migrate_moves_the_old_header_only(void **state)
+{
+    const char *old = "# Sourdough\n\ncategories: [[Category:Hobbies]], [[Category:Home Cooking]]\n\n```info\ntype: pastime\nkind: thing\n"
+                      "aliases: sour-dough, levain\n```\n\nThe person's own  words,  spaced as they like.[^1]\n\n## References\n\n"
+                      "[^1]: `conv:67195f89#p401` (2024-09-14, Levain or starter)\n";
+    dream_article *a = parse_str(old);
+    assert_int_equal(dream_article_category_count(a), 2);
+    assert_int_equal(dream_article_alias_count(a), 2);
+    bool changed = false;
+    assert_int_equal(dream_article_migrate(a, &changed), 0);
+    assert_true(changed);
+    assert_string_equal(dream_article_text(a, NULL),
+                        "---\naliases:\n  - sour-dough\n  - levain\ntags:\n  - Hobbies\n  - Home_Cooking\n---\n\n# Sourdough\n\n"
+                        "```info\ntype: pastime\nkind: thing\n```\n\nThe person's own  words,  spaced as they like.[^1]\n\n## References\n\n"
+                        "[^1]: `conv:67195f89#p401` (2024-09-14, Levain or starter)\n");
+    assert_int_equal(dream_article_alias_count(a), 2);
+    assert_string_equal(dream_article_category(a, 1), "Home Cooking");
+    assert_int_equal(dream_article_check(a, NULL, NULL, NULL), 0);
+    assert_int_equal(dream_article_migrate(a, &changed), 0);
+    assert_false(changed);
+    /* what migration writes is what normalize keeps, the tail reorder included */
+    size_t len = 0;
+    char *was = strdup(dream_article_text(a, &len));
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    assert_string_equal(dream_article_text(a, NULL), was);
+    assert_int_equal(dream_article_section_insert(a, 2, "History", "- Before.[^1]\n", NULL), 0);
+    assert_int_equal(dream_article_section_insert(a, 2, "Body", "Text.\n", NULL), 0);
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    assert_int_equal(strncmp(dream_article_text(a, NULL), was, 80), 0);
+    assert_int_equal(dream_article_alias_count(a), 2);
+    free(was);
+    /* an infobox that held only aliases goes with them */
+    dream_article *b = parse_str("# T\n\n```info\naliases: x\n```\n\nLead.\n");
+    assert_int_equal(dream_article_migrate(b, &changed), 0);
+    assert_string_equal(dream_article_text(b, NULL), "---\naliases:\n  - x\n---\n\n# T\n\nLead.\n");
+    dream_article_free(b);
+    dream_article_free(a);
+    (void)state;
+}
+
+static bool fake_blocks(void *ud, const char *note, const char *block)
+{
+    (void)ud;
+    return strcmp(note, "Sources/2024-09-14 Levain or starter (67195f89)") == 0 && (!block || strcmp(block, "p401") == 0);
+}
+
+/* A footnote's key may be a link to the message in its transcript note: it reads as the same
+ * citation, is written from a citation with a note, switches form leaving the rest as it was,
+ * and check says when a link lands on no message. */
+static void test_article_footnote_links_to_its_message(void **state)
+{
+    struct dream_citation c = {.conv = "67195f89", .msg = "p401", .date = "2024-09-14", .title = "Levain [or] starter",
+                               .note = "Sources/2024-09-14 Levain or starter (67195f89)"};
+    char *def = dream_citation_format(&c);
+    assert_string_equal(def, "[[Sources/2024-09-14 Levain or starter (67195f89)#^p401|conv:67195f89#p401]] (2024-09-14, Levain (or) starter)");
+    free(def);
+    dream_article *a = parse_str("# T\n\nLead[^1][^2].\n\n## References\n\n"
+                                 "[^1]: [[Sources/2024-09-14 Levain or starter (67195f89)#^p401|conv:67195f89#p401]] (2024-09-14, Levain or starter)\n"
+                                 "[^2]: [[Sources/2024-09-14 Levain or starter (67195f89)#^p999|conv:67195f89#p999]] (2024-09-14, Levain or starter)\n");
+    const struct dream_article_footnote *f = dream_article_footnote(a, 0);
+    assert_true(f->well_formed);
+    assert_int_equal(f->n_conv, 1);
+    assert_string_equal(f->cite.conv, "67195f89");
+    assert_string_equal(f->cite.msg, "p401");
+    assert_string_equal(f->cite.date, "2024-09-14");
+    assert_string_equal(f->cite.title, "Levain or starter");
+    assert_string_equal(f->cite.note, "Sources/2024-09-14 Levain or starter (67195f89)");
+    assert_string_equal(f->block, "p401");
+    assert_int_equal(dream_article_footnote_find(a, "67195f89", "p401"), 1);
+    /* the link is no graph edge: it is not a redlink among the articles */
+    assert_true(dream_article_link_is_meta(dream_article_link(a, 0)->target));
+    const char *stems[] = {"T"};
+    struct dream_article_check_params cp = {.stem = "T", .stems = stems, .n_stems = 1};
+    assert_int_equal(dream_article_check(a, &cp, NULL, NULL), 0);
+    cp.block_exists = fake_blocks;
+    assert_int_equal(dream_article_check(a, &cp, NULL, NULL), 1); /* ^p999 is no message of the note */
+    /* the plain form and back: only the key changes */
+    assert_int_equal(dream_article_footnote_set_note(a, 1, NULL), 0);
+    assert_non_null(strstr(dream_article_text(a, NULL), "[^2]: `conv:67195f89#p999` (2024-09-14, Levain or starter)\n"));
+    assert_int_equal(dream_article_check(a, &cp, NULL, NULL), 0);
+    assert_int_equal(dream_article_footnote_set_note(a, 1, "Sources/Other (67195f89)"), 0);
+    assert_non_null(strstr(dream_article_text(a, NULL), "[^2]: [[Sources/Other (67195f89)#^p999|conv:67195f89#p999]] (2024-09-14, Levain or starter)\n"));
+    assert_int_equal(dream_article_footnote_set_note(a, 1, "Bad#name"), DREAM_EINVAL);
+    /* a link without a block, or with a conv key that is no citation, is not well-formed */
+    dream_article *b = parse_str("# T\n\nA[^1][^2].\n\n## References\n\n[^1]: [[Sources/X|conv:67195f89#p401]] (2024-09-14, t)\n"
+                                 "[^2]: [[Sources/X#^p_1|conv:67195f89#p401]] (2024-09-14, t)\n");
+    assert_false(dream_article_footnote(b, 0)->well_formed);
+    assert_false(dream_article_footnote(b, 1)->well_formed);
+    dream_article_free(b);
+    dream_article_free(a);
+    (void)state;
+}
+
+/* Block ids hold only what Obsidian allows, and two messages never share one; note names are
+ * valid file names on every system and unique by the hash. */
+static void test_article_block_ids_and_note_names(void **state)
+{
+    char *b = dream_citation_block_id("dr-c1-m0");
+    assert_string_equal(b, "dr-c1-m0");
+    free(b);
+    char *x = dream_citation_block_id("msg_01.a"), *y = dream_citation_block_id("msg-01-a");
+    assert_string_not_equal(x, y);
+    assert_int_equal(strncmp(x, "msg-01-a-", 9), 0);
+    for (const char *p = x; *p; p++) assert_true((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-');
+    free(x);
+    free(y);
+    char *n = dream_source_note("67195f89", "2024-09-14", "  ..What is C#? a/b: [x] | \"q\" *\n");
+    assert_string_equal(n, "Sources/2024-09-14 What is C a b x q (67195f89)");
+    free(n);
+    n = dream_source_note("67195f89", NULL, "");
+    assert_string_equal(n, "Sources/undated conversation (67195f89)");
+    free(n);
+    char longt[200];
+    memset(longt, 'a', sizeof longt - 3);
+    memcpy(longt + 59, "\xc3\xa9", 2); /* a two-byte character across the cut: it goes whole */
+    longt[sizeof longt - 3] = '\0';
+    n = dream_source_note("67195f89", "2024-09-14", longt);
+    assert_int_equal(strlen(n), strlen("Sources/2024-09-14  (67195f89)") + 59);
+    free(n);
+    n = dream_source_note("67195f89", "2024-09-14", longt + 1);
+    assert_int_equal(strlen(n), strlen("Sources/2024-09-14  (67195f89)") + 60);
+    free(n);
     (void)state;
 }
 
@@ -968,7 +1166,12 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_gate_word_floor_applies_to_each_touched_section),
         cmocka_unit_test(test_gate_rejects_broken_grammar),
         cmocka_unit_test(test_gate_tolerates_what_before_already_had),
-        cmocka_unit_test(test_article_categories_line),
+        cmocka_unit_test(test_article_categories_are_front_matter_tags),
+        cmocka_unit_test(test_article_category_tag_mapping_is_reversible),
+        cmocka_unit_test(test_article_front_matter_reads_every_list_form),
+        cmocka_unit_test(test_article_migrate_moves_the_old_header_only),
+        cmocka_unit_test(test_article_footnote_links_to_its_message),
+        cmocka_unit_test(test_article_block_ids_and_note_names),
         cmocka_unit_test(test_gate_new_section_and_lead),
         cmocka_unit_test(test_gate_baseline_stops_nightly_erosion),
         cmocka_unit_test(test_replace_file_writes_only_accepted_edits_over_an_unchanged_file),

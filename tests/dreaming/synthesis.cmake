@@ -43,3 +43,14 @@ if(TARGET dream_memory)
   dream_add_test(NAME test_forget SOURCES dreaming/test_forget.c support/dreaming_fixture.c support/dreaming_fake.c
                  LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
 endif()
+
+# `dream run` on a wiki of the older format migrates it first, in a commit of its own, and says
+# so in a line of its own; the next run has nothing to migrate and prints no such line.
+if(TARGET dream)
+  set(_m ${CMAKE_BINARY_DIR}/tests/synthesis-cli-migrate)
+  set(_o ${CMAKE_SOURCE_DIR}/tests/data/dreaming/old-format)
+  add_test(NAME cli_run_migrates_an_old_wiki
+           COMMAND sh -c "rm -rf '${_m}' && DREAM_HOME='${_m}' '$<TARGET_FILE:dream>' init --quiet && cp '${_o}'/*.md '${_m}/wiki/articles/' && git -C '${_m}/wiki' add articles && git -C '${_m}/wiki' -c user.name=t -c user.email=t@localhost commit -qm old && DREAM_HOME='${_m}' '$<TARGET_FILE:dream>' run --stage link 2>&1 && git -C '${_m}/wiki' log --format=%s && DREAM_HOME='${_m}' '$<TARGET_FILE:dream>' run --stage link 2>&1 | grep -c '^migrate:' ; true")
+  set_tests_properties(cli_run_migrates_an_old_wiki PROPERTIES PASS_REGULAR_EXPRESSION
+    "migrate: 5 article\\(s\\) moved to the Obsidian format \\(front matter, tags\\)[^\n]*\nlink: [^\n]*\n(memory: [^\n]*\n)*memory: migrate 5 article\\(s\\) to the Obsidian format[^\n]*\nold\n[^\n]*\n0\n")
+endif()

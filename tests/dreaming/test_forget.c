@@ -310,10 +310,14 @@ static void test_forget_takes_a_conversation_out_of_the_store_and_the_wiki(void 
     assert_true(r.messages > 0);
     assert_int_equal(r.edited, 1);
     assert_int_equal(r.removed, 0);
-    assert_int_equal(r.committed, 1);
+    assert_int_equal(r.committed, 2); /* Sourdough, and the conversation's transcript note gone */
 
-    /* the wiki: no file names it; Sourdough keeps its other citations; nothing else changed */
+    /* the wiki: no file names it, not even by its file name (the transcript note); Sourdough
+     * keeps its other citations; nothing else changed */
     assert_false(wiki_holds(c, hash));
+    char find[4700];
+    snprintf(find, sizeof find, "find '%s' -path '*/.git' -prune -o -name '*%s*' -print | grep -q .", c->wiki, hash);
+    assert_int_not_equal(system(find), 0);
     struct snapshot after;
     snap(c, &after);
     assert_int_equal(after.n, before.n);
@@ -422,8 +426,8 @@ static char *fingerprint(struct ctx *c)
     char cmd[9000], out[4300];
     snprintf(out, sizeof out, "%s/fingerprint.txt", c->root);
     snprintf(cmd, sizeof cmd,
-             "(cat '%s' '%s-wal' 2>/dev/null | sha256sum; cd '%s' && find . -path ./.git/index -prune -o -type f -print | LC_ALL=C sort | "
-             "xargs sha256sum) > '%s'",
+             "(cat '%s' '%s-wal' 2>/dev/null | sha256sum; cd '%s' && find . -path ./.git/index -prune -o -type f -print0 | LC_ALL=C sort -z | "
+             "xargs -0 sha256sum) > '%s'",
              c->store_path, c->store_path, c->wiki, out);
     assert_int_equal(system(cmd), 0);
     return slurp(out);

@@ -225,7 +225,7 @@ static void test_create_writes_the_golden_articles_and_commits_them(void **state
     assert_int_equal(r.eligible, 5);
     assert_int_equal(r.created, 5);
     assert_int_equal(r.stubs, 0);
-    assert_int_equal(r.committed, 5);
+    assert_int_equal(r.committed, 5 + 8); /* the articles, and a transcript note per cited conversation */
     assert_golden(c, "create");
     assert_vault_checks(c);
     char *m = git_head_message(c);
@@ -233,6 +233,14 @@ static void test_create_writes_the_golden_articles_and_commits_them(void **state
     free(m);
     assert_int_equal(git_head_has(c, "articles/Sourdough.md"), 1);
     assert_int_equal(git_head_has(c, "Meta/Entities.md"), -1); /* the person's edit is not ours to commit */
+    /* the commit holds the transcript each footnote links to, with the cited message's block */
+    assert_int_equal(git_head_has(c, "Sources/2024-09-14 Levain or starter (67195f89).md"), 1);
+    char note[4300];
+    snprintf(note, sizeof note, "%s/Sources/2024-09-14 Levain or starter (67195f89).md", c->wiki);
+    char *nt = slurp(note);
+    assert_non_null(nt);
+    assert_non_null(strstr(nt, " ^p401\n\n````text\nIs levain the same thing as a starter"));
+    free(nt);
     /* ledgers: every chunk of the five entities routed to its article, and folded into a section */
     assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_routed"), 11);
     assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM chunk_folded"), 11);
@@ -279,7 +287,7 @@ static void test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit(voi
     assert_int_equal(r.patched, 1);      /* the planters: into the balcony garden's section */
     assert_int_equal(r.new_sections, 2); /* the bow hold and the derailleur fit no section */
     assert_int_equal(r.rejected, 0);
-    assert_int_equal(r.committed, 3);
+    assert_int_equal(r.committed, 3 + 3); /* and the notes of the three new conversations */
     assert_golden(c, "fold");
     assert_vault_checks(c);
     t = slurp(path);
@@ -368,7 +376,7 @@ static void test_junk_answers_leave_no_file_or_a_valid_stub(void **state)
     snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
     char *t = slurp(path);
     assert_non_null(strstr(t, "{{stub}}"));
-    assert_non_null(strstr(t, "[^3]: `conv:")); /* every source cited */
+    assert_non_null(strstr(t, "[^3]: [[Sources/")); /* every source cited, linked to its message */
     free(t);
     /* folding junk into them changes no file; each chunk is given up after three tries */
     ingest(c, "openai");
@@ -524,8 +532,10 @@ static char *self_heal(struct ctx *c, bool swapped)
 static int cite_of(const char *text, const char *msg)
 {
     char pat[128];
-    snprintf(pat, sizeof pat, "#%s` (", msg);
+    snprintf(pat, sizeof pat, "#%s]] (", msg); /* the key as a link's text */
     const char *at = strstr(text, pat);
+    snprintf(pat, sizeof pat, "#%s` (", msg); /* the plain key */
+    if (!at) at = strstr(text, pat);
     while (at && at > text && !(at[0] == '\n' && at[1] == '[')) at--;
     return at ? atoi(at + 3) : 0;
 }
@@ -754,8 +764,10 @@ static void test_wikify_refresh_adds_new_facts_and_keeps_written_values(void **s
     char path[4300];
     snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
     char *t = slurp(path);
-    const char *want = "# Cello Practice\n\n{{stub}}\ncategories: [[Category:Hobbies]]\n\n```info\ntype: pastime\nkind: thing\n"
-                       "first_noted: 2024-02-03\nteacher: [[Maestro_Lee]]\naliases: my cello, Bow Hold, cello lesson\n```\n\n"
+    /* the person's aliases (of the older infobox form) move to the front matter, the new one after them */
+    const char *want = "---\naliases:\n  - my cello\n  - Bow Hold\n  - cello lesson\ntags:\n  - Hobbies\n---\n\n"
+                       "# Cello Practice\n\n{{stub}}\n\n```info\ntype: pastime\nkind: thing\n"
+                       "first_noted: 2024-02-03\nteacher: [[Maestro_Lee]]\n```\n\n"
                        "**Cello Practice** takes thirty minutes a day.[^1]\n\n## References\n\n"
                        "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n";
     if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
@@ -794,8 +806,9 @@ static void test_wikify_refresh_gives_exactly_one_infobox_after_the_h1(void **st
     char path[4300];
     snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
     char *t = slurp(path);
-    const char *want = "# Sourdough\n\n{{stub}}\ncategories: [[Category:Hobbies]]\n```info\ntype: subject\nfirst_noted: 2024-01-10\n"
-                       "aliases: sour-dough, levain\n```\n\n**Sourdough** is bread the person bakes from a starter fed on 2024-01-10.[^1]\n\n"
+    const char *want = "---\naliases:\n  - sour-dough\n  - levain\ntags:\n  - Hobbies\n---\n\n"
+                       "# Sourdough\n\n{{stub}}\n```info\ntype: subject\nfirst_noted: 2024-01-10\n"
+                       "```\n\n**Sourdough** is bread the person bakes from a starter fed on 2024-01-10.[^1]\n\n"
                        "## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n";
     if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
     assert_string_equal(t, want);
@@ -1365,6 +1378,221 @@ static void assert_dream_check(struct ctx *c)
     assert_int_equal(st, 0);
 }
 
+static const char *const all_stems[] = {"Balcony_garden", "Bicycle_Maintenance", "Cello_Practice", "Home_Solar_Panels", "Sourdough"};
+
+static struct dream_synth_result sources_run(struct ctx *c) { return run_stage(c, "sources", dream_synth_sources); }
+static struct dream_synth_result migrate_run(struct ctx *c) { return run_stage(c, "migrate", dream_synth_migrate); }
+
+/* The text of the article at stem. */
+static char *article_text(struct ctx *c, const char *stem)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/%s.md", c->wiki, stem);
+    char *t = slurp(path);
+    assert_non_null(t);
+    return t;
+}
+
+/* HEAD's commit id, as text. */
+static void git_head_id(struct ctx *c, char out[GIT_OID_HEXSZ + 1])
+{
+    git_libgit2_init();
+    git_repository *repo;
+    git_oid id;
+    assert_int_equal(git_repository_open(&repo, c->wiki), 0);
+    assert_int_equal(git_reference_name_to_id(&id, repo, "HEAD"), 0);
+    git_oid_tostr(out, GIT_OID_HEXSZ + 1, &id);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+}
+
+/* The *.md files under wiki/Sources. */
+static size_t count_notes(struct ctx *c)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/Sources", c->wiki);
+    static char names[64][256];
+    return list_md(dir, names, 64);
+}
+
+/* A vault of the older format (a categories line, the aliases in the infobox, footnotes without
+ * links) is migrated by one call, in one `memory: migrate` commit: front matter, tags, every
+ * footnote linked to its message in a transcript note; the person's uncommitted hand edit is kept
+ * byte for byte; a second call changes nothing. */
+static void test_migrate_moves_an_old_vault_once_keeping_a_hand_edit(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    ingest(c, "openai");
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cp '%s/old-format/'*.md '%s/articles/' && cd '%s' && git add articles && "
+             "git -c user.name=t -c user.email=t@localhost commit -qm 'an old vault'", data_dir, c->wiki, c->wiki);
+    assert_int_equal(system(cmd), 0);
+    /* the person's own edit, not committed */
+    char *t = article_text(c, "Sourdough");
+    const char *at = strstr(t, "**Sourdough** is");
+    assert_non_null(at);
+    struct dbuf b = {0};
+    dbuf_printf(&b, "%.*s**Sourdough**, my  weekend bread, is%s", (int)(at - t), t, at + strlen("**Sourdough** is"));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    assert_int_equal(file_write_atomic(path, b.data, b.len), 0);
+    dbuf_free(&b);
+    free(t);
+
+    struct dream_synth_result r = migrate_run(c);
+    assert_int_equal(r.migrated, 5);
+    assert_int_equal(r.relinked, 5);
+    assert_int_equal(r.rejected, 0);
+    size_t notes = count_notes(c);
+    assert_true(notes >= 5);
+    assert_int_equal(r.committed, 5 + notes);
+    char *m = git_head_message(c);
+    assert_true(strncmp(m, "memory: migrate 5 article(s) to the Obsidian format", 51) == 0);
+    free(m);
+    for (size_t i = 0; i < 5; i++) {
+        t = article_text(c, all_stems[i]);
+        assert_true(strncmp(t, "---\n", 4) == 0);
+        assert_non_null(strstr(t, "\ntags:\n  - Hobbies\n"));
+        assert_null(strstr(t, "categories:"));
+        assert_null(strstr(t, "[[Category:"));
+        assert_null(strstr(t, "`conv:")); /* every footnote is a link now */
+        assert_non_null(strstr(t, "]: [[Sources/"));
+        free(t);
+    }
+    t = article_text(c, "Sourdough");
+    assert_non_null(strstr(t, "aliases:\n  - sour-dough\n  - levain\n"));
+    assert_null(strstr(t, "\naliases: "));
+    assert_non_null(strstr(t, "**Sourdough**, my  weekend bread, is something")); /* the hand edit, as it was */
+    free(t);
+    assert_int_equal(git_head_has(c, "articles/Sourdough.md"), 1);
+    assert_vault_checks(c);
+    assert_dream_check(c);
+
+    /* once: a second call finds nothing to do and makes no commit */
+    char head[GIT_OID_HEXSZ + 1], again[GIT_OID_HEXSZ + 1];
+    git_head_id(c, head);
+    t = article_text(c, "Cello_Practice");
+    r = migrate_run(c);
+    assert_int_equal(r.eligible, 0);
+    assert_int_equal(r.migrated + r.relinked + r.sources_removed + r.committed, 0);
+    git_head_id(c, again);
+    assert_string_equal(head, again);
+    char *t2 = article_text(c, "Cello_Practice");
+    assert_string_equal(t, t2);
+    free(t);
+    free(t2);
+}
+
+/* SOURCES keeps Sources/ to what the footnotes cite: a note nothing cites goes, a conversation
+ * whose title changed gets the note of its new name and its footnotes follow, and with the
+ * vault's dream.sources off every link becomes the plain key again and every note goes; each
+ * time dream check finds every link landing, and a second run changes nothing. */
+static void test_sources_follow_the_citations_and_the_setting(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    size_t notes = count_notes(c);
+    assert_int_equal(notes, 8); /* create's commit holds them already */
+    struct dream_synth_result r = sources_run(c);
+    assert_int_equal(r.sources, notes);
+    assert_int_equal(r.relinked + r.sources_removed + r.committed, 0);
+
+    /* a note nothing cites */
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf 'stale\\n' > 'Sources/2020-01-01 Stale (deadbeef).md' && git add Sources && "
+             "git -c user.name=t -c user.email=t@localhost commit -qm stale", c->wiki);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(git_head_has(c, "Sources/2020-01-01 Stale (deadbeef).md"), 1);
+    r = sources_run(c);
+    assert_int_equal(r.sources_removed, 1);
+    assert_int_equal(r.committed, 1);
+    assert_int_equal(git_head_has(c, "Sources/2020-01-01 Stale (deadbeef).md"), 0);
+    assert_int_equal(count_notes(c), notes);
+
+    /* the conversation's title changed in the store (a re-import) */
+    sqlite3_exec(store_db(c->store), "UPDATE conversations SET title = 'Levain, or starter?' WHERE cite = '67195f89'", NULL, NULL, NULL);
+    r = sources_run(c);
+    assert_int_equal(r.relinked, 1);
+    assert_int_equal(r.sources, notes);
+    assert_int_equal(r.sources_removed, 1);
+    assert_int_equal(r.committed, 3); /* the article, its new note, the old one gone */
+    char *t = article_text(c, "Sourdough");
+    assert_non_null(strstr(t, "[[Sources/2024-09-14 Levain, or starter (67195f89)#^p401|conv:67195f89#p401]]"));
+    free(t);
+    assert_int_equal(git_head_has(c, "Sources/2024-09-14 Levain, or starter (67195f89).md"), 1);
+    assert_int_equal(git_head_has(c, "Sources/2024-09-14 Levain or starter (67195f89).md"), 0);
+    assert_dream_check(c);
+    r = sources_run(c);
+    assert_int_equal(r.relinked + r.sources_removed + r.committed, 0);
+
+    /* the person wants no transcripts */
+    assert_int_equal(dream_vault_set_sources(c->wiki, false), 0);
+    r = sources_run(c);
+    assert_int_equal(r.relinked, 5);
+    assert_int_equal(r.sources_removed, notes);
+    assert_int_equal(count_notes(c), 0);
+    for (size_t i = 0; i < 5; i++) {
+        t = article_text(c, all_stems[i]);
+        assert_null(strstr(t, "[[Sources/"));
+        assert_non_null(strstr(t, "]: `conv:"));
+        free(t);
+    }
+    assert_int_equal(git_head_has(c, "Sources/2024-09-14 Levain, or starter (67195f89).md"), 0);
+    assert_dream_check(c);
+    r = sources_run(c);
+    assert_int_equal(r.relinked + r.sources + r.sources_removed + r.committed, 0);
+    /* and new footnotes are written without a link */
+    ingest(c, "openai");
+    r = fold(c);
+    assert_true(r.patched + r.new_sections > 0);
+    assert_int_equal(count_notes(c), 0);
+    t = article_text(c, "Cello_Practice");
+    assert_null(strstr(t, "[[Sources/"));
+    free(t);
+}
+
+/* The whole writing pipeline over the fixture corpus with the scripted fake: the vault it leaves
+ * passes dream check (every footnote's link lands on its message) and is kept at
+ * DREAM_TEST_BUILD/tests/obsidian-vault for test_obsidian_links, which reads it by Obsidian's
+ * rules with a Markdown parser of its own. */
+static void test_pipeline_vault_for_obsidian(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    ingest(c, "openai");
+    fold(c);
+    reconcile(c);
+    /* the person's own article: mentions (one by an alias), a link to a heading, a link spelled
+     * as dream resolves it but Obsidian would not ([[balcony garden]]: no such file name) */
+    put_article(c, "Weekend_Routine",
+                "# Weekend Routine\n\n**Weekend Routine** is what the person does on Saturdays: they feed the starter, water the Balcony "
+                "Garden and oil the bike repair kit.[^1] See [[Sourdough#Levain Or Starter]] and [[balcony garden]].\n\n## References\n\n"
+                "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
+    link_run(c);
+    wikify(c);
+    struct dream_synth_result r = sources_run(c);
+    char *t = article_text(c, "Weekend_Routine");
+    assert_non_null(strstr(t, "[[Balcony_garden|balcony garden]]"));
+    assert_non_null(strstr(t, "## See also"));
+    assert_non_null(strstr(t, "[^1]: [[Sources/2024-01-10 Feeding a new sourdough starter (717766a6)#^dr-c1-m0|conv:717766a6#dr-c1-m0]]"));
+    free(t);
+    assert_int_equal(r.rejected, 0);
+    assert_vault_checks(c);
+    assert_dream_check(c);
+    const char *b = getenv("DREAM_TEST_BUILD");
+    assert_non_null(b);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/tests/obsidian-vault' && mkdir -p '%s/tests/obsidian-vault' && cp -r '%s/articles' '%s/Sources' '%s/Meta' "
+             "'%s/tests/obsidian-vault/'", b, b, c->wiki, c->wiki, c->wiki, b);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The writing stages on the tiny random-weight Gemma 4 (answers are noise), over entities that
  * part 1 found with the fake: every run leaves a vault dream check passes, and the work settles. */
 static void test_noise_never_corrupts_the_vault(void **state)
@@ -1549,6 +1777,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_fold_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_skips_an_article_with_an_unclosed_fence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_moves_an_old_vault_once_keeping_a_hand_edit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sources_follow_the_citations_and_the_setting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_vault_for_obsidian, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_infobox_links_only_to_articles_that_exist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_writes_model_links_to_no_article_as_text, setup, teardown),

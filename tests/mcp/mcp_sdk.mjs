@@ -66,7 +66,7 @@ o = await call('read', { name: 'sourdough' });
 assert.equal(o.stem, 'Sourdough');
 assert.ok(o.sections.some((s) => s.anchor === 'feeding-schedule'), JSON.stringify(o.sections));
 o = await call('read', { name: 'Sourdough', whole: true }, { big: true });
-assert.match(o.text, /^# Sourdough\n/);
+assert.match(o.text, /^---\naliases:\n  - natural leaven\n[\s\S]*?\n---\n\n# Sourdough\n/); // the file as it is, front matter first
 o = await call('section', { name: 'Sourdough', anchor: 'feeding-schedule' });
 assert.match(o.text, /twice/);
 assert.equal(o.references[0].label, '2');

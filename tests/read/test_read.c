@@ -394,6 +394,9 @@ static void test_read_infobox_and_membership(void **state)
     assert_int_equal(json_array_size(f), 5);
     assert_string_equal(str(json_array_get(f, 2), "key"), "location");
     assert_string_equal(str(json_array_get(f, 2), "value"), "south-facing balcony");
+    /* the front matter's aliases, listed as the infobox listed them before they moved there */
+    assert_string_equal(str(json_array_get(f, 4), "key"), "aliases");
+    assert_string_equal(str(json_array_get(f, 4), "value"), "container garden, balcony planters");
     json_decref(o);
     assert_int_equal(dream_read_members(r, "category", "hobbies", 0, 0, &o), 0);
     assert_int_equal(json_integer_value(json_object_get(o, "total")), 3);

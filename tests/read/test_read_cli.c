@@ -102,7 +102,7 @@ static void test_cli_read_default_is_small_and_whole_is_the_file(void **state)
 {
     (void)state;
     assert_int_equal(dream("read Sourdough"), 0);
-    EXPECT("# Sourdough (Sourdough, 1292 bytes)\n\n**Sourdough** is bread");
+    EXPECT("# Sourdough (Sourdough, 1283 bytes)\n\n**Sourdough** is bread");
     EXPECT("- Starter  #starter\n  - Feeding schedule  #feeding-schedule\n- Baking  #baking\n");
     EXPECT("next: dream section Sourdough ANCHOR\n");
     assert_true(strlen(out) < 2048);

@@ -305,7 +305,7 @@ static void test_streamed_run_is_the_whole_pipeline_and_a_second_run_waits(void 
     assert_int_equal(dry.status, 200);
     json_t *dj = json_loads(dry.body, 0, NULL);
     assert_true(json_is_true(json_object_get(dj, "ok")));
-    assert_int_equal(json_array_size(json_object_get(dj, "stages")), 9);
+    assert_int_equal(json_array_size(json_object_get(dj, "stages")), 10); /* segment ... wikify, sources */
     size_t k;
     json_t *v;
     json_array_foreach(json_object_get(dj, "stages"), k, v) assert_true(json_is_true(json_object_get(v, "dry_run")));
@@ -344,7 +344,7 @@ static void test_streamed_run_is_the_whole_pipeline_and_a_second_run_waits(void 
     assert_string_equal(json_string_value(json_object_get(done, "event")), "done");
     assert_true(json_is_false(json_object_get(json_object_get(done, "data"), "stopped")));
     json_t *stages = json_object_get(json_object_get(done, "data"), "stages");
-    assert_int_equal(json_array_size(stages), 9);
+    assert_int_equal(json_array_size(stages), 10);
     assert_int_equal(count_of(json_array_get(stages, 0), "chunks"), 18);
     assert_int_equal(count_of(json_array_get(stages, 4), "created"), 5);
     assert_true(count_of(json_array_get(stages, 4), "committed") >= 5);
