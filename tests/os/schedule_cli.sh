@@ -21,7 +21,8 @@ if [ "\$1" = "-l" ]; then [ -f '$cron' ] && { cat '$cron'; exit 0; }; echo "no c
 [ "\$1" = "-" ] && cat > '$cron'
 FAKE
 chmod +x "$work/bin/systemctl" "$work/bin/crontab"
-run() { env -u XDG_CONFIG_HOME HOME="$work/home" DREAM_HOME="$work/dh" PATH="$work/bin:/usr/bin:/bin" "$dream" "$@" 2>&1; }
+run() { env -u XDG_CONFIG_HOME HOME="$work/home" DREAM_HOME="$work/dh" PATH="$work/bin:/usr/bin:/bin" DREAM_THREADS=3 HF_HOME="$work/hf" \
+        DREAM_BACKEND=http://127.0.0.1:9/v1 DREAM_BACKEND_KEY=sekrit "$dream" "$@" 2>&1; }
 has() { printf '%s\n' "$1" | grep -qF -- "$2" || fail "missing '$2' in:
 $1"; }
 
@@ -43,6 +44,14 @@ has "$(cat "$units/dream.timer")" "WantedBy=timers.target"
 svc=$(cat "$units/dream.service")
 has "$svc" "Type=oneshot"
 has "$svc" "Environment=\"DREAM_HOME=$work/dh\""
+# the model's settings and the backend travel with the job; the backend's key never does
+has "$svc" "Environment=\"DREAM_THREADS=3\""
+has "$svc" "Environment=\"HF_HOME=$work/hf\""
+has "$svc" "Environment=\"DREAM_BACKEND=http://127.0.0.1:9/v1\""
+printf '%s\n' "$svc" | grep -q sekrit && fail "the backend key was written into the unit: $svc"
+has "$out" "DREAM_BACKEND_KEY is set but not written into the job"
+has "$out" "loginctl enable-linger"
+has "$out" "Claude Code deletes its session logs after 30 days"
 has "$svc" "ExecStart=-$dream ingest --from claude-code --from codex --from pi"
 has "$svc" "ExecStart=$dream run"
 [ "$(cat "$log")" = "systemctl --user daemon-reload
@@ -69,7 +78,8 @@ has "$out" "systemd passed over: systemctl --user daemon-reload failed (exit sta
 has "$out" "daily at 23:05 by a crontab line"
 [ ! -e "$units/dream.service" ] || fail "unit file left after the systemd failure"
 has "$(cat "$cron")" "0 9 * * 1 /usr/bin/backup --weekly"
-has "$(cat "$cron")" "5 23 * * * DREAM_HOME='$work/dh' '$dream' ingest --from claude-code --from codex --from pi >>'$work/dh/cache/schedule.log' 2>&1; DREAM_HOME='$work/dh' '$dream' run >>'$work/dh/cache/schedule.log' 2>&1 # dream schedule"
+grep -q sekrit "$cron" && fail "the backend key was written into the crontab: $(cat "$cron")"
+has "$(cat "$cron")" "5 23 * * * DREAM_HOME='$work/dh' DREAM_THREADS='3' DREAM_BACKEND='http://127.0.0.1:9/v1' HF_HOME='$work/hf' '$dream' ingest --from claude-code --from codex --from pi >>'$work/dh/cache/schedule.log' 2>&1; DREAM_HOME='$work/dh' DREAM_THREADS='3' DREAM_BACKEND='http://127.0.0.1:9/v1' HF_HOME='$work/hf' '$dream' run >>'$work/dh/cache/schedule.log' 2>&1 # dream schedule"
 # scheduling again replaces the line
 out=$(run schedule --at 04:00) || fail "reschedule: $out"
 [ "$(grep -c 'dream schedule' "$cron")" -eq 1 ] || fail "two dream lines: $(cat "$cron")"
