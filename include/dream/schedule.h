@@ -40,6 +40,11 @@ int dream_schedule_install(int hour, int minute, const char *dream_path, struct 
  * is not an error). out->via is "" when there was nothing to remove. */
 int dream_schedule_remove(struct dream_schedule_result *out);
 
+/* Asks the scheduler itself whether the job recorded as via ("systemd" or "cron") is in place:
+ * `systemctl --user is-enabled dream.timer` succeeds, or the crontab holds dream's line. 1 in
+ * place, 0 not, -1 when it cannot tell (the tool is not on PATH or cannot run). */
+int dream_schedule_live(const char *via);
+
 #ifdef __cplusplus
 }
 #endif

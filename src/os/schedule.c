@@ -435,3 +435,25 @@ int dream_schedule_remove(struct dream_schedule_result *out)
     free(state);
     return rc;
 }
+
+int dream_schedule_live(const char *via)
+{
+    if (via && strcmp(via, "systemd") == 0) {
+        if (!schedule_on_path("systemctl")) return -1;
+        char *ask[] = {"systemctl", "--user", "is-enabled", "dream.timer", NULL};
+        struct dbuf o = {0};
+        int st = schedule_exec(ask, NULL, &o);
+        dbuf_free(&o);
+        return st < 0 ? -1 : st == 0;
+    }
+    if (via && strcmp(via, "cron") == 0) {
+        if (!schedule_on_path("crontab")) return -1;
+        struct dbuf rest = {0};
+        bool had = false;
+        int rc = schedule_cron_read(&rest, &had);
+        dbuf_free(&rest);
+        if (rc) dream_error_clear();
+        return rc ? -1 : had;
+    }
+    return -1;
+}

@@ -8,6 +8,7 @@
 #include "store_internal.h"
 
 #include "dream/pipeline.h"
+#include "dream/schedule.h"
 #include "util/buf.h"
 
 #include <git2.h>
@@ -87,6 +88,9 @@ static json_t *read_schedule_state(void)
         }
         fclose(f);
         json_object_set_new(o, "installed", json_true());
+        /* the state file says what was installed; the scheduler says whether it still is */
+        int live = dream_schedule_live(json_string_value(json_object_get(o, "via")));
+        json_object_set_new(o, "live", live < 0 ? json_null() : json_boolean(live));
     }
     dbuf_free(&p);
     return o;

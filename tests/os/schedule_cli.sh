@@ -11,6 +11,7 @@ log=$work/log cron=$work/crontab units=$work/home/.config/systemd/user
 cat > "$work/bin/systemctl" <<FAKE
 #!/bin/sh
 echo "systemctl \$*" >> '$log'
+[ "\$2" = is-enabled ] && [ -f '$work/timer-off' ] && { echo disabled; exit 1; }
 [ -f '$work/systemd-broken' ] && { echo "Failed to connect to bus: No medium found" >&2; exit 1; }
 exit 0
 FAKE
@@ -58,6 +59,13 @@ has "$svc" "ExecStart=$dream run"
 systemctl --user enable --now dream.timer
 crontab -l" ] || fail "systemd calls: $(cat "$log")"
 out=$(run status); has "$out" "schedule: daily at 03:30 (systemd)"
+printf '%s\n' "$out" | grep -q "not enabled" && fail "status doubts an enabled timer: $out"
+has "$(cat "$log")" "systemctl --user is-enabled dream.timer"
+# the timer disabled behind dream's back: status asks systemd, not only its own state file
+touch "$work/timer-off"
+out=$(run status); has "$out" "schedule: daily at 03:30 (systemd); but the timer is not enabled now"
+out=$(run status --json); has "$out" "\"live\":false"
+rm "$work/timer-off"
 out=$(run status --json); has "$out" "\"schedule\":{\"installed\":true,\"via\":\"systemd\",\"at\":\"03:30\""
 
 # unschedule: disabled, files gone, status says none
@@ -80,6 +88,11 @@ has "$out" "daily at 23:05 by a crontab line"
 has "$(cat "$cron")" "0 9 * * 1 /usr/bin/backup --weekly"
 grep -q sekrit "$cron" && fail "the backend key was written into the crontab: $(cat "$cron")"
 has "$(cat "$cron")" "5 23 * * * DREAM_HOME='$work/dh' DREAM_THREADS='3' DREAM_BACKEND='http://127.0.0.1:9/v1' HF_HOME='$work/hf' '$dream' ingest --from claude-code --from codex --from pi >>'$work/dh/cache/schedule.log' 2>&1; DREAM_HOME='$work/dh' DREAM_THREADS='3' DREAM_BACKEND='http://127.0.0.1:9/v1' HF_HOME='$work/hf' '$dream' run >>'$work/dh/cache/schedule.log' 2>&1 # dream schedule"
+out=$(run status); has "$out" "schedule: daily at 23:05 (cron)"
+printf '%s\n' "$out" | grep -q "is gone" && fail "status doubts a crontab line that is there: $out"
+mv "$cron" "$cron.kept"
+out=$(run status); has "$out" "schedule: daily at 23:05 (cron); but its crontab line is gone"
+mv "$cron.kept" "$cron"
 # scheduling again replaces the line
 out=$(run schedule --at 04:00) || fail "reschedule: $out"
 [ "$(grep -c 'dream schedule' "$cron")" -eq 1 ] || fail "two dream lines: $(cat "$cron")"
