@@ -58,14 +58,16 @@ int cmd_schedule(int argc, char **argv)
     if (res.note[0]) fprintf(stderr, "dream schedule: %s; using cron\n", res.note);
     if (strcmp(res.via, "systemd") == 0) {
         printf("dream schedule: daily at %02d:%02d by the systemd user timer %s\n", hour, minute, res.file);
+        const char *user = getenv("USER");
         printf("  a user timer runs only while you are logged in, unless `loginctl enable-linger %s` lets it run without a session\n",
-               getenv("USER") && getenv("USER")[0] ? getenv("USER") : "$USER");
+               user && user[0] ? user : "$USER");
     } else {
         printf("dream schedule: daily at %02d:%02d by a crontab line (crontab -l shows it)\n", hour, minute);
     }
     printf("  Claude Code deletes its session logs after 30 days by default (cleanupPeriodDays in ~/.claude/settings.json):\n"
            "  a nightly ingest reads them in time; raise that setting to keep the originals longer\n");
-    if (getenv("DREAM_BACKEND_KEY") && getenv("DREAM_BACKEND_KEY")[0])
+    const char *key = getenv("DREAM_BACKEND_KEY");
+    if (key && key[0])
         fprintf(stderr, "dream schedule: DREAM_BACKEND_KEY is set but not written into the job (a secret does not belong in a unit "
                         "file or a crontab line): give the backend's key to the job some other way, or use a backend without one\n");
     return 0;

@@ -82,16 +82,6 @@ static int fg_day(const char *s, int64_t *ms)
     return 0;
 }
 
-static void fg_date(int64_t ms, char out[11])
-{
-    out[0] = '\0';
-    if (ms <= 0) return;
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    snprintf(out, 11, "%04d-%02d-%02d", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100);
-}
-
 static int fg_add_conv(struct forget *f, sqlite3_stmt *st)
 {
     struct fg_conv *g = realloc(f->convs, (f->n_convs + 1) * sizeof *g);
@@ -103,7 +93,7 @@ static int fg_add_conv(struct forget *f, sqlite3_stmt *st)
     c->cite = strdup((const char *)sqlite3_column_text(st, 1));
     c->source = strdup((const char *)sqlite3_column_text(st, 2));
     c->title = strdup((const char *)sqlite3_column_text(st, 3));
-    fg_date(sqlite3_column_int64(st, 4), c->date);
+    synth_day(sqlite3_column_int64(st, 4), c->date);
     c->messages = (size_t)sqlite3_column_int64(st, 5);
     return c->cite && c->source && c->title ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }

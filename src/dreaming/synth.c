@@ -50,16 +50,21 @@ static char *synth_strdup(const unsigned char *s)
     return strdup(s ? (const char *)s : "");
 }
 
-static void synth_date(int64_t ms, char out[11])
+void synth_day(int64_t ms, char out[11])
 {
-    if (ms <= 0) {
-        snprintf(out, 11, "%s", DREAM_CITATION_UNDATED);
-        return;
-    }
+    out[0] = '\0';
+    if (ms <= 0) return;
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&t, &tm);
     snprintf(out, 11, "%04d-%02d-%02d", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100);
+}
+
+/* synth_day, or DREAM_CITATION_UNDATED when ms is unknown (what a citation shows). */
+static void synth_date(int64_t ms, char out[11])
+{
+    synth_day(ms, out);
+    if (!out[0]) snprintf(out, 11, "%s", DREAM_CITATION_UNDATED);
 }
 
 char *synth_msg_id(const char *source_id, int64_t position)

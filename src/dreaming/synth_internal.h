@@ -123,6 +123,9 @@ int synth_put(dream_store *store, const char *wiki, const char *stage, int64_t s
 /* Records (chunk, stem) as routed with no write (the chunk went nowhere). */
 int synth_mark_routed(dream_store *store, int64_t chunk, const char *stem);
 
+/* "YYYY-MM-DD" (UTC) of Unix ms; "" when ms is unknown (0 or less). */
+void synth_day(int64_t ms, char out[11]);
+
 /* Commits the journal's written texts (and removals) in one git commit with subject
  * "memory: <subject>", with the transcript notes their footnotes link to (synth_sources_for),
  * and clears them; *n_files (may be NULL) counts the paths. */

@@ -382,6 +382,26 @@ static int src_on_disk(const char *wiki, struct src_set *out)
     return rc;
 }
 
+/* Appends the file rel (a path under wiki) as it is on disk to files: DREAM_OK, DREAM_ENOMEM, or
+ * the error reading it (DREAM_ENOTFOUND when it is gone). */
+static int src_file_add(const char *wiki, const char *rel, struct synth_file **files, size_t *n)
+{
+    struct dbuf q = {0};
+    char *full = dbuf_printf(&q, "%s/%s", wiki, rel) ? NULL : dbuf_take(&q), *text = NULL, *path = NULL;
+    size_t len = 0;
+    int rc = full ? file_read_all(full, 0, &text, &len) : dream_error_set(DREAM_ENOMEM, "out of memory");
+    free(full);
+    struct synth_file *g = rc ? NULL : realloc(*files, (*n + 1) * sizeof *g);
+    if (g) *files = g;
+    if (!rc && (!g || !(path = strdup(rel)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (rc) {
+        free(text);
+        return rc;
+    }
+    (*files)[(*n)++] = (struct synth_file){path, text, len};
+    return DREAM_OK;
+}
+
 int synth_sources_drop(const char *wiki, const char *const *hashes, size_t n, struct synth_file **kept, size_t *n_kept, size_t *removed)
 {
     *kept = NULL, *n_kept = 0, *removed = 0;
@@ -395,23 +415,15 @@ int synth_sources_drop(const char *wiki, const char *const *hashes, size_t n, st
             size_t hl = strlen(hashes[k]);
             drop = l > hl + 5 && !strcmp(name + l - 4, ").md") && !strncmp(name + l - 4 - hl, hashes[k], hl) && name[l - 5 - hl] == '(';
         }
+        if (!drop) {
+            rc = src_file_add(wiki, name, kept, n_kept);
+            continue;
+        }
         struct dbuf q = {0};
         char *full = dbuf_printf(&q, "%s/%s", wiki, name) ? NULL : dbuf_take(&q);
         if (!full) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        else if (drop && unlink(full) != 0 && errno != ENOENT) rc = dream_error_set(DREAM_EIO, "cannot remove %s: %s", full, strerror(errno));
-        else if (drop) (*removed)++;
-        else {
-            char *text = NULL;
-            size_t len = 0;
-            struct synth_file *g = NULL;
-            rc = file_read_all(full, 0, &text, &len);
-            if (!rc && !(g = realloc(*kept, (*n_kept + 1) * sizeof *g))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-            if (g) *kept = g;
-            char *path = rc ? NULL : strdup(name);
-            if (!rc && !path) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-            if (!rc) (*kept)[(*n_kept)++] = (struct synth_file){path, text, len};
-            else free(text);
-        }
+        else if (unlink(full) != 0 && errno != ENOENT) rc = dream_error_set(DREAM_EIO, "cannot remove %s: %s", full, strerror(errno));
+        else (*removed)++;
         free(full);
     }
     set_free(&disk);
@@ -478,26 +490,11 @@ static int src_sync(dream_store *store, const struct dream_synth_params *params,
         rc = src_render_all(store, p.wiki_dir, &keep_cites, &files, &n_files, NULL);
         /* the notes of conversations this store lacks stay as they are on disk */
         for (size_t i = 0; !rc && i < keep_notes.n; i++) {
-            struct dbuf q = {0};
-            char *full = NULL, *text = NULL;
-            size_t len = 0;
-            rc = dbuf_printf(&q, "%s/%s.md", p.wiki_dir, keep_notes.v[i]);
-            full = rc ? NULL : dbuf_take(&q);
-            if (full && file_read_all(full, 0, &text, &len) == 0) {
-                struct synth_file *g = realloc(files, (n_files + 1) * sizeof *g);
-                struct dbuf r = {0};
-                if (g && !dbuf_printf(&r, "%s.md", keep_notes.v[i])) {
-                    files = g;
-                    files[n_files++] = (struct synth_file){dbuf_take(&r), text, len};
-                    text = NULL;
-                } else {
-                    if (g) files = g;
-                    rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-                }
-            }
-            dream_error_clear();
-            free(text);
-            free(full);
+            struct dbuf r = {0};
+            char *rel = dbuf_printf(&r, "%s.md", keep_notes.v[i]) ? NULL : dbuf_take(&r);
+            rc = rel ? src_file_add(p.wiki_dir, rel, &files, &n_files) : dream_error_set(DREAM_ENOMEM, "out of memory");
+            if (rc && rc != DREAM_ENOMEM) rc = DREAM_OK, dream_error_clear(); /* gone from disk: nothing to keep */
+            free(rel);
         }
         res.sources = n_files;
         /* what no footnote cites any more goes */

@@ -136,11 +136,12 @@ static void text_status(struct dbuf *b, const json_t *o)
     }
     json_t *s = json_object_get(o, "schedule");
     if (json_is_true(json_object_get(s, "installed"))) {
-        bool off = json_is_false(json_object_get(s, "live")), systemd = strcmp(s_(s, "via"), "systemd") == 0;
-        dbuf_printf(b, "schedule: daily at %s (%s)%s\n", s_(s, "at"), s_(s, "via"),
-                    !off          ? ""
-                    : systemd ? "; but the timer is not enabled now (systemctl --user enable --now dream.timer, or dream schedule again)"
-                              : "; but its crontab line is gone (dream schedule again)");
+        const char *gone = "";
+        if (json_is_false(json_object_get(s, "live")))
+            gone = strcmp(s_(s, "via"), "systemd") == 0
+                       ? "; but the timer is not enabled now (systemctl --user enable --now dream.timer, or dream schedule again)"
+                       : "; but its crontab line is gone (dream schedule again)";
+        dbuf_printf(b, "schedule: daily at %s (%s)%s\n", s_(s, "at"), s_(s, "via"), gone);
     }
     else dbuf_puts(b, "schedule: none (dream schedule --at HH:MM)\n");
     json_t *v;
