@@ -878,7 +878,11 @@ int dream_synth_recover(dream_store *store, const char *wiki, size_t *committed)
             /* a removal is done when the file is gone; otherwise the file holds the write's text */
             bool done = removes ? r == DREAM_ENOTFOUND : r == DREAM_OK && hlen == len && memcmp(have, text, len) == 0;
             bool redo = !done && ((r == DREAM_ENOTFOUND && !before) || (r == DREAM_OK && before && hlen == blen && memcmp(have, before, blen) == 0));
-            if (done) rc = synth_mark_written(store, seq);
+            /* as synth_put: the notes its footnotes link to are on disk before the article is (a
+             * kill between the journal and synth_put left them unwritten) */
+            if ((done || redo) && !removes) rc = synth_sources_for(store, wiki, &text, &len, 1, NULL, NULL);
+            if (rc) /* nothing more for this row: the loop stops on rc */;
+            else if (done) rc = synth_mark_written(store, seq);
             else if (redo && removes && unlink(path) != 0) rc = dream_error_set(DREAM_EIO, "cannot remove %s: %s", path, strerror(errno));
             else if (redo && removes) rc = synth_mark_written(store, seq);
             else if (redo && !(rc = file_write_atomic(path, text, len))) rc = synth_mark_written(store, seq);
