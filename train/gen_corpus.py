@@ -891,6 +891,8 @@ class SubjectMaker:
         lex, rng = self.lex, self.rng
         if self.cat.pets and rng.random() < 0.2:
             return self._pet(s)
+        if self.g.casual and rng.random() < 0.75:
+            return self._named_thing(s)
         fams = [f for f in self.cat.thing_families if f[0]]
         offs, verbs, uses, root = rng.choice(fams)
         off = self._pick(offs, key=lambda o: lex.syn[o].words[0])
@@ -921,6 +923,34 @@ class SubjectMaker:
                      "Something about my {s0} again.", "Me again about the {s0}.", "About my {s0}:"]
         s.templates = [t for t in THING_FACTS if t["aspect"] != "Repairs" or s.parts]
 
+    def _named_thing(self, s):
+        """A thing the person calls by a given name (casual style): the name is the subject."""
+        lex, rng = self.lex, self.rng
+        fams = [f for f in self.cat.thing_families if f[0]]
+        offs, verbs, uses, root = rng.choice(fams)
+        off = self._pick(offs, key=lambda o: lex.syn[o].words[0])
+        lemma = lex.head(off)
+        nick = self.given()
+        s.name, s.surfaces, s.mentions, s.tn = nick, [nick], [nick], nick
+        s.type = lemma
+        s.gloss = clean_gloss(lex.syn[off].gloss)
+        anc = family_anchor(lex, off, root)
+        s.family = anc
+        s.category = title_case(plural(anc))
+        s.verb, s.gerund = rng.choice(verbs)
+        s.uses = uses
+        s.parts = lex.meronyms(off)
+        s.description = f"the person's {lemma} ({s.gloss}), which they call {nick}"
+        s.intro = [f"My {lemma}, {{s0}}, has been on my mind lately.",
+                   f"{{s0}}, my {lemma}, needs some attention.",
+                   f"I have {a(lemma)} that I call {{s0}} — {s.gloss}.",
+                   f"Yes, I named my {lemma} {{s0}}. It's {a(lemma)}, so {s.gloss}.",
+                   f"Some context: {{s0}} is what I call my {lemma}.",
+                   f"I've had my {lemma} for a while now (I call it {{s0}})."]
+        s.reintro = ["{s0} is acting up again.", "Quick one about {s0}.", "So, {s0} again.",
+                     f"{{s0}}, my {lemma}, again.", "Another thing about {s0}.", "Me and {s0} again."]
+        s.templates = [t for t in THING_FACTS if t["aspect"] != "Repairs" or s.parts]
+
     def _pet(self, s):
         lex, rng = self.lex, self.rng
         off = self._pick(self.cat.pets, key=lambda o: lex.syn[o].words[0])
@@ -941,6 +971,8 @@ class SubjectMaker:
     def _project(self, s):
         lex, rng, cat = self.lex, self.rng, self.cat
         code = self._pick(cat.codenames)
+        if self.g.casual and rng.random() < 0.6:
+            code = code.lower()
         s.name, s.surfaces, s.tn = code, [code], code
         choice = rng.random()
         if choice < 0.5:
@@ -955,6 +987,10 @@ class SubjectMaker:
             s.intro = [f"I'm building {{s0}}, {a(form)} that keeps track of the {coll} I {verb} — a software side project of mine.",
                        f"My software side project is called {{s0}}: {a(form)} to keep track of the {coll} I {verb}.",
                        f"Some context: {{s0}} is {a(form)} I'm writing to keep track of the {coll} I {verb}. It's a software project, just for me."]
+            if self.g.casual:
+                s.intro += [f"I'm writing a small {form} called {{s0}} that keeps track of the {coll} I {verb}.",
+                            f"In {{s0}}, my {form} for the {coll} I {verb}, I'm stuck on something.",
+                            f"For my side project {{s0}} (it tracks the {coll} I {verb}) I need some help."]
             s.mentions = [code]
             item = re.sub(r"\W+", "_", coll.split()[-1]).strip("_")
             s.modules = sorted(set(rng.sample(MODULES, 5) + [item.rstrip("s") or "items"]))
@@ -1043,6 +1079,11 @@ class SubjectMaker:
                    f"I took up {{s0}} recently; it's a form of {s.type}, {s.gloss}. It's one of the {cw} I do.",
                    f"Background: {{s0}}, {s.gloss}, is the {s.type} I spend most of my free time on — the main one of my {cw}."]
         s.reintro = ["More {s0} talk.", "Back to {s0}.", "A {s0} question.", "Thinking about {s0} again."]
+        if self.g.casual:
+            s.intro += [f"I've been doing a lot of {{s0}} lately ({s.gloss}).",
+                        f"I want to get better at {{s0}}; it's the {s.type} I like most.",
+                        f"This year I started {{s0}} — {s.gloss}."]
+            s.reintro += ["I did some {s0} again this week.", "Still at the {s0}."]
         crafty = s.category in ("Crafts", "Needlecrafts", "Home Crafts", "Arts", "Hobbies", "Wellbeing Practices")
         s.gear = self.cat.tools if crafty else self.cat.sports_gear
         s.templates = list(PRACTICE_FACTS)
@@ -1234,6 +1275,28 @@ KIND_ADVICE = {
         "The right equipment helps, but in {s} technique beats expensive gear almost every time.",
     ],
 }
+# Casual style: sentences full of everyday nouns that are not subjects, so a name is not just
+# "the one concrete word in the message" ({food}, {tool}, {room}, {plant}, {fabric}, {thing}).
+CASUAL_ADVICE = [
+    "A {tool} makes this much easier, and it's worth keeping one in the {room}.",
+    "Some people keep a {thing} nearby for this; it's cheap and saves time.",
+    "If it gets damp, move it out of the {room} and dry it with a {fabric} cloth.",
+    "I'd wipe it down with {fabric} rather than anything rough.",
+    "Think of it like {food}: small changes in timing make a big difference.",
+    "A {thing} on the shelf as a reminder sounds silly, but it works.",
+    "Water the {plant} on the same day, so both become one routine.",
+    "Keep the {tool} and the spare parts together in the {room}.",
+    "It's the same logic as with {food}: patience first, then adjust.",
+    "A cheap {thing} and a notebook are all the equipment you need to start.",
+]
+CASUAL_ASIDES = [
+    "I was making {food} at the time.", "It's next to the {tool} in the {room}.",
+    "My {plant} is doing fine, at least.", "I keep meaning to clear out the {room}.",
+    "(I used the {tool} from the {room} for that.)", "I had {food} for lunch while I thought about it.",
+    "The {thing} I bought last week helped a bit.", "It's cold in the {room} these days.",
+    "I wrapped it in {fabric} for now.", "Everything smells of {food} in here today.",
+]
+
 # Advice on one aspect; "<Aspect>_<kind>" entries apply to that kind only.
 ASPECT_ADVICE = {
     "Maintenance": ["A regular schedule for {s} makes maintenance a habit instead of a chore.",
@@ -1304,13 +1367,19 @@ class Conversation:
 
 
 class Generator:
-    def __init__(self, lex, seed, catalogue, n_conv=None):
+    def __init__(self, lex, seed, catalogue, n_conv=None, style="plain"):
         self.lex = lex
+        # "casual" (since run 6): short chats, mostly one subject each, things the person has
+        # given a name ("my mixer, Bertha"), lower-case project names, shorter replies and
+        # everyday nouns that are not subjects. Every random draw it adds happens only in that
+        # style, so the plain style's corpora stay byte-identical for their seeds.
+        self.casual = style == "casual"
+        self.style = style
         self.cat = Catalogue(lex, catalogue)
         self.seed, self.catalogue = seed, catalogue
         # A string seed is hashed with SHA-512 by random.seed, so it is stable across runs and
         # Python builds, and train/heldout histories of the same seed share nothing by accident.
-        self.rng = random.Random(f"dream-corpus/{catalogue}/{seed}")
+        self.rng = random.Random(f"dream-corpus/{catalogue}/{seed}" + ("/casual" if self.casual else ""))
         self.n_conv = n_conv
         self.ids, self.texts = set(), set()
         self.n_fact = 0
@@ -1334,6 +1403,10 @@ class Generator:
         v = {"season": r.choice(SEASONS), "month": r.choice(MONTHS), "weekday": r.choice(WEEKDAYS),
              "noun": r.choice(self.cat.artifacts), "weather": r.choice(WEATHER), "drink": r.choice(DRINKS),
              "daypart": r.choice(DAYPARTS), "day": r.choice(WEEKDAYS)}
+        if self.casual:  # everyday nouns that are not subjects (casual style only: see __init__)
+            c = self.cat
+            v.update({"food": r.choice(c.foods), "tool": r.choice(c.tools), "room": r.choice(c.rooms),
+                      "plant": r.choice(c.plants), "fabric": r.choice(c.fabrics), "thing": r.choice(c.artifacts)})
         if subj is not None:
             m = r.choice(subj.mentions)
             m = "your " + m[3:] if m.startswith("my ") else m
@@ -1500,7 +1573,7 @@ class Generator:
     # --- planning conversations --------------------------------------------------------------
     def plan(self):
         r = self.rng
-        n = self.n_conv or r.randint(20, 40)
+        n = self.n_conv or (r.randint(8, 18) if self.casual else r.randint(20, 40))
         self.make_person()
         self.make_subjects(n)
         days = sorted(r.sample(range(self.span), n))
@@ -1508,7 +1581,7 @@ class Generator:
         rec = [s for s in self.subjects if s.recurring]
         one = [s for s in self.subjects if not s.recurring]
         # Topic slots: about 1.4 per conversation, two per recurring subject at least.
-        total = max(round(n * r.uniform(1.3, 1.6)), n, 2 * len(rec) + len(one))
+        total = max(round(n * (r.uniform(1.0, 1.2) if self.casual else r.uniform(1.3, 1.6))), n, 2 * len(rec) + len(one))
         # Each recurring subject has 3-6 facts and appears at most once per fact, so that most
         # appearances say something new; only a history too long for its facts gets visits that
         # are questions alone.
@@ -1526,7 +1599,7 @@ class Generator:
             s = r.choice(room)
             counts[s.id] += 1
         total = sum(counts.values()) + len(one)
-        sessions = r.sample(range(n), max(1, round(n * 0.3)))
+        sessions = r.sample(range(n), max(1, round(n * (0.12 if self.casual else 0.3))))
         for _ in range(total - n):
             open_ = [i for i in sessions if convs[i].capacity < 5] or [i for i in range(n) if convs[i].capacity < 5]
             convs[r.choice(open_)].capacity += 1
@@ -1560,7 +1633,7 @@ class Generator:
             self.plan_facts(s)
         for c in convs:
             r.shuffle(c.topics)
-            c.quick = len(c.topics) == 1 and r.random() < 0.2
+            c.quick = len(c.topics) == 1 and r.random() < (0.5 if self.casual else 0.2)
             c.fmt = "claude" if r.random() < 0.25 else "chatgpt"
         if n >= 4 and not any(c.fmt == "claude" for c in convs):
             convs[r.randrange(n)].fmt = "claude"
@@ -1603,8 +1676,8 @@ class Generator:
                 fp, tp = self.fact_sentence(f, self.pick(subj.mentions))
                 said.append((f, fp, tp))
                 out.append(fp)
-            if aside:
-                out.append(aside)
+            if aside:  # a callable is drawn again for each try (it may name another subject)
+                out.append(aside(i) if callable(aside) else aside)
             if question:
                 q, filler = question(i)
                 if filler and r.random() < 0.1:
@@ -1654,9 +1727,11 @@ class Generator:
         technical = subj.software and aspect in ("Technology", "Data Storage", "Design", "Testing", "Deployment", "Goals", "Status")
 
         def build(i):
-            target = r.randint(80, 300)
+            target = r.randint(40, 150) if self.casual else r.randint(80, 300)
             generic = GENERIC_ADVICE if kind != "person" else [g for g in GENERIC_ADVICE if "{s}" not in g and "Cost" not in g]
             pool = ASPECT_ADVICE.get(aspect, []) + ASPECT_ADVICE.get(f"{aspect}_{subj.kind}", []) + KIND_ADVICE[kind] + generic
+            if self.casual:
+                pool = pool + CASUAL_ADVICE
             if subj.kind == "thing" and not subj.parts:
                 pool = [p for p in pool if "{part}" not in p]
             order = r.sample(pool, len(pool))
@@ -1713,7 +1788,7 @@ class Generator:
                 groups.append(rest[:m])
                 rest = rest[m:]
             # Follow-up exchanges without new facts; long sessions get more of them.
-            extra = r.randint(1, 3) + (r.randint(1, 3) if c.capacity >= 3 else 0)
+            extra = r.randint(0, 2) if self.casual else r.randint(1, 3) + (r.randint(1, 3) if c.capacity >= 3 else 0)
             for _ in range(extra):
                 groups.insert(r.randint(1, len(groups)), [])
         msgs = []
@@ -1728,13 +1803,16 @@ class Generator:
             elif r.random() < 0.3:
                 parts.append(lambda i: (self.pick(THANKS), True))
             other = self.passing_mention(c, subj) if r.random() < 0.12 else None
+            aside = other[1] if other else None
+            if self.casual and not other and r.random() < 0.45:
+                aside = lambda i: self.fmt(self.pick(CASUAL_ASIDES))
             if gi == 0 or group or r.random() < 0.4:
                 question = lambda i, aspect=aspect: (self.fmt(self.pick(QUESTIONS), None, s=self.pick(subj.mentions),
                                                               a=aspect.lower()), True)
             else:
                 question = lambda i: (self.fmt(self.pick(FOLLOWUPS)), True)
             self._allow = [other[0]] if other else []
-            text = self.user_message(subj, parts, group, question, aside=other[1] if other else None)
+            text = self.user_message(subj, parts, group, question, aside=aside)
             self._allow = []
             msgs.append(Message("user", text, None, [subj.id], [f for f in group]))
             msgs.append(Message("assistant", self.reply(subj, aspect, group), None, [subj.id]))
@@ -2054,12 +2132,14 @@ def main():
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--catalogue", choices=["train", "heldout"], required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--conversations", type=int, default=None, help="conversations in the history (default 20-40)")
+    ap.add_argument("--conversations", type=int, default=None, help="conversations in the history (default 20-40; casual 8-18)")
+    ap.add_argument("--style", choices=["plain", "casual"], default="plain",
+                    help="casual: short chats, named things, lower-case project names, everyday nouns (since run 6)")
     args = ap.parse_args()
     if args.conversations is not None and args.conversations < 2:
         ap.error("--conversations must be at least 2")
     lex = Lexicon()
-    g = Generator(lex, args.seed, args.catalogue, args.conversations)
+    g = Generator(lex, args.seed, args.catalogue, args.conversations, args.style)
     exports, truth = g.run()
     problems = check(truth)
     if problems:
