@@ -1831,7 +1831,10 @@ class Generator:
         s0 = o.surfaces[0]
         sent = self.pick(PASSING[o.kind]).replace("{as0}", a(s0)).replace("{s0}", s0)
         if o.category == "Pets":
-            sent = self.pick(PASSING["pet"]).replace("{s0}", s0)
+            pool = PASSING["pet"]
+            if self.casual:  # "from the sofa" must not name a sofa-building project (the plain style keeps its draws)
+                pool = [x for x in pool if self.clean_of_others(x.replace("{s0}", s0), o)] or pool
+            sent = self.pick(pool).replace("{s0}", s0)
         o.passing.append(c.index)
         return o, sent
 
