@@ -98,6 +98,33 @@ void dream_seam_shutdown(void);
 struct dream_batch_stats dream_seam_batch_stats(void);
 
 /*
+ * Watching the seam work (dream run's live line), so a long call is never minutes of silence.
+ * The watcher gets these events on the calling thread, with the seam's lock held (so it must
+ * not call into the seam); the event's strings are valid during the call only:
+ *   DREAM_SEAM_MODEL_LOADING  the embedded model starts loading (model: its file)
+ *   DREAM_SEAM_MODEL_LOADED   it has loaded (seconds: how long that took); none when it fails
+ *   DREAM_SEAM_CALLS_START    a call of n inputs of stage begins (dream_call_local: n = 1)
+ *   DREAM_SEAM_CALL_DONE      input index of that call is finished, answered or failed; done
+ *                             counts the finished ones (1..n, each input once). Sent as each
+ *                             input finishes while the others still decode (the embedded
+ *                             engine's scheduler, the remote backend); a backend that answers
+ *                             all at once has its inputs reported when it returns.
+ */
+enum dream_seam_event_kind { DREAM_SEAM_MODEL_LOADING, DREAM_SEAM_MODEL_LOADED, DREAM_SEAM_CALLS_START, DREAM_SEAM_CALL_DONE };
+struct dream_seam_event {
+    enum dream_seam_event_kind kind;
+    const char *stage;  /* CALLS_START, CALL_DONE */
+    size_t index;       /* CALL_DONE */
+    size_t done, n;     /* CALLS_START (done 0), CALL_DONE */
+    const char *model;  /* MODEL_LOADING, MODEL_LOADED */
+    double seconds;     /* MODEL_LOADED */
+};
+typedef void (*dream_seam_watch_fn)(void *ud, const struct dream_seam_event *event);
+
+/* Installs the watcher of every later call (NULL: none). */
+void dream_seam_set_watch(dream_seam_watch_fn fn, void *ud);
+
+/*
  * The prompt path, shared by the stages, `dream generate --chat` and the server: renders
  * [system?, user] with the model's chat template (add_generation_prompt on, bos/eos from the
  * vocabulary) and tokenizes it injection-safely (dream_tokenize_prompt).
@@ -160,7 +187,8 @@ bool dream_seam_names_from_text(void);
 /*
  * Backends. The embedded engine is the default; a backend installed here receives every call
  * instead (the remote OpenAI-compatible endpoint; a scripted fake in tests). call answers n
- * inputs of one stage into out[0..n).
+ * inputs of one stage into out[0..n); the watcher (dream_seam_set_watch) hears of each input as
+ * the remote backend finishes it, of a scripted one's when its call returns.
  */
 struct dream_backend {
     const char *name;

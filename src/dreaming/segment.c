@@ -694,6 +694,7 @@ int dream_segment_run(dream_store *store, const struct dream_segment_params *par
     int rc = seg_eligible(store, &p, &ids, &n);
     if (rc) return rc;
     res.eligible = n;
+    if (!p.dry_run) dream_progress_begin(p.on_progress, p.progress_ud, "segment", n);
     for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
         size_t k = n - i < p.batch ? n - i : p.batch;
         rc = seg_batch(store, ids + i, k, &p, &res);

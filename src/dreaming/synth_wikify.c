@@ -287,6 +287,7 @@ int dream_synth_wikify(dream_store *store, const struct dream_synth_params *para
     res.eligible = n;
     struct synth_stems stems = {0};
     if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
+    if (!rc && !p.dry_run) dream_progress_begin(p.on_progress, p.progress_ud, WIKIFY_STAGE, n);
     for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
         size_t k = n - i < p.batch ? n - i : p.batch;
         rc = wk_round(store, &p, arts + i, k, i, n, &stems, &res);

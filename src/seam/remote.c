@@ -205,6 +205,7 @@ static int remote_call(void *ud, const char *stage, const struct dream_local_inp
                                     t->attempts, curl_easy_strerror(cc));
             else e = parse_reply(r, t, http, &out[t->index]);
             if (e && !first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, t->index);
+            seam_call_done(t->index);
         }
         if (left > 0) curl_multi_poll(multi, NULL, 0, 50, NULL);
     }

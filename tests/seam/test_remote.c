@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +256,53 @@ static void test_remote_sends_the_answer_grammar(void **state)
     MHD_stop_daemon(d);
 }
 
+/* What the watcher heard: the order inputs were reported in, and how many requests the server
+ * still held at each report. */
+static size_t reported[16], still_in_flight[16];
+static int n_reported;
+static void remote_watch(void *ud, const struct dream_seam_event *ev)
+{
+    (void)ud;
+    if (ev->kind != DREAM_SEAM_CALL_DONE || n_reported >= 16) return;
+    pthread_mutex_lock(&mu);
+    still_in_flight[n_reported] = (size_t)in_flight;
+    pthread_mutex_unlock(&mu);
+    reported[n_reported++] = ev->index;
+}
+
+/* Each input is reported to the watcher as its answer arrives, while the others are still at the
+ * server: the scripted server answers the last input first. */
+static void test_remote_reports_each_call_as_it_finishes(void **state)
+{
+    char url[128];
+    struct MHD_Daemon *d = start_scripted(url, sizeof url);
+    pthread_mutex_lock(&mu);
+    n_requests = 3;
+    pthread_mutex_unlock(&mu);
+    struct dream_remote_params p;
+    dream_remote_default_params(&p);
+    p.url = url;
+    p.max_parallel = 8;
+    assert_int_equal(dream_seam_use_remote(&p), 0);
+    enum { N = 8 };
+    struct dream_local_input in[N];
+    char users[N][32], *out[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(users[i], sizeof users[i], "input %d", i);
+        in[i] = (struct dream_local_input){.user = users[i]};
+    }
+    n_reported = 0;
+    dream_seam_set_watch(remote_watch, NULL);
+    assert_int_equal(dream_call_local_batch("entity", in, N, NULL, out), 0);
+    dream_seam_set_watch(NULL, NULL);
+    for (int i = 0; i < N; i++) free(out[i]);
+    assert_int_equal(n_reported, N);
+    assert_int_equal(reported[0], N - 1); /* the first to answer */
+    assert_true(still_in_flight[0] >= 1); /* reported before the batch was over */
+    dream_seam_set_backend(NULL);
+    MHD_stop_daemon(d);
+}
+
 static void test_remote_rejects_a_url_that_is_not_http(void **state)
 {
     struct dream_remote_params p;
@@ -328,6 +376,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_remote_fails_a_turn_that_is_not_utf8),
         cmocka_unit_test(test_remote_retries_transient_errors_keeps_order_and_bounds_concurrency),
         cmocka_unit_test(test_remote_sends_the_answer_grammar),
+        cmocka_unit_test(test_remote_reports_each_call_as_it_finishes),
         cmocka_unit_test(test_remote_batch_equals_local_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
