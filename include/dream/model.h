@@ -40,11 +40,15 @@ extern "C" {
 
 /* A stage's input. system NULL → the stage's default system turn (none for unknown stages and
  * for `chunk`, which passes its own exact system text) → user-only. grammar: this call's answer
- * grammar (see dream_call_opts), when it is built per call; NULL: the options'. */
+ * grammar (see dream_call_opts), when it is built per call; NULL: the options'. json_schema:
+ * the same answer shape as a JSON schema (an object's text), for an answer that is JSON, or
+ * NULL: the remote backend sends it as response_format, which more servers read than a GBNF
+ * grammar; the embedded engine decodes under grammar and does not read it. */
 struct dream_local_input {
     const char *system;
     const char *user;
     const char *grammar;
+    const char *json_schema;
 };
 
 struct dream_call_opts {
@@ -216,8 +220,13 @@ struct dream_remote_params {
     int backoff_ms;        /* first retry delay, doubled each retry (default 200) */
     long timeout_s;        /* per request (default 600) */
     /* The request field that carries a call's answer grammar (GBNF): "grammar" (llama-server's),
-     * "guided_grammar" (vLLM's), or "none" for a server that refuses fields it does not know
-     * (default: $DREAM_BACKEND_GRAMMAR, else "grammar"). */
+     * "guided_grammar" (vLLM's), "json_schema" for none but the JSON schemas below (a server
+     * that reads OpenAI's structured outputs and refuses fields it does not know), or "none":
+     * no answer constraint at all (default: $DREAM_BACKEND_GRAMMAR, else "grammar").
+     * An input with a json_schema is sent it as response_format ({"type": "json_schema"}) in
+     * place of its grammar, unless this is "none". A server that answers such a request with
+     * HTTP 400 and the same request without it with 200 does not take response_format: a
+     * warning says so, and for the rest of the run (this backend) the grammar goes instead. */
     const char *grammar_field;
 };
 void dream_remote_default_params(struct dream_remote_params *params);

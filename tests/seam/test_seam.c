@@ -117,7 +117,9 @@ static void test_batch_equals_serial_qwen(void **state) { batch_equals_serial(qw
 static void grammar_batch_equals_serial(const char *model)
 {
     configure(model, dir, 4);
-    const char *per[N_USERS] = {NULL, dream_grammar_names, NULL, dream_grammar_infobox, NULL, dream_grammar_section_name};
+    char *refresh = dream_grammar_infobox_refresh();
+    assert_non_null(refresh);
+    const char *per[N_USERS] = {NULL, dream_grammar_names, refresh, dream_grammar_infobox, NULL, dream_grammar_section_name};
     struct dream_local_input in[N_USERS];
     for (size_t i = 0; i < N_USERS; i++) in[i] = (struct dream_local_input){.user = users[i], .grammar = per[i]};
     struct dream_call_opts o = dream_call_default_opts();
@@ -139,6 +141,7 @@ static void grammar_batch_equals_serial(const char *model)
     assert_int_equal(dream_call_local("route", &in[0], &o, &free_text), 0);
     assert_true(strcmp(free_text, "yes") && strcmp(free_text, "no"));
     free(free_text);
+    free(refresh);
 }
 
 static void test_grammar_batch_equals_serial_gemma(void **state) { grammar_batch_equals_serial(gemma); }
@@ -187,8 +190,10 @@ static void test_bad_grammar_names_the_stage(void **state)
 static void test_stage_grammars_parse_and_end(void **state)
 {
     configure(gemma, dir, 1);
-    const char *const shapes[] = {dream_grammar_yes_no,  dream_grammar_evolution_error, dream_grammar_names, dream_grammar_headings,
-                                  dream_grammar_section_name, dream_grammar_value, dream_grammar_infobox};
+    char *refresh = dream_grammar_infobox_refresh();
+    assert_non_null(refresh);
+    const char *const shapes[] = {dream_grammar_yes_no,       dream_grammar_evolution_error, dream_grammar_names, dream_grammar_headings,
+                                  dream_grammar_section_name, dream_grammar_value,           dream_grammar_infobox, refresh};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         struct dream_local_input in = {.user = users[i % N_USERS], .grammar = shapes[i]};
         struct dream_call_opts o = dream_call_default_opts();
@@ -199,6 +204,7 @@ static void test_stage_grammars_parse_and_end(void **state)
         printf("grammar %zu: \"%.60s\"\n", i, out);
         free(out);
     }
+    free(refresh);
 }
 
 /* Is name a run of words that follow one another on one line of text (each word's first letter
