@@ -31,6 +31,18 @@ extern const char dream_grammar_value[];
 /* infobox: 1 to 16 `key: value` lines, snake_case keys, values of at most 160 bytes, no ` */
 extern const char dream_grammar_infobox[];
 
+/* WIKIFY's infobox refresh: an optional ```info fence, then 1 to 24 lines, each `key: value`
+ * (a key of letters, digits and _ of at most 40, not alias(es), category/categories or kind;
+ * a value of at most 160 characters without backticks, templates, footnote markers or emphasis,
+ * with at most one [[link]]), `aliases: NAME, NAME, ...` or `category: NAME` (names of at most
+ * 60 characters without markup). No value or name is one the parser skips as saying nothing
+ * ("unknown", "none", "n/a", ...), so every answer it allows the refresh parser takes, and says
+ * something. malloc'd; NULL when out of memory. */
+char *dream_grammar_infobox_refresh(void);
+/* The values (lowercase; compared ignoring case) the refresh parser skips as saying nothing,
+ * besides the empty one; NULL-terminated. The grammar above allows none of them. */
+extern const char *const dream_refresh_empty_values[];
+
 /* The entity answer's grammar for a model that cannot copy a name reliably (a small one:
  * dream-mini, whose GGUF says dream.names_from_text): NONE, or 1 to 16 lines, each a run of
  * words that follow one another in text (a word: a run of non-space bytes with surrounding

@@ -40,11 +40,15 @@ extern "C" {
 
 /* A stage's input. system NULL → the stage's default system turn (none for unknown stages and
  * for `chunk`, which passes its own exact system text) → user-only. grammar: this call's answer
- * grammar (see dream_call_opts), when it is built per call; NULL: the options'. */
+ * grammar (see dream_call_opts), when it is built per call; NULL: the options'. json_schema:
+ * the same answer shape as a JSON schema (an object's text), for an answer that is JSON, or
+ * NULL: the remote backend sends it as response_format, which more servers read than a GBNF
+ * grammar; the embedded engine decodes under grammar and does not read it. */
 struct dream_local_input {
     const char *system;
     const char *user;
     const char *grammar;
+    const char *json_schema;
 };
 
 struct dream_call_opts {
@@ -96,6 +100,33 @@ void dream_seam_shutdown(void);
 
 /* Counters of the runtime's scheduler (zeros when it has not batched). */
 struct dream_batch_stats dream_seam_batch_stats(void);
+
+/*
+ * Watching the seam work (dream run's live line), so a long call is never minutes of silence.
+ * The watcher gets these events on the calling thread, with the seam's lock held (so it must
+ * not call into the seam); the event's strings are valid during the call only:
+ *   DREAM_SEAM_MODEL_LOADING  the embedded model starts loading (model: its file)
+ *   DREAM_SEAM_MODEL_LOADED   it has loaded (seconds: how long that took); none when it fails
+ *   DREAM_SEAM_CALLS_START    a call of n inputs of stage begins (dream_call_local: n = 1)
+ *   DREAM_SEAM_CALL_DONE      input index of that call is finished, answered or failed; done
+ *                             counts the finished ones (1..n, each input once). Sent as each
+ *                             input finishes while the others still decode (the embedded
+ *                             engine's scheduler, the remote backend); a backend that answers
+ *                             all at once has its inputs reported when it returns.
+ */
+enum dream_seam_event_kind { DREAM_SEAM_MODEL_LOADING, DREAM_SEAM_MODEL_LOADED, DREAM_SEAM_CALLS_START, DREAM_SEAM_CALL_DONE };
+struct dream_seam_event {
+    enum dream_seam_event_kind kind;
+    const char *stage;  /* CALLS_START, CALL_DONE */
+    size_t index;       /* CALL_DONE */
+    size_t done, n;     /* CALLS_START (done 0), CALL_DONE */
+    const char *model;  /* MODEL_LOADING, MODEL_LOADED */
+    double seconds;     /* MODEL_LOADED */
+};
+typedef void (*dream_seam_watch_fn)(void *ud, const struct dream_seam_event *event);
+
+/* Installs the watcher of every later call (NULL: none). */
+void dream_seam_set_watch(dream_seam_watch_fn fn, void *ud);
 
 /*
  * The prompt path, shared by the stages, `dream generate --chat` and the server: renders
@@ -160,7 +191,8 @@ bool dream_seam_names_from_text(void);
 /*
  * Backends. The embedded engine is the default; a backend installed here receives every call
  * instead (the remote OpenAI-compatible endpoint; a scripted fake in tests). call answers n
- * inputs of one stage into out[0..n).
+ * inputs of one stage into out[0..n); the watcher (dream_seam_set_watch) hears of each input as
+ * the remote backend finishes it, of a scripted one's when its call returns.
  */
 struct dream_backend {
     const char *name;
@@ -188,8 +220,13 @@ struct dream_remote_params {
     int backoff_ms;        /* first retry delay, doubled each retry (default 200) */
     long timeout_s;        /* per request (default 600) */
     /* The request field that carries a call's answer grammar (GBNF): "grammar" (llama-server's),
-     * "guided_grammar" (vLLM's), or "none" for a server that refuses fields it does not know
-     * (default: $DREAM_BACKEND_GRAMMAR, else "grammar"). */
+     * "guided_grammar" (vLLM's), "json_schema" for none but the JSON schemas below (a server
+     * that reads OpenAI's structured outputs and refuses fields it does not know), or "none":
+     * no answer constraint at all (default: $DREAM_BACKEND_GRAMMAR, else "grammar").
+     * An input with a json_schema is sent it as response_format ({"type": "json_schema"}) in
+     * place of its grammar, unless this is "none". A server that answers such a request with
+     * HTTP 400 and the same request without it with 200 does not take response_format: a
+     * warning says so, and for the rest of the run (this backend) the grammar goes instead. */
     const char *grammar_field;
 };
 void dream_remote_default_params(struct dream_remote_params *params);

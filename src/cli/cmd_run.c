@@ -1,6 +1,7 @@
 /* cmd_run.c — `dream run`: the Dreaming's stages over the store, in order (dream/pipeline.h does
  * the run; this file parses the options and draws the progress). */
 #include "cli.h"
+#include "run_progress.h"
 
 #include "dream/error.h"
 #include "dream/paths.h"
@@ -10,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 const char cmd_run_summary[] = "dream: run the pipeline's stages over the stored conversations";
 
@@ -65,8 +64,12 @@ static void run_usage(FILE *f)
             "                      $DREAM_BACKEND_MODEL)\n"
             "  -h, --help          this text\n"
             "\n"
-            "On a terminal, each stage shows its progress (items done, items per second) on\n"
-            "stderr while it runs; every stage ends with one summary line on stdout.\n"
+            "While it runs, stderr says when the model loads and how long that took, and shows each\n"
+            "stage's progress: items done, items per second, the model calls of the batch in flight\n"
+            "as each one finishes, and the time left (ETA). On a terminal that is one line redrawn\n"
+            "in place; elsewhere (a pipe, a log) a plain line at most every 10 s\n"
+            "($DREAM_PROGRESS_EVERY seconds; 0: none). Every stage ends with one summary line on\n"
+            "stdout.\n"
             "\n"
             "One run at a time works on a store: a run takes the lock <store>.lock (a dry run does\n"
             "not) and a second run, here or in `dream serve`, stops at once and names the holder.\n"
@@ -130,53 +133,6 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     return 0;
 }
 
-static double run_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* The live progress line: on a terminal only, redrawn in place on stderr at most every 0.1 s. */
-struct run_progress {
-    bool tty;
-    bool drawn;
-    double t0, last;
-};
-
-static void run_progress_show(void *ud, const char *stage, size_t done, size_t total)
-{
-    struct run_progress *pr = ud;
-    if (!pr->tty) return;
-    double now = run_now_s();
-    if (done < total && now - pr->last < 0.1) return;
-    pr->last = now;
-    double dt = now - pr->t0;
-    fprintf(stderr, "\r%s: %zu/%zu (%.0f%%), %.2f/s\033[K", stage, done, total, total ? 100.0 * (double)done / (double)total : 100.0,
-            dt > 0 ? (double)done / dt : 0.0);
-    fflush(stderr);
-    pr->drawn = true;
-}
-
-/* Before each stage: its rate counts from here. */
-static void run_stage_start(void *ud, const char *stage)
-{
-    struct run_progress *pr = ud;
-    pr->t0 = run_now_s();
-    pr->last = 0;
-    (void)stage;
-}
-
-/* After each stage: clear the live line, print the stage's summary line. */
-static void run_stage_done(void *ud, const struct dream_stage_report *rep)
-{
-    struct run_progress *pr = ud;
-    if (pr->tty && pr->drawn) fputs("\r\033[K", stderr);
-    pr->drawn = false;
-    printf("%s\n", rep->summary);
-    fflush(stdout);
-}
-
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o = {.batch = 8};
@@ -191,7 +147,8 @@ int cmd_run(int argc, char **argv)
         if ((rc = dream_paths_store(&store_dflt))) return cli_fail("run", rc);
         o.store_path = store_dflt;
     }
-    struct run_progress pr = {.tty = isatty(STDERR_FILENO) == 1};
+    struct run_progress pr;
+    run_progress_init(&pr, (size_t)o.batch);
     struct dream_pipeline_params p;
     dream_pipeline_default_params(&p);
     p.store_path = o.store_path;
@@ -203,13 +160,15 @@ int cmd_run(int argc, char **argv)
     p.dry_run = o.dry_run;
     p.tie_break = o.tie_break;
     if (o.engagement_set) p.engagement = (int)o.engagement;
-    p.on_progress = run_progress_show;
+    p.on_progress = run_progress_items;
     p.progress_ud = &pr;
-    p.on_start = run_stage_start;
-    p.on_stage = run_stage_done;
+    p.on_start = run_progress_stage_start;
+    p.on_stage = run_progress_stage_done;
     p.stage_ud = &pr;
+    if (!o.dry_run) dream_seam_set_watch(run_progress_watch, &pr);
     rc = dream_pipeline_run(&p);
-    if (pr.tty && pr.drawn) fputs("\r\033[K", stderr);
+    dream_seam_set_watch(NULL, NULL);
+    run_progress_end(&pr);
     free(store_dflt);
     return rc ? cli_fail("run", rc) : 0;
 }

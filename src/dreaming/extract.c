@@ -281,6 +281,7 @@ int dream_extract_run(dream_store *store, const struct dream_extract_params *par
     int rc = ext_eligible(store, &p, &chunks, &n);
     if (rc) return rc;
     res.eligible = n;
+    if (!p.dry_run) dream_progress_begin(p.on_progress, p.progress_ud, "extract", n);
     for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
         size_t k = n - i < p.batch ? n - i : p.batch;
         rc = ext_batch(store, chunks + i, k, &p, &res);

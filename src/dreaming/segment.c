@@ -57,6 +57,7 @@ struct seg_window {
     size_t first, end;
     char *prompt;  /* the rendered user turn */
     char *grammar; /* the answer's grammar: anchors only this window's ids and positions */
+    char *schema;  /* the same shape as a JSON schema, for a remote server */
     char *answer;  /* borrowed from the batch's outputs */
 };
 
@@ -87,6 +88,7 @@ static void seg_conv_free(struct seg_conv *c)
     for (size_t w = 0; w < c->n_windows; w++) {
         free(c->windows[w].prompt);
         free(c->windows[w].grammar);
+        free(c->windows[w].schema);
     }
     free(c->windows);
     memset(c, 0, sizeof *c);
@@ -205,7 +207,8 @@ static int seg_render(const struct seg_conv *c, const char *wiki, size_t first, 
     return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
 
-/* The window's answer grammar: its messages' ids and positions are the only anchors. */
+/* The window's answer grammar and JSON schema: its messages' ids and positions are the only
+ * anchors. */
 static int seg_grammar(const struct seg_conv *c, struct seg_window *win)
 {
     size_t n = win->end - win->first;
@@ -213,6 +216,7 @@ static int seg_grammar(const struct seg_conv *c, struct seg_window *win)
     if (!ids) return dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) ids[i] = c->messages[win->first + i].id;
     int rc = segment_answer_grammar(ids, n, win->first, &win->grammar);
+    if (!rc) rc = segment_answer_schema(ids, n, win->first, &win->schema);
     free(ids);
     return rc;
 }
@@ -627,7 +631,8 @@ static int seg_batch(dream_store *store, const int64_t *ids, size_t n, const str
             cap = want;
         }
         for (size_t w = 0; w < c->n_windows; w++) {
-            in[n_calls] = (struct dream_local_input){.system = segment_system, .user = c->windows[w].prompt, .grammar = c->windows[w].grammar};
+            in[n_calls] = (struct dream_local_input){
+                .system = segment_system, .user = c->windows[w].prompt, .grammar = c->windows[w].grammar, .json_schema = c->windows[w].schema};
             slot[n_calls++] = &c->windows[w];
         }
         asked[i] = true;
@@ -694,6 +699,7 @@ int dream_segment_run(dream_store *store, const struct dream_segment_params *par
     int rc = seg_eligible(store, &p, &ids, &n);
     if (rc) return rc;
     res.eligible = n;
+    if (!p.dry_run) dream_progress_begin(p.on_progress, p.progress_ud, "segment", n);
     for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
         size_t k = n - i < p.batch ? n - i : p.batch;
         rc = seg_batch(store, ids + i, k, &p, &res);

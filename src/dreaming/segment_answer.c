@@ -210,3 +210,31 @@ int segment_answer_grammar(const char *const *ids, size_t n, size_t first, char 
     *out = dbuf_take(&b);
     return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
+
+int segment_answer_schema(const char *const *ids, size_t n, size_t first, char **out)
+{
+    *out = NULL;
+    if (n == 0) return dream_error_set(DREAM_EINVAL, "a chunk answer schema needs at least one message");
+    size_t max_chunks = n < SEGMENT_GRAMMAR_MAX_CHUNKS ? n : SEGMENT_GRAMMAR_MAX_CHUNKS;
+    json_t *anchors = json_array();
+    int rc = anchors ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        json_t *id = json_string(ids[i]);
+        if (!id) rc = dream_error_set(DREAM_EFORMAT, "message id %zu is not valid UTF-8", first + i);
+        else if (json_array_append_new(anchors, id)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        if (json_array_append_new(anchors, json_integer((json_int_t)(first + i)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    json_t *schema = NULL;
+    if (!rc) {
+        schema = json_pack("{s:s, s:{s:{s:s, s:I, s:{s:s, s:{s:{s:O}, s:{s:O}, s:{s:s, s:i}}, s:[sss], s:b}}}, s:[s], s:b}", "type", "object",
+                           "properties", "chunks", "type", "array", "maxItems", (json_int_t)max_chunks, "items", "type", "object",
+                           "properties", "start_message_id", "enum", anchors, "end_message_id", "enum", anchors, "label", "type", "string",
+                           "maxLength", 120, "required", "start_message_id", "end_message_id", "label", "additionalProperties", 0,
+                           "required", "chunks", "additionalProperties", 0);
+        if (!schema || !(*out = json_dumps(schema, JSON_COMPACT))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    json_decref(schema);
+    json_decref(anchors);
+    return rc;
+}

@@ -41,4 +41,10 @@ void segment_answer_free(struct segment_answer *a);
  * is malloc'd. */
 int segment_answer_grammar(const char *const *ids, size_t n, size_t first, char **out);
 
+/* The same answer shape as a JSON schema (the text of one object), for a remote server that
+ * reads response_format: {"chunks": [...]} with at most min(n, 64) chunk objects of exactly the
+ * three members, each anchor one of the ids (a string) or positions (an integer), the label a
+ * string of at most 120 characters. *out is malloc'd. */
+int segment_answer_schema(const char *const *ids, size_t n, size_t first, char **out);
+
 #endif

@@ -673,6 +673,7 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
         for (size_t i = 0; !rc && i < n; i++)
             if (!(stems.stems[stems.n++] = strdup(all[i].stem))) rc = DREAM_ENOMEM;
     }
+    if (!rc && !p.dry_run) dream_progress_begin(p.on_progress, p.progress_ud, CREATE_STAGE, n);
     for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
         size_t k = n - i < p.batch ? n - i : p.batch;
         rc = cr_batch(store, &p, all + i, k, &stems, &live, &res);

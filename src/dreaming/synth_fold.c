@@ -669,6 +669,7 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
         left -= take[i];
     }
     size_t done = 0, n_skipped = 0; /* done: pairs settled; n_skipped: of those, chunks of skipped articles */
+    if (!rc && take) dream_progress_begin(p.on_progress, p.progress_ud, FOLD_STAGE, res.eligible);
     while (!rc && take) {
         /* a round: the next pair of each of the first `batch` articles with pairs left */
         size_t n_round = 0;

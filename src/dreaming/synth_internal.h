@@ -206,7 +206,7 @@ char *synth_parse_correction(const char *answer, const char *old);
  *   ignored), aliases and categories (at most 4) into *out; false (out left empty) when the
  *   answer is refused whole: leaky, a line that is neither blank, the ```info fence nor
  *   `key: value`, a value with backticks, footnote markers, templates, stray brackets or over
- *   160 bytes, an alias or category holding markup, nothing usable at all, or out of memory.
+ *   160 characters, an alias or category holding markup, nothing usable at all, or out of memory.
  * apply: merges r into a, only adding: a field whose key a lacks (or holds empty), up to 24
  *   fields; aliases the infobox does not list yet (never the title itself), after those it
  *   lists; categories it lacks, after its own, at most 4 in all. An existing value (a [[link]]

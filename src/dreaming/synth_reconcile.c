@@ -495,6 +495,7 @@ int dream_synth_reconcile(dream_store *store, const struct dream_synth_params *p
     res.eligible = n;
     struct synth_stems stems = {0};
     if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
+    if (!rc && !p.dry_run) dream_progress_begin(p.on_progress, p.progress_ud, RECONCILE_STAGE, n);
     for (size_t i = 0; !p.dry_run && !rc && i < n; i++) {
         rc = rc_one(store, &p, &arts[i], &stems, &res);
         if (!rc && p.on_progress) p.on_progress(p.progress_ud, RECONCILE_STAGE, i + 1, n);

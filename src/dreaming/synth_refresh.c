@@ -3,7 +3,9 @@
  * strict parser of its answer, and the merge that only ever adds: new fields, new aliases, new
  * categories. An existing value is never replaced, so a [[link]] in the infobox is sticky. */
 #include "../util/buf.h"
+#include "../util/utf8.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "synth_internal.h"
 
 #include <ctype.h>
@@ -12,6 +14,8 @@
 #include <strings.h>
 
 #define REFRESH_START_BYTES 4000 /* how much of the article the model reads */
+/* lengths in characters, as the refresh grammar (dream/grammar.h) counts them: a value in Greek
+ * may be as long as one in English */
 #define REFRESH_MAX_VALUE 160
 #define REFRESH_MAX_NAME 60     /* an alias or a category */
 #define REFRESH_MAX_FIELDS 24   /* fields an infobox may grow to */
@@ -95,9 +99,9 @@ static bool rf_brackets_ok(const char *v)
 /* Values a model gives for "not known": the field is skipped, the answer is not refused. */
 static bool rf_empty_value(const char *v)
 {
-    static const char *const none[] = {"", "-", "?", "n/a", "na", "none", "unknown", "not stated", "not mentioned", "unclear"};
-    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
-        if (!strcasecmp(v, none[i])) return true;
+    if (!*v) return true;
+    for (const char *const *none = dream_refresh_empty_values; *none; none++)
+        if (!strcasecmp(v, *none)) return true;
     return false;
 }
 
@@ -123,7 +127,7 @@ static bool rf_names(char *list, const char *seps, bool category, char **out, si
             t = rf_trim(t);
         }
         if (rf_empty_value(t)) continue;
-        if (strlen(t) > REFRESH_MAX_NAME || strpbrk(t, "[]{}|`#*:;<>\\")) return false;
+        if (utf8_chars(t, strlen(t)) > REFRESH_MAX_NAME || strpbrk(t, "[]{}|`#*:;<>\\")) return false;
         bool dup = false;
         for (size_t i = 0; i < *n && !dup; i++) dup = !strcasecmp(out[i], t);
         if (dup || *n == max) continue;
@@ -157,7 +161,7 @@ static bool rf_line(char *line, struct synth_refresh *r)
     if (!strcmp(k, "aliases") || !strcmp(k, "alias")) return rf_names(v, ",", false, r->alias, &r->n_alias, SYNTH_REFRESH_MAX);
     if (!strcmp(k, "category") || !strcmp(k, "categories"))
         return rf_names(v, ",;", true, r->cat, &r->n_cat, REFRESH_MAX_CATEGORIES);
-    if (strlen(v) > REFRESH_MAX_VALUE || strchr(v, '`') || strstr(v, "[^") || strstr(v, "{{") || strstr(v, "}}") || strstr(v, "<<<") ||
+    if (utf8_chars(v, strlen(v)) > REFRESH_MAX_VALUE || strchr(v, '`') || strstr(v, "[^") || strstr(v, "{{") || strstr(v, "}}") || strstr(v, "<<<") ||
         strstr(v, ">>>") || !rf_brackets_ok(v))
         return false;
     if (rf_empty_value(v)) return true;

@@ -6,6 +6,7 @@
  * dream/synthesis.h. */
 #include "../util/buf.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/log.h"
 #include "dream/model.h"
 #include "stage_state.h"
@@ -185,13 +186,19 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
         }
     }
     if (!rc && k) {
+        /* the refresh answers decode under the grammar of what synth_parse_refresh takes; the
+         * tightened sections are prose */
         struct dream_local_input *in = calloc(k, sizeof *in);
-        if (!in) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        char *refresh_grammar = dream_grammar_infobox_refresh();
+        if (!in || !refresh_grammar) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         for (size_t j = 0; !rc && j < k; j++) in[j] = (struct dream_local_input){.user = prompts[j]};
+        for (size_t i = 0; !rc && i < n; i++)
+            if (w[i].refresh >= 0) in[w[i].refresh].grammar = refresh_grammar;
         struct dream_call_opts opts = dream_call_default_opts();
         opts.max_tokens = p->max_tokens;
         int call = rc ? DREAM_OK : dream_call_local_batch("editor", in, k, &opts, answers);
         free(in);
+        free(refresh_grammar);
         size_t got = 0;
         for (size_t j = 0; j < k; j++) got += answers[j] != NULL;
         if (call && !got && call != DREAM_ETOOBIG) rc = dream_error_wrap(call, "wikify: the editor stage gave no answer");
@@ -287,6 +294,7 @@ int dream_synth_wikify(dream_store *store, const struct dream_synth_params *para
     res.eligible = n;
     struct synth_stems stems = {0};
     if (!rc && !p.dry_run) rc = synth_list_stems(p.wiki_dir, &stems.stems, &stems.n);
+    if (!rc && !p.dry_run) dream_progress_begin(p.on_progress, p.progress_ud, WIKIFY_STAGE, n);
     for (size_t i = 0; !p.dry_run && !rc && i < n; i += p.batch) {
         size_t k = n - i < p.batch ? n - i : p.batch;
         rc = wk_round(store, &p, arts + i, k, i, n, &stems, &res);

@@ -33,6 +33,208 @@ const char dream_grammar_infobox[] =
     "root ::= line (\"\\n\" line){0,15} \"\\n\"?\n"
     "line ::= [a-z] [a-z0-9_]{0,39} \": \" [^ \\n\\r\\x00-\\x1f`] [^\\n\\r\\x00-\\x1f`]{0,159}\n";
 
+/* ---- the infobox refresh answer ------------------------------------------------------------
+ *
+ * What synth_parse_refresh (src/dreaming/synth_refresh.c) takes, written so that every answer
+ * the grammar allows is one it takes: no line it refuses, and no field, alias or category that
+ * it would skip as empty ("unknown", "n/a", ...), so an answer always says something. Parts of
+ * the parser's rules are "not one of these words" (a key that is not aliases, category or kind; a
+ * value that is not "none"): gbnf_except writes those as a trie of the words, whose every node
+ * lets the text go on with any character but the ones that would keep spelling a word. */
+
+/* A character class: which ASCII characters, and whether every non-ASCII one. */
+struct gclass {
+    bool ascii[128];
+    bool high;
+};
+
+/* Printable ASCII but the characters of but, and every non-ASCII character. */
+static struct gclass gc_all_but(const char *but)
+{
+    struct gclass c = {.high = true};
+    for (int i = 0x20; i < 0x7f; i++) c.ascii[i] = true;
+    for (; *but; but++) c.ascii[(unsigned char)*but & 0x7f] = false;
+    return c;
+}
+
+/* Only the characters of only. */
+static struct gclass gc_only(const char *only)
+{
+    struct gclass c = {.high = false};
+    for (; *only; only++) c.ascii[(unsigned char)*only & 0x7f] = true;
+    return c;
+}
+
+static bool gc_empty(const struct gclass *c)
+{
+    for (int i = 0; i < 128; i++)
+        if (c->ascii[i]) return false;
+    return !c->high;
+}
+
+/* Takes ch out of c, in both cases when it is a letter. */
+static void gc_remove(struct gclass *c, char ch)
+{
+    c->ascii[(unsigned char)ch & 0x7f] = false;
+    c->ascii[toupper((unsigned char)ch) & 0x7f] = false;
+    c->ascii[tolower((unsigned char)ch) & 0x7f] = false;
+}
+
+/* Writes c as a GBNF class ("[\x41-\x5a...]"); every ASCII character as \xNN. */
+static int gc_write(struct dbuf *b, const struct gclass *c)
+{
+    int rc = dbuf_putc(b, '[');
+    for (int i = 0; !rc && i < 128; i++) {
+        if (!c->ascii[i]) continue;
+        int j = i;
+        while (j + 1 < 128 && c->ascii[j + 1]) j++;
+        rc = j > i ? dbuf_printf(b, "\\x%02x-\\x%02x", i, j) : dbuf_printf(b, "\\x%02x", i);
+        i = j;
+    }
+    if (!rc && c->high) rc = dbuf_puts(b, "\\x80-\\U0010FFFF");
+    return rc || dbuf_putc(b, ']');
+}
+
+/* ch in either case, as a class of c's characters; false when c holds neither. */
+static bool gc_letter(const struct gclass *c, char ch, struct gclass *out)
+{
+    *out = (struct gclass){.high = false};
+    int lo = tolower((unsigned char)ch) & 0x7f, up = toupper((unsigned char)ch) & 0x7f;
+    out->ascii[lo] = c->ascii[lo];
+    out->ascii[up] = c->ascii[up];
+    return !gc_empty(out);
+}
+
+#define EXCEPT_MAX_NODES 256
+#define EXCEPT_MAX_TRIM 8 /* trim characters after a word before the text must go on */
+
+/* What "not one of words" is about: the text's first character and the others, the characters
+ * the parser cuts from the end before it compares (a word followed only by those is still the
+ * word), the words (lowercase ASCII, compared ignoring case, none a proper prefix of another
+ * with only trim characters between), and the length in characters. */
+struct except_spec {
+    const char *name;
+    struct gclass first, rest;
+    const char *trim;
+    const char *const *words;
+    size_t max_len;
+};
+
+/* The trie's nodes are the words' prefixes; node 0 is the empty one. */
+struct except_trie {
+    const char *prefix[EXCEPT_MAX_NODES];
+    size_t len[EXCEPT_MAX_NODES];
+    int n;
+    size_t depth; /* the longest word */
+};
+
+static bool ex_is_word(const struct except_spec *x, const char *p, size_t len)
+{
+    for (const char *const *w = x->words; *w; w++)
+        if (strlen(*w) == len && !strncmp(*w, p, len)) return true;
+    return false;
+}
+
+static int ex_trie(const struct except_spec *x, struct except_trie *t)
+{
+    t->n = 1;
+    t->prefix[0] = "";
+    t->len[0] = 0;
+    t->depth = 0;
+    for (const char *const *w = x->words; *w; w++) {
+        size_t wl = strlen(*w);
+        if (wl > t->depth) t->depth = wl;
+        for (size_t l = 1; l <= wl; l++) {
+            bool seen = false;
+            for (int k = 0; k < t->n && !seen; k++) seen = t->len[k] == l && !strncmp(t->prefix[k], *w, l);
+            if (seen) continue;
+            if (t->n == EXCEPT_MAX_NODES) return -1;
+            t->prefix[t->n] = *w;
+            t->len[t->n++] = l;
+            /* a word's prefix that is another word and a trim character: the parser would
+             * read it as that word, which this trie cannot say */
+            if (l >= 2 && strchr(x->trim, (*w)[l - 1]) && ex_is_word(x, *w, l - 1)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Writes rule x->name and its helpers (x->name-N, x->name-tail, x->name-tail0). */
+static int gbnf_except(struct dbuf *b, const struct except_spec *x)
+{
+    struct except_trie t;
+    if (ex_trie(x, &t)) return -1;
+    size_t trim_room = *x->trim ? EXCEPT_MAX_TRIM + 1 : 0;
+    if (x->max_len < t.depth + 1 + trim_room) return -1;
+    size_t tail = x->max_len - t.depth - 1 - trim_room;
+    struct gclass trim = gc_only(x->trim), rest_untrimmed = x->rest;
+    for (const char *c = x->trim; *c; c++) gc_remove(&rest_untrimmed, *c);
+    int rc = dbuf_printf(b, "%s-tail0 ::= ", x->name) || gc_write(b, &x->rest) || dbuf_printf(b, "{0,%zu}\n", x->max_len - 1);
+    rc = rc || dbuf_printf(b, "%s-tail ::= ", x->name) || gc_write(b, &x->rest) || dbuf_printf(b, "{0,%zu}\n", tail);
+    for (int k = 0; !rc && k < t.n; k++) {
+        const char *p = t.prefix[k];
+        size_t len = t.len[k];
+        bool word = k > 0 && ex_is_word(x, p, len);
+        const struct gclass *cl = k == 0 ? &x->first : &x->rest;
+        struct gclass other = *cl;
+        rc = k == 0 ? dbuf_printf(b, "%s ::= ", x->name) : dbuf_printf(b, "%s-%d ::= (", x->name, k);
+        int alts = 0;
+        for (int c = 1; !rc && c < t.n; c++) { /* the children: one character longer */
+            if (t.len[c] != len + 1 || strncmp(t.prefix[c], p, len)) continue;
+            struct gclass one;
+            gc_remove(&other, t.prefix[c][len]);
+            if (!gc_letter(cl, t.prefix[c][len], &one)) continue;
+            rc = (alts++ && dbuf_puts(b, " | ")) || gc_write(b, &one) || dbuf_printf(b, " %s-%d", x->name, c);
+        }
+        if (word) /* a word: it must go on with something the parser does not cut */
+            for (const char *c = x->trim; *c; c++) gc_remove(&other, *c);
+        if (!rc && !gc_empty(&other))
+            rc = (alts++ && dbuf_puts(b, " | ")) || gc_write(b, &other) || dbuf_printf(b, " %s-%s", x->name, k == 0 ? "tail0" : "tail");
+        if (!rc && word && *x->trim)
+            rc = (alts++ && dbuf_puts(b, " | ")) || gc_write(b, &trim) || dbuf_putc(b, ' ') || gc_write(b, &trim) ||
+                 dbuf_printf(b, "{0,%d} ", EXCEPT_MAX_TRIM - 1) || gc_write(b, &rest_untrimmed) || dbuf_printf(b, " %s-tail", x->name);
+        if (!rc && k > 0) rc = dbuf_puts(b, word ? ")\n" : ")?\n");
+        else if (!rc) rc = dbuf_putc(b, '\n');
+    }
+    return rc;
+}
+
+const char *const dream_refresh_empty_values[] = {"-", "?", "n/a", "na", "none", "unknown", "not stated", "not mentioned", "unclear", NULL};
+/* The keys that are not fields: the lines of their own, and the kind, which is the code's. */
+static const char *const refresh_not_fields[] = {"alias", "aliases", "category", "categories", "kind", NULL};
+
+char *dream_grammar_infobox_refresh(void)
+{
+    /* a value: no markup the parser refuses (backticks, templates, footnote markers, the
+     * prompt's <<< >>>) and no emphasis; a [[link]], once, is its only bracket */
+    const char *value_but = "[]{}<>`*";
+    const char *name_but = "[]{}|`#*:;<>\\,\""; /* rf_names refuses these (and ',' splits) */
+    struct except_spec key = {.name = "key", .first = gc_only("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"),
+                              .rest = gc_only("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"),
+                              .trim = "", .words = refresh_not_fields, .max_len = 40};
+    struct except_spec plain = {.name = "plain", .first = gc_all_but(" [\"]{}<>`*"), .rest = gc_all_but(value_but), .trim = " \"",
+                                .words = dream_refresh_empty_values, .max_len = 160};
+    struct except_spec name = {.name = "name", .first = gc_all_but(" [\"]{}|`#*:;<>\\,"), .rest = gc_all_but(name_but), .trim = " ",
+                               .words = dream_refresh_empty_values, .max_len = 60};
+    struct gclass vfirst = gc_all_but(" [\"]{}<>`*"), vrest = gc_all_but(value_but), lfirst = vfirst, lrest = vrest;
+    gc_remove(&lfirst, '^'); /* "[[^" would be a footnote marker */
+    gc_remove(&lrest, '^');
+    struct dbuf b = {0};
+    int rc = dbuf_puts(&b, "root ::= (\"```info\\n\")? line (\"\\n\" line){0,23} (\"\\n```\")? \"\\n\"?\n"
+                           "line ::= field | aliases | category\n"
+                           "field ::= key \": \" (plain | linked)\n"
+                           "aliases ::= [Aa] \"liases: \" name (\", \" name){0,23}\n"
+                           "category ::= [Cc] \"ategory: \" name\n"
+                           "linked ::= (");
+    rc = rc || gc_write(&b, &vfirst) || dbuf_putc(&b, ' ') || gc_write(&b, &vrest) || dbuf_puts(&b, "{0,39})? \"[[\" ");
+    rc = rc || gc_write(&b, &lfirst) || dbuf_putc(&b, ' ') || gc_write(&b, &lrest) || dbuf_puts(&b, "{0,59} \"]]\" ");
+    rc = rc || gc_write(&b, &vrest) || dbuf_puts(&b, "{0,40}\n");
+    rc = rc || gbnf_except(&b, &key) || gbnf_except(&b, &plain) || gbnf_except(&b, &name);
+    char *out = rc ? NULL : dbuf_take(&b);
+    dbuf_free(&b);
+    return out;
+}
+
 char *dream_grammar_literal(const char *text)
 {
     struct dbuf b = {0};

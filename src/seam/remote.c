@@ -6,7 +6,11 @@
  * connection, HTTP 429 or 5xx) is retried after backoff_ms, doubled per attempt, up to
  * max_retries times; anything else fails that call alone. Temperature is always 0. A call's
  * answer grammar goes in the request field the server reads (llama-server's `grammar`, vLLM's
- * `guided_grammar`), so the server decodes under the same constraint as the embedded engine. */
+ * `guided_grammar`), so the server decodes under the same constraint as the embedded engine;
+ * an answer that is JSON goes as its JSON schema in `response_format` instead, which OpenAI's
+ * API, vLLM, llama-server and Ollama all read. A server that refuses response_format (an HTTP
+ * 400 that the same request without it does not get) is sent the grammar for the rest of the
+ * run, after one warning. */
 #include "seam_internal.h"
 
 #include "dream/error.h"
@@ -25,6 +29,8 @@ struct remote {
     char *auth;     /* "Authorization: Bearer ..." or NULL */
     char *model;
     char *grammar_field; /* NULL: answer grammars are not sent */
+    bool schemas;        /* answers' JSON schemas go as response_format */
+    bool schema_refused; /* learned in this run: the server takes no response_format */
     int max_parallel, max_retries, backoff_ms;
     long timeout_s;
 };
@@ -51,9 +57,19 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* What every request of one call shares. */
+struct call_ctx {
+    const char *stage, *dflt_system;
+    const struct dream_call_opts *opts;
+};
+
 struct transfer {
     size_t index;
+    const struct dream_local_input *in;
     char *body;
+    bool with_schema;    /* body carries response_format */
+    bool schema_dropped; /* it got a 400 with it: sent once more without */
+    char *schema_error;  /* what the server said to the request with it */
     CURL *easy;
     struct curl_slist *headers;
     struct dbuf reply;
@@ -68,9 +84,26 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
     return dbuf_append(&t->reply, p, size * n) ? 0 : size * n;
 }
 
+/* The request's response_format for an answer of this JSON schema (an object's text). */
+static json_t *response_format(const char *stage, const char *schema)
+{
+    json_t *obj = json_loads(schema, 0, NULL);
+    if (!json_is_object(obj)) {
+        json_decref(obj);
+        dream_error_set(DREAM_EINVAL, "stage '%s': the answer's JSON schema is not a JSON object", stage);
+        return NULL;
+    }
+    json_t *rf = json_pack("{s:s, s:{s:s, s:b, s:o}}", "type", "json_schema", "json_schema", "name", stage, "strict", 1, "schema", obj);
+    if (!rf) dream_error_set(DREAM_ENOMEM, "out of memory");
+    return rf;
+}
+
 /* The request's JSON, or NULL with the error set: a turn that is not valid UTF-8 (JSON cannot
- * carry it) fails the call instead of being left out of the request. */
-static char *request_body(const struct remote *r, const char *system, const char *user, const char *grammar, int max_tokens)
+ * carry it) fails the call instead of being left out of the request. With a schema (NULL:
+ * none) response_format carries it and the grammar is left out: a server that reads both
+ * (llama-server) refuses a request that has both. */
+static char *request_body(const struct remote *r, const char *stage, const char *system, const char *user, const char *grammar,
+                          const char *schema, int max_tokens)
 {
     json_t *msgs = json_array(), *sys = NULL, *usr = json_pack("{s:s, s:s}", "role", "user", "content", user);
     if (system) sys = json_pack("{s:s, s:s}", "role", "system", "content", system);
@@ -85,7 +118,13 @@ static char *request_body(const struct remote *r, const char *system, const char
     json_array_append_new(msgs, usr);
     json_t *req = json_pack("{s:s, s:o, s:f, s:i, s:b}", "model", r->model, "messages", msgs, "temperature", 0.0, "max_tokens", max_tokens,
                             "stream", 0);
-    if (req && grammar && r->grammar_field && json_object_set_new(req, r->grammar_field, json_string(grammar))) {
+    if (req && schema) {
+        json_t *rf = response_format(stage, schema);
+        if (!rf || json_object_set_new(req, "response_format", rf)) {
+            json_decref(req);
+            return NULL;
+        }
+    } else if (req && grammar && r->grammar_field && json_object_set_new(req, r->grammar_field, json_string(grammar))) {
         json_decref(req);
         dream_error_set(DREAM_EFORMAT, "the answer grammar is not valid UTF-8 (or memory ran out)");
         return NULL;
@@ -96,8 +135,21 @@ static char *request_body(const struct remote *r, const char *system, const char
     return s;
 }
 
-static int start(CURLM *multi, const struct remote *r, struct transfer *t)
+/* (Re)builds t's request: with its input's JSON schema unless the server has refused those. */
+static int transfer_body(const struct remote *r, const struct call_ctx *x, struct transfer *t)
 {
+    const struct dream_local_input *in = t->in;
+    const char *schema = r->schemas && !r->schema_refused && !t->schema_dropped ? in->json_schema : NULL;
+    free(t->body);
+    t->body = request_body(r, x->stage, in->system ? in->system : x->dflt_system, in->user, in->grammar ? in->grammar : x->opts->grammar,
+                           schema, x->opts->max_tokens);
+    t->with_schema = schema != NULL;
+    return t->body ? 0 : dream_error_wrap(dream_error_code(), "stage '%s', input %zu", x->stage, t->index);
+}
+
+static int start(CURLM *multi, const struct remote *r, const struct call_ctx *x, struct transfer *t)
+{
+    if (t->with_schema && (r->schema_refused || t->schema_dropped) && transfer_body(r, x, t)) return dream_error_code();
     dbuf_reset(&t->reply);
     if (!t->easy && !(t->easy = curl_easy_init())) return dream_error_set(DREAM_ENOMEM, "curl_easy_init failed");
     curl_easy_reset(t->easy);
@@ -126,31 +178,54 @@ static bool transient(CURLcode cc, long http)
            cc == CURLE_GOT_NOTHING || cc == CURLE_PARTIAL_FILE || cc == CURLE_COULDNT_RESOLVE_HOST;
 }
 
+/* What the server said in its error reply (malloc'd; NULL when out of memory). */
+static char *reply_error(const struct transfer *t)
+{
+    json_t *root = json_loadb(t->reply.data ? t->reply.data : "", t->reply.len, 0, NULL);
+    json_t *msg = json_object_get(json_object_get(root, "error"), "message");
+    char *s = strdup(json_is_string(msg) ? json_string_value(msg) : "(no error message)");
+    json_decref(root);
+    return s;
+}
+
 /* The answer text of a chat completion reply; an error names what the server said. */
 static int parse_reply(const struct remote *r, const struct transfer *t, long http, char **out)
 {
+    if (http != 200) {
+        char *msg = reply_error(t);
+        int rc = dream_error_set(DREAM_EIO, "%s answered HTTP %ld: %s", r->endpoint, http, msg ? msg : "(out of memory)");
+        free(msg);
+        return rc;
+    }
     json_error_t je;
     json_t *root = json_loadb(t->reply.data ? t->reply.data : "", t->reply.len, 0, &je);
-    json_t *msg = json_object_get(json_object_get(root, "error"), "message");
     int rc = 0;
-    if (http != 200)
-        rc = dream_error_set(DREAM_EIO, "%s answered HTTP %ld: %s", r->endpoint, http,
-                             json_is_string(msg) ? json_string_value(msg) : "(no error message)");
-    else {
-        json_t *content = json_object_get(json_object_get(json_array_get(json_object_get(root, "choices"), 0), "message"), "content");
-        if (!json_is_string(content))
-            rc = dream_error_set(DREAM_EFORMAT, "%s answered 200 without choices[0].message.content (%s)", r->endpoint,
-                                 root ? "a JSON object of another shape" : je.text);
-        else if (!(*out = strdup(json_string_value(content)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-    }
+    json_t *content = json_object_get(json_object_get(json_array_get(json_object_get(root, "choices"), 0), "message"), "content");
+    if (!json_is_string(content))
+        rc = dream_error_set(DREAM_EFORMAT, "%s answered 200 without choices[0].message.content (%s)", r->endpoint,
+                             root ? "a JSON object of another shape" : je.text);
+    else if (!(*out = strdup(json_string_value(content)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     json_decref(root);
     return rc;
+}
+
+/* A request that got a 400 with response_format and then a 200 without it: the server takes
+ * no response_format, so none is sent for the rest of the run (said once). */
+static void schema_refused(struct remote *r, const struct transfer *t)
+{
+    if (r->schema_refused) return;
+    r->schema_refused = true;
+    dream_log(DREAM_LOG_WARN,
+              "%s answered HTTP 400 to a request with the answer's JSON schema in response_format (\"%s\") and 200 to the same "
+              "request without it, so it does not take response_format: for the rest of this run the answers' grammars %s",
+              r->endpoint, t->schema_error ? t->schema_error : "",
+              r->grammar_field ? "go in place of their JSON schemas" : "are not sent either (DREAM_BACKEND_GRAMMAR is json_schema)");
 }
 
 static int remote_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *o, char **out)
 {
     struct remote *r = ud;
-    const char *dflt = dream_stage_default_system(stage);
+    struct call_ctx x = {.stage = stage, .dflt_system = dream_stage_default_system(stage), .opts = o};
     struct transfer *ts = calloc(n ? n : 1, sizeof *ts);
     CURLM *multi = curl_multi_init();
     int first_err = 0;
@@ -158,8 +233,8 @@ static int remote_call(void *ud, const char *stage, const struct dream_local_inp
     for (size_t i = 0; i < n && !first_err; i++) {
         out[i] = NULL;
         ts[i].index = i;
-        ts[i].body = request_body(r, in[i].system ? in[i].system : dflt, in[i].user, in[i].grammar ? in[i].grammar : o->grammar, o->max_tokens);
-        if (!ts[i].body) first_err = dream_error_wrap(dream_error_code(), "stage '%s', input %zu", stage, i);
+        ts[i].in = &in[i];
+        first_err = transfer_body(r, &x, &ts[i]);
     }
     size_t left = first_err ? 0 : n;
     size_t next = 0; /* calls before next have started at least once */
@@ -169,11 +244,11 @@ static int remote_call(void *ud, const char *stage, const struct dream_local_inp
         /* retries first (they are older), then new calls, up to max_parallel in flight */
         for (size_t i = 0; i < next && running < r->max_parallel; i++)
             if (!ts[i].running && !ts[i].finished && ts[i].not_before <= now) {
-                if (start(multi, r, &ts[i])) goto fatal;
+                if (start(multi, r, &x, &ts[i])) goto fatal;
                 running++;
             }
         while (next < n && running < r->max_parallel) {
-            if (start(multi, r, &ts[next++])) goto fatal;
+            if (start(multi, r, &x, &ts[next++])) goto fatal;
             running++;
         }
         int still;
@@ -197,6 +272,15 @@ static int remote_call(void *ud, const char *stage, const struct dream_local_inp
                 t->not_before = now_ms() + wait;
                 continue;
             }
+            if (cc == CURLE_OK && http == 400 && t->with_schema && !t->schema_dropped) {
+                /* perhaps the server does not take response_format: once more without it */
+                t->schema_dropped = true;
+                t->schema_error = reply_error(t);
+                dream_log(DREAM_LOG_INFO, "remote: stage '%s' call %zu: HTTP 400 with response_format (%s); again without it", stage,
+                          t->index, t->schema_error ? t->schema_error : "");
+                t->not_before = 0;
+                continue;
+            }
             t->finished = true;
             left--;
             int e;
@@ -204,7 +288,9 @@ static int remote_call(void *ud, const char *stage, const struct dream_local_inp
                 e = dream_error_set(DREAM_EIO, "stage '%s' call %zu to %s failed after %d attempts: %s", stage, t->index, r->endpoint,
                                     t->attempts, curl_easy_strerror(cc));
             else e = parse_reply(r, t, http, &out[t->index]);
+            if (!e && t->schema_dropped) schema_refused(r, t);
             if (e && !first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, t->index);
+            seam_call_done(t->index);
         }
         if (left > 0) curl_multi_poll(multi, NULL, 0, 50, NULL);
     }
@@ -220,6 +306,7 @@ done:
         curl_slist_free_all(ts[i].headers);
         dbuf_free(&ts[i].reply);
         free(ts[i].body);
+        free(ts[i].schema_error);
     }
     if (multi) curl_multi_cleanup(multi);
     free(ts);
@@ -265,7 +352,8 @@ int dream_seam_use_remote(const struct dream_remote_params *params)
     }
     r->model = strdup(p.model ? p.model : "dream");
     const char *field = p.grammar_field ? p.grammar_field : "grammar";
-    if (!*field || !strcmp(field, "none")) field = NULL;
+    r->schemas = strcmp(field, "none") != 0;
+    if (!*field || !strcmp(field, "none") || !strcmp(field, "json_schema")) field = NULL;
     if (field) r->grammar_field = strdup(field);
     r->max_parallel = p.max_parallel > 0 ? p.max_parallel : 8;
     r->max_retries = p.max_retries >= 0 ? p.max_retries : 5;

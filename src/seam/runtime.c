@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct stage_adapter {
     char stage[64];
@@ -30,6 +31,12 @@ static struct {
     struct stage_adapter adapters[32];
     int n_adapters;
     struct dream_backend backend; /* call == NULL: the embedded engine */
+    dream_seam_watch_fn watch;    /* NULL: nobody watches */
+    void *watch_ud;
+    /* the call in progress, for the watcher: which of its inputs have been reported finished */
+    const char *call_stage;
+    size_t call_n, call_done;
+    bool *call_finished;
 } rt;
 static pthread_mutex_t op_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -136,7 +143,20 @@ int dream_seam_configure(const struct dream_seam_config *c)
     return rc;
 }
 
-/* Loads the model, its template and the serial session on first use. */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void watch_emit(const struct dream_seam_event *ev)
+{
+    if (rt.watch) rt.watch(rt.watch_ud, ev);
+}
+
+/* Loads the model, its template and the serial session on first use; the watcher hears when
+ * loading starts and how long it took. */
 static int runtime_load(void)
 {
     if (!rt.configured) {
@@ -150,7 +170,10 @@ static int runtime_load(void)
     if (rc) return rc;
     struct dream_model_params mp = dream_model_default_params();
     mp.n_gpu_layers = rt.cfg.n_gpu_layers;
+    double t0 = now_s();
+    watch_emit(&(struct dream_seam_event){.kind = DREAM_SEAM_MODEL_LOADING, .model = path});
     rc = dream_model_load(path, &mp, &rt.model);
+    if (!rc) watch_emit(&(struct dream_seam_event){.kind = DREAM_SEAM_MODEL_LOADED, .model = path, .seconds = now_s() - t0});
     free(path);
     if (!rc) rc = seam_parse_template(rt.model, &rt.tmpl);
     if (!rc) {
@@ -227,7 +250,40 @@ static void batch_done(void *ud, int req)
 {
     struct batch_errors *e = ud;
     if (e->status[req] && !e->message[req]) e->message[req] = strdup(dream_error_last());
+    seam_call_done((size_t)req);
 }
+
+/* Starts the watcher's account of a call of n inputs of stage (op_lock held). */
+static int calls_begin(const char *stage, size_t n)
+{
+    rt.call_finished = calloc(n ? n : 1, sizeof *rt.call_finished);
+    if (!rt.call_finished) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    rt.call_stage = stage;
+    rt.call_n = n;
+    rt.call_done = 0;
+    watch_emit(&(struct dream_seam_event){.kind = DREAM_SEAM_CALLS_START, .stage = stage, .n = n});
+    return 0;
+}
+
+void seam_call_done(size_t i)
+{
+    if (!rt.call_finished || i >= rt.call_n || rt.call_finished[i]) return;
+    rt.call_finished[i] = true;
+    rt.call_done++;
+    watch_emit(&(struct dream_seam_event){.kind = DREAM_SEAM_CALL_DONE, .stage = rt.call_stage, .index = i, .done = rt.call_done, .n = rt.call_n});
+}
+
+/* Ends the account: inputs nobody reported (a backend that answers all at once, calls that
+ * failed before decoding) are reported finished now. */
+static void calls_end(void)
+{
+    for (size_t i = 0; rt.call_finished && i < rt.call_n; i++) seam_call_done(i);
+    free(rt.call_finished);
+    rt.call_finished = NULL;
+    rt.call_stage = NULL;
+    rt.call_n = rt.call_done = 0;
+}
+
 
 /* The embedded engine: n calls of one stage, with its adapter set for the whole operation and
  * always cleared afterwards, also on error. */
@@ -291,6 +347,7 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
             struct dream_gen_result r;
             gp.grammar = in[i].grammar ? in[i].grammar : o->grammar;
             int e = dream_generate(rt.session, prompts[i].ids, prompts[i].n, &gp, &r);
+            seam_call_done(i);
             if (e) {
                 if (!first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, i);
                 continue;
@@ -304,6 +361,17 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
     for (size_t i = 0; i < n; i++) dream_tokens_free(&prompts[i]);
     free(prompts);
     return rc ? rc : first_err;
+}
+
+/* One call of n inputs through the installed backend or the embedded engine (op_lock held). */
+static int calls_run(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *o, char **out)
+{
+    int rc = calls_begin(stage, n);
+    if (rc) return rc;
+    if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, n, o, out);
+    else rc = engine_calls(stage, in, n, o, out); /* one input: always the serial path */
+    calls_end();
+    return rc;
 }
 
 /* With no_grammar configured, clears o's grammar and says that the inputs' must go too (with
@@ -337,8 +405,7 @@ int dream_call_local_batch(const char *stage, const struct dream_local_input *in
         for (size_t i = 0; i < n; i++) plain[i] = (struct dream_local_input){.system = in[i].system, .user = in[i].user};
         in = plain;
     }
-    if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, n, &o, out);
-    else rc = engine_calls(stage, in, n, &o, out);
+    rc = calls_run(stage, in, n, &o, out);
     pthread_mutex_unlock(&op_lock);
     free(plain);
     return rc;
@@ -355,8 +422,7 @@ int dream_call_local(const char *stage, const struct dream_local_input *in, cons
     op_lock_for_call();
     struct dream_local_input plain = {.system = in->system, .user = in->user};
     if (grammars_off(&o)) in = &plain;
-    if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, 1, &o, out);
-    else rc = engine_calls(stage, in, 1, &o, out); /* one call: always the serial path */
+    rc = calls_run(stage, in, 1, &o, out);
     pthread_mutex_unlock(&op_lock);
     return rc;
 }
@@ -375,6 +441,14 @@ struct dream_batch_stats dream_seam_batch_stats(void)
     if (rt.batcher) st = dream_batcher_stats(rt.batcher);
     pthread_mutex_unlock(&op_lock);
     return st;
+}
+
+void dream_seam_set_watch(dream_seam_watch_fn fn, void *ud)
+{
+    pthread_mutex_lock(&op_lock);
+    rt.watch = fn;
+    rt.watch_ud = ud;
+    pthread_mutex_unlock(&op_lock);
 }
 
 int dream_seam_set_backend(const struct dream_backend *b)

@@ -16,4 +16,8 @@ int seam_prompt_tokens(dream_model *m, const dream_template *t, const char *syst
 int seam_chat_tokens(dream_model *m, const dream_template *t, const struct dream_chat_message *msgs, size_t n,
                      struct dream_tokens *out);
 
+/* Tells the watcher that input i of the call in progress is finished (answered or failed);
+ * later reports of the same input are ignored. With op_lock held, on the calling thread. */
+void seam_call_done(size_t i);
+
 #endif

@@ -343,6 +343,17 @@ static int parse_request(const struct dream_serve_params *sp, struct chat_job *j
         if (!json_is_string(v) || !json_string_length(v)) return snprintf(err, errlen, "grammar must be a non-empty GBNF string"), -1;
         j->grammar = json_string_value(v);
     }
+    /* a client that asks for structured output must not get free text back in silence: the
+     * remote backend, told so, sends the answer's grammar instead */
+    *param = "response_format";
+    if ((v = json_object_get(root, "response_format")) && !json_is_null(v)) {
+        const char *type = json_string_value(json_object_get(v, "type"));
+        if (!json_is_object(v) || !type || strcmp(type, "text") != 0)
+            return snprintf(err, errlen,
+                            "response_format of type \"%s\" is not supported: dream serve decodes only under a GBNF answer grammar; "
+                            "send it in `grammar` (or give response_format {\"type\": \"text\"})",
+                            type ? type : "(none)"), -1;
+    }
     *param = NULL;
     return 0;
 }

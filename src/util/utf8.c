@@ -71,3 +71,10 @@ size_t utf8_valid_prefix(const char *s, size_t len)
     }
     return len;
 }
+
+size_t utf8_chars(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}

@@ -30,6 +30,10 @@ int utf8_cut(const char *s, size_t cap);
  * buffer that snprintf may have cut. Returns s. */
 char *utf8_trim(char *s);
 
+/* The number of characters in s[0..len): its bytes that do not continue a sequence (what a
+ * length in characters counts, as a grammar's repetition of a character class does). */
+size_t utf8_chars(const char *s, size_t len);
+
 /* The length of the longest prefix of s[0..len) that is valid UTF-8 (utf8_seq_len's rules):
  * len when all of it is. */
 size_t utf8_valid_prefix(const char *s, size_t len);

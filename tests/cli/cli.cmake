@@ -17,3 +17,15 @@ if(TARGET dream)
     PASS_REGULAR_EXPRESSION "PASS: --model PATH" FAIL_REGULAR_EXPRESSION "FAIL:"
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+
+# `dream run`'s progress on stderr (issue 18 item 7): the model's loading, the calls of the batch
+# in flight, no carriage return on a pipe, the status line on a terminal; stdout unchanged.
+if(TARGET dream)
+  find_program(DREAM_SCRIPT_PROG script)
+  add_test(NAME cli_run_progress
+           COMMAND sh ${CMAKE_SOURCE_DIR}/tests/cli/progress_cli.sh $<TARGET_FILE:dream> ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf
+                   ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus ${CMAKE_BINARY_DIR}/tests/progress-cli "${DREAM_SCRIPT_PROG}")
+  set_tests_properties(cli_run_progress PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "PASS: dream run progress" FAIL_REGULAR_EXPRESSION "FAIL:"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()

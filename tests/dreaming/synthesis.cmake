@@ -1,8 +1,10 @@
 # Tests of The Dreaming's writing stages (issue 5): create and fold over the fixture corpus with
 # the scripted fake, compared with the golden vault in tests/data/dreaming/golden.
 if(TARGET dream_memory)
-  dream_add_test(NAME test_synthesis SOURCES dreaming/test_synthesis.c support/dreaming_fixture.c support/dreaming_fake.c
-                 LIBS dream_memory PkgConfig::SQLITE3 PkgConfig::LIBGIT2 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming)
+  # gbnf_match asks llama.cpp's own grammar sampler whether the refresh grammar takes an answer.
+  dream_add_test(NAME test_synthesis SOURCES dreaming/test_synthesis.c support/dreaming_fixture.c support/dreaming_fake.c support/gbnf_match.c
+                 LIBS dream_memory dream::llama PkgConfig::SQLITE3 PkgConfig::LIBGIT2 ARGS ${CMAKE_SOURCE_DIR}/tests/data/dreaming
+                 FIXTURES tiny_models)
 endif()
 
 # `dream run` over a set-up wiki lists the writing stages after route in its dry run.

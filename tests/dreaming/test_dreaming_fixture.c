@@ -92,10 +92,11 @@ static void test_fixture_stages_report_progress_after_each_batch(void **state)
     dream_store *s = *state;
     progress_log[0] = '\0';
     assert_int_equal(fixture_run_pipeline(s, wiki, 0, record_progress, NULL), 0);
-    /* 13 conversations in batches of 3; 18 chunks in batches of 4; 17 chunks with names, one
-     * resolve transaction each; route once (reported by the fixture runner). */
-    assert_text_equal(progress_log, "segment 3/13\nsegment 6/13\nsegment 9/13\nsegment 12/13\nsegment 13/13\n"
-                                    "extract 4/18\nextract 8/18\nextract 12/18\nextract 16/18\nextract 18/18\n"
+    /* 13 conversations in batches of 3; 18 chunks in batches of 4 (each stage says first how
+     * much work it has); 17 chunks with names, one resolve transaction each; route once
+     * (reported by the fixture runner). */
+    assert_text_equal(progress_log, "segment 0/13\nsegment 3/13\nsegment 6/13\nsegment 9/13\nsegment 12/13\nsegment 13/13\n"
+                                    "extract 0/18\nextract 4/18\nextract 8/18\nextract 12/18\nextract 16/18\nextract 18/18\n"
                                     "resolve 1/17\nresolve 2/17\nresolve 3/17\nresolve 4/17\nresolve 5/17\nresolve 6/17\n"
                                     "resolve 7/17\nresolve 8/17\nresolve 9/17\nresolve 10/17\nresolve 11/17\nresolve 12/17\n"
                                     "resolve 13/17\nresolve 14/17\nresolve 15/17\nresolve 16/17\nresolve 17/17\nroute 1/1\n");

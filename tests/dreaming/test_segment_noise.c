@@ -22,14 +22,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A store in memory holding n noise conversations. */
+static dream_store *noise_store(int n)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    test_store_put_noise_conversations(s, n);
+    return s;
+}
+
 static void test_segment_noise_is_recorded_not_fatal(void **state)
 {
     (void)state;
     test_seam_use_tiny_gemma(2, 4096);
-
-    dream_store *s;
-    assert_int_equal(dream_store_open(":memory:", &s), 0);
-    test_store_put_noise_conversations(s, 3);
+    dream_store *s = noise_store(3);
     struct dream_segment_params p;
     dream_segment_default_params(&p);
     p.max_tokens = 32;
@@ -58,9 +64,7 @@ static void test_segment_noise_is_recorded_not_fatal(void **state)
 static struct dream_segment_result segment_once(bool grammar)
 {
     test_seam_use_tiny_gemma_grammar(3, 4096, !grammar);
-    dream_store *s;
-    assert_int_equal(dream_store_open(":memory:", &s), 0);
-    test_store_put_noise_conversations(s, 3);
+    dream_store *s = noise_store(3);
     struct dream_segment_params p;
     dream_segment_default_params(&p);
     p.max_tokens = grammar ? 1024 : 96;
@@ -86,6 +90,53 @@ static void test_segment_noise_is_valid_under_the_grammar(void **state)
     assert_int_equal(on.segmented, 3);
     assert_int_equal(on.failed, 0);
     assert_int_equal(off.segmented, 0);
+}
+
+/* What a run of the stage told its watchers, in order: the seam's events (c: a call began,
+ * d: an input of it ended) and the stage's progress (p). */
+static char timeline[512];
+static void note(char kind, size_t done, size_t n)
+{
+    size_t len = strlen(timeline);
+    if (kind == 'c') snprintf(timeline + len, sizeof timeline - len, "c%zu ", n);
+    else snprintf(timeline + len, sizeof timeline - len, "%c%zu/%zu ", kind, done, n);
+}
+static void on_seam(void *ud, const struct dream_seam_event *ev)
+{
+    (void)ud;
+    if (ev->kind == DREAM_SEAM_CALLS_START) note('c', 0, ev->n);
+    else if (ev->kind == DREAM_SEAM_CALL_DONE) note('d', ev->done, ev->n);
+}
+static void on_items(void *ud, const char *stage, size_t done, size_t total)
+{
+    (void)ud;
+    assert_string_equal(stage, "segment");
+    note('p', done, total);
+}
+
+/* Progress as dream run shows it: the stage says how much work it has before the first batch,
+ * and each model call of a batch is reported as it ends, one by one with its count (d1/3, d2/3,
+ * d3/3), before the batch's conversations are reported done; never only once a batch is over. */
+static void test_segment_reports_each_call_before_its_batch_is_done(void **state)
+{
+    (void)state;
+    test_seam_use_tiny_gemma(3, 4096);
+    dream_store *s = noise_store(6);
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    p.max_tokens = 1024;
+    p.batch = 3;
+    p.on_progress = on_items;
+    timeline[0] = 0;
+    dream_seam_set_watch(on_seam, NULL);
+    struct dream_segment_result r;
+    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    dream_seam_set_watch(NULL, NULL);
+    printf("segment timeline: %s\n", timeline);
+    assert_int_equal(r.segmented, 6);
+    assert_string_equal(timeline, "p0/6 c3 d1/3 d2/3 d3/3 p3/6 c3 d1/3 d2/3 d3/3 p6/6 ");
+    dream_store_close(s);
+    dream_seam_shutdown();
 }
 
 /* The per-call grammar takes ids with quotes, backslashes, newlines and non-ASCII text: llama.cpp
@@ -127,6 +178,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_segment_noise_is_recorded_not_fatal),
                                        cmocka_unit_test(test_segment_noise_is_valid_under_the_grammar),
+                                       cmocka_unit_test(test_segment_reports_each_call_before_its_batch_is_done),
                                        cmocka_unit_test(test_segment_grammar_escapes_ids_and_keeps_anchors_in_range)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

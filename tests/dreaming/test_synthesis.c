@@ -16,6 +16,7 @@
 #include "../src/util/file.h"
 #include "dream/article.h"
 #include "dream/error.h"
+#include "dream/grammar.h"
 #include "dream/model.h"
 #include "dream/store.h"
 #include "dream/synthesis.h"
@@ -23,7 +24,9 @@
 #include "dreaming_fake.h"
 #include "dreaming_fixture.h"
 #include "dreaming_test_util.h"
+#include "gbnf_match.h"
 #include "git_test_util.h"
+#include "synth_internal.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -834,6 +837,8 @@ static const char *const refresh_junk[] = {
     "",
     "yes",
 };
+/* A fenced answer with a capitalized key and links, which the parser takes. */
+static const char *const refresh_linked[] = {"```info\nTeacher: [[Maestro Lee]]\nchosen_over: [[Violin Lessons|the violin]]\n```\n"};
 static const char *const *refresh_script; /* the answer of every editor call */
 static size_t refresh_junk_at;
 
@@ -897,8 +902,7 @@ static void test_wikify_refresh_keeps_links_to_articles_only(void **state)
     put_article(c, "Cello_Practice",
                 "# Cello Practice\n\n**Cello Practice** takes thirty minutes a day.[^1]\n\n## References\n\n"
                 "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n");
-    static const char *const answer[] = {"```info\nTeacher: [[Maestro Lee]]\nchosen_over: [[Violin Lessons|the violin]]\n```\n"};
-    refresh_script = answer;
+    refresh_script = refresh_linked;
     refresh_junk_at = 0;
     struct dream_backend scripted = {.name = "refresh-scripted", .call = refresh_script_call};
     assert_int_equal(dream_seam_set_backend(&scripted), 0);
@@ -912,6 +916,135 @@ static void test_wikify_refresh_keeps_links_to_articles_only(void **state)
     free(t);
     assert_vault_checks(c);
     assert_dream_check(c);
+}
+
+/* The tiny model of the tiny_models fixture: its vocabulary spells the texts gbnf_match asks about. */
+static void tiny_model_path(char *out, size_t cap)
+{
+    const char *b = getenv("DREAM_TEST_BUILD");
+    assert_non_null(b);
+    snprintf(out, cap, "%s/models/tiny-gemma4.gguf", b);
+}
+
+/* The refresh prompt of every article of the golden wikify vault (the fixture's own articles),
+ * malloc'd, into prompts[0..*n). */
+static void golden_refresh_prompts(char **prompts, size_t cap, size_t *n)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/wikify", golden);
+    static char names[64][256];
+    size_t k = list_md(dir, names, 64);
+    *n = 0;
+    for (size_t i = 0; i < k && *n < cap; i++) {
+        char path[4600], stem[256];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        snprintf(stem, sizeof stem, "%.*s", (int)(strlen(names[i]) - 3), names[i]);
+        dream_article *a = NULL;
+        assert_int_equal(dream_article_read_file(path, &a), 0);
+        assert_non_null(prompts[(*n)++] = synth_refresh_prompt(seeds_wiki, stem, a));
+        dream_article_free(a);
+    }
+    assert_true(*n >= 3);
+}
+
+/* The refresh grammar takes every fixture answer the parser takes and none it refuses: the
+ * scripted fake's answer to every golden article's refresh prompt (kept fields with new values,
+ * [[links]], dates, aliases, a category), the fenced answer with a capitalized key, and the
+ * junk. So decoding under it loses no answer the stage would have used. */
+static void test_refresh_grammar_takes_what_the_parser_takes_of_the_fixtures(void **state)
+{
+    (void)state;
+    char model[4096], why[256];
+    tiny_model_path(model, sizeof model);
+    char *g = dream_grammar_infobox_refresh();
+    assert_non_null(g);
+    char *prompts[16];
+    size_t n;
+    golden_refresh_prompts(prompts, 16, &n);
+    size_t taken = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct dream_local_input in = {.user = prompts[i]};
+        char *answer = NULL;
+        assert_int_equal(dreaming_fake_call(NULL, "editor", &in, 1, NULL, &answer), 0);
+        struct synth_refresh r;
+        assert_true(synth_parse_refresh(answer, &r));
+        synth_refresh_free(&r);
+        if (!gbnf_match(model, g, answer, why, sizeof why)) fail_msg("the grammar refuses the fake's answer (%s):\n%s", why, answer);
+        taken++;
+        free(answer);
+        free(prompts[i]);
+    }
+    struct synth_refresh r;
+    assert_true(synth_parse_refresh(refresh_linked[0], &r));
+    synth_refresh_free(&r);
+    if (!gbnf_match(model, g, refresh_linked[0], why, sizeof why)) fail_msg("the grammar refuses the fenced answer (%s)", why);
+    for (size_t i = 0; i < sizeof refresh_junk / sizeof refresh_junk[0]; i++) {
+        assert_false(synth_parse_refresh(refresh_junk[i], &r));
+        if (gbnf_match(model, g, refresh_junk[i], why, sizeof why)) fail_msg("the grammar takes junk answer %zu: %s", i, refresh_junk[i]);
+    }
+    /* the edges: values and names the parser skips as saying nothing (after cutting what it
+     * cuts from their ends), the kind, and a key of the lines of their own */
+    static const char *const skipped[] = {"type: unknown", "type: N/A \"", "kind: thing", "aliases: none", "category: Unclear",
+                                          "type: none ", "aliases: x, - ", "alias: x"};
+    for (size_t i = 0; i < sizeof skipped / sizeof skipped[0]; i++)
+        if (gbnf_match(model, g, skipped[i], why, sizeof why)) fail_msg("the grammar takes \"%s\", which says nothing or is no field", skipped[i]);
+    static const char *const kept[] = {"type: nonesuch", "type: n/a b", "kinds: two", "aliases: bow hold , cello lesson", "type: -5 °C",
+                                       "named_after: [[Ada Lovelace]] (1815)", "type: Ελληνικά", "category: Hobbies\n"};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        assert_true(synth_parse_refresh(kept[i], &r));
+        synth_refresh_free(&r);
+        if (!gbnf_match(model, g, kept[i], why, sizeof why)) fail_msg("the grammar refuses \"%s\" (%s)", kept[i], why);
+    }
+    printf("the refresh grammar takes the fake's %zu answers and the fenced one, and none of %zu junk answers\n", taken,
+           sizeof refresh_junk / sizeof refresh_junk[0]);
+    free(g);
+}
+
+/* The tiny random-weight model under the refresh grammar: the refresh parser takes every answer
+ * (before the grammar, noise was refused), and greedy decoding stays exact under it: the same
+ * answers one call at a time and batched through the scheduler. */
+static void test_refresh_grammar_noise_answers_are_taken_serial_and_batched(void **state)
+{
+    (void)state;
+    char *g = dream_grammar_infobox_refresh();
+    assert_non_null(g);
+    char *prompts[16];
+    size_t n;
+    golden_refresh_prompts(prompts, 16, &n);
+    struct dream_local_input in[16];
+    for (size_t i = 0; i < n; i++) in[i] = (struct dream_local_input){.user = prompts[i], .grammar = g};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 6000; /* the grammar's longest answer, so no answer is cut by the budget */
+    char *serial[16], *batched[16];
+    test_seam_use_tiny_gemma(4, 12288);
+    assert_int_equal(dream_seam_set_backend(NULL), 0);
+    for (size_t i = 0; i < n; i++) assert_int_equal(dream_call_local("editor", &in[i], &o, &serial[i]), 0);
+    assert_int_equal(dream_call_local_batch("editor", in, n, &o, batched), 0);
+    assert_true(dream_seam_batch_stats().steps > 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(serial[i], batched[i]);
+        struct synth_refresh r;
+        if (!synth_parse_refresh(serial[i], &r)) fail_msg("the parser refuses noise answer %zu:\n%s", i, serial[i]);
+        printf("noise refresh answer %zu: %zu field(s), %zu alias(es), %zu categor(ies): \"%.60s\"\n", i, r.n, r.n_alias, r.n_cat, serial[i]);
+        synth_refresh_free(&r);
+        free(serial[i]);
+        free(batched[i]);
+    }
+    /* the same noise in free text: the parser refuses it */
+    size_t taken = 0;
+    o.max_tokens = 200;
+    for (size_t i = 0; i < n; i++) in[i].grammar = NULL;
+    assert_int_equal(dream_call_local_batch("editor", in, n, &o, batched), 0);
+    for (size_t i = 0; i < n; i++) {
+        struct synth_refresh r;
+        if (synth_parse_refresh(batched[i], &r)) taken++, synth_refresh_free(&r);
+        free(batched[i]);
+        free(prompts[i]);
+    }
+    printf("refresh answers of the random model the parser takes: %zu of %zu under the grammar, %zu of %zu without\n", n, n, taken, n);
+    assert_int_equal(taken, 0);
+    dream_seam_shutdown();
+    free(g);
 }
 
 /* CREATE's infobox answer proposes [[links]] (dream check allows no redlink). A link stays when
@@ -1772,6 +1905,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wikify_refresh_gives_exactly_one_infobox_after_the_h1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_refuses_junk_and_leaves_the_file_byte_identical, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_keeps_links_to_articles_only, setup, teardown),
+        cmocka_unit_test(test_refresh_grammar_takes_what_the_parser_takes_of_the_fixtures),
+        cmocka_unit_test(test_refresh_grammar_noise_answers_are_taken_serial_and_batched),
         cmocka_unit_test_setup_teardown(test_fold_batches_the_pairs_of_distinct_articles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_skips_an_article_with_an_unclosed_fence, setup, teardown),

@@ -117,7 +117,9 @@ static void test_batch_equals_serial_qwen(void **state) { batch_equals_serial(qw
 static void grammar_batch_equals_serial(const char *model)
 {
     configure(model, dir, 4);
-    const char *per[N_USERS] = {NULL, dream_grammar_names, NULL, dream_grammar_infobox, NULL, dream_grammar_section_name};
+    char *refresh = dream_grammar_infobox_refresh();
+    assert_non_null(refresh);
+    const char *per[N_USERS] = {NULL, dream_grammar_names, refresh, dream_grammar_infobox, NULL, dream_grammar_section_name};
     struct dream_local_input in[N_USERS];
     for (size_t i = 0; i < N_USERS; i++) in[i] = (struct dream_local_input){.user = users[i], .grammar = per[i]};
     struct dream_call_opts o = dream_call_default_opts();
@@ -139,6 +141,7 @@ static void grammar_batch_equals_serial(const char *model)
     assert_int_equal(dream_call_local("route", &in[0], &o, &free_text), 0);
     assert_true(strcmp(free_text, "yes") && strcmp(free_text, "no"));
     free(free_text);
+    free(refresh);
 }
 
 static void test_grammar_batch_equals_serial_gemma(void **state) { grammar_batch_equals_serial(gemma); }
@@ -187,8 +190,10 @@ static void test_bad_grammar_names_the_stage(void **state)
 static void test_stage_grammars_parse_and_end(void **state)
 {
     configure(gemma, dir, 1);
-    const char *const shapes[] = {dream_grammar_yes_no,  dream_grammar_evolution_error, dream_grammar_names, dream_grammar_headings,
-                                  dream_grammar_section_name, dream_grammar_value, dream_grammar_infobox};
+    char *refresh = dream_grammar_infobox_refresh();
+    assert_non_null(refresh);
+    const char *const shapes[] = {dream_grammar_yes_no,       dream_grammar_evolution_error, dream_grammar_names, dream_grammar_headings,
+                                  dream_grammar_section_name, dream_grammar_value,           dream_grammar_infobox, refresh};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         struct dream_local_input in = {.user = users[i % N_USERS], .grammar = shapes[i]};
         struct dream_call_opts o = dream_call_default_opts();
@@ -199,6 +204,7 @@ static void test_stage_grammars_parse_and_end(void **state)
         printf("grammar %zu: \"%.60s\"\n", i, out);
         free(out);
     }
+    free(refresh);
 }
 
 /* Is name a run of words that follow one another on one line of text (each word's first letter
@@ -508,6 +514,95 @@ static int fake_call(void *ud, const char *stage, const struct dream_local_input
     return 0;
 }
 
+/* What the watcher heard, in order. */
+#define WATCH_MAX 64
+static struct dream_seam_event watched[WATCH_MAX];
+static char watched_model[4096]; /* the event's strings are the seam's only during the call */
+static int n_watched;
+static void watch(void *ud, const struct dream_seam_event *ev)
+{
+    (void)ud;
+    if (ev->model) snprintf(watched_model, sizeof watched_model, "%s", ev->model);
+    if (n_watched < WATCH_MAX) watched[n_watched++] = *ev;
+}
+
+/* The CALL_DONE events from watched[from]: done counts 1..n up, each input once. */
+static void assert_calls_done_in_order(int from, size_t n, const char *stage)
+{
+    bool seen[WATCH_MAX] = {false};
+    assert_int_equal(n_watched - from, (int)n);
+    for (int k = from; k < n_watched; k++) {
+        assert_int_equal(watched[k].kind, DREAM_SEAM_CALL_DONE);
+        assert_string_equal(watched[k].stage, stage);
+        assert_int_equal(watched[k].n, n);
+        assert_int_equal(watched[k].done, (size_t)(k - from + 1));
+        assert_true(watched[k].index < n && !seen[watched[k].index]);
+        seen[watched[k].index] = true;
+    }
+}
+
+/* The watcher hears the model load (and how long it took), then every input of a call as it
+ * finishes: in the scheduler, an input that ends early is reported while the others still
+ * decode (a yes/no answer, the last input, comes first), not when the batch returns; on the
+ * serial path one by one; with a scripted backend, each input when its call returns. */
+static void test_watcher_hears_the_load_and_every_call_as_it_ends(void **state)
+{
+    configure(gemma, dir, 4);
+    n_watched = 0;
+    dream_seam_set_watch(watch, NULL);
+    struct dream_local_input in[4];
+    for (size_t i = 0; i < 4; i++) in[i] = (struct dream_local_input){.user = users[i], .grammar = i == 3 ? dream_grammar_yes_no : NULL};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 48;
+    char *out[4];
+    assert_int_equal(dream_call_local_batch("entity", in, 4, &o, out), 0);
+    size_t longest = 0;
+    for (size_t i = 1; i < 4; i++)
+        if (strlen(out[i]) > strlen(out[longest])) longest = i;
+    assert_true(strlen(out[longest]) > strlen(out[3])); /* noise runs on where yes/no has ended */
+    for (size_t i = 0; i < 4; i++) free(out[i]);
+    /* the call begins, loads the model, then its inputs end one by one */
+    assert_int_equal(n_watched, 3 + 4);
+    assert_int_equal(watched[0].kind, DREAM_SEAM_CALLS_START);
+    assert_string_equal(watched[0].stage, "entity");
+    assert_int_equal(watched[0].n, 4);
+    assert_int_equal(watched[0].done, 0);
+    assert_int_equal(watched[1].kind, DREAM_SEAM_MODEL_LOADING);
+    assert_string_equal(watched_model, gemma);
+    assert_int_equal(watched[2].kind, DREAM_SEAM_MODEL_LOADED);
+    assert_true(watched[2].seconds >= 0 && watched[2].seconds < 600);
+    assert_calls_done_in_order(3, 4, "entity");
+    int at_yes_no = -1, at_longest = -1;
+    for (int k = 3; k < n_watched; k++) {
+        if (watched[k].index == 3) at_yes_no = k;
+        if (watched[k].index == longest) at_longest = k;
+    }
+    assert_true(at_yes_no < at_longest); /* the short answer was reported while the long one decoded */
+
+    /* serial: one at a time, in order; no second load */
+    configure(gemma, dir, 1);
+    assert_int_equal(dream_call_local_batch("entity", in, 4, &o, out), 0);
+    for (size_t i = 0; i < 4; i++) free(out[i]);
+    n_watched = 0;
+    assert_int_equal(dream_call_local_batch("entity", in, 3, &o, out), 0);
+    for (size_t i = 0; i < 3; i++) free(out[i]);
+    assert_int_equal(watched[0].kind, DREAM_SEAM_CALLS_START);
+    assert_calls_done_in_order(1, 3, "entity");
+    for (int k = 1; k <= 3; k++) assert_int_equal(watched[k].index, (size_t)(k - 1));
+
+    /* a scripted backend: every input, when its call returns; a failed prompt counts too */
+    struct dream_backend fake = {.name = "fake", .call = fake_call};
+    dream_seam_set_backend(&fake);
+    n_watched = 0;
+    assert_int_equal(dream_call_local_batch("route", in, 2, NULL, out), 0);
+    free(out[0]);
+    free(out[1]);
+    assert_int_equal(watched[0].kind, DREAM_SEAM_CALLS_START);
+    assert_calls_done_in_order(1, 2, "route");
+    dream_seam_set_backend(NULL);
+    dream_seam_set_watch(NULL, NULL);
+}
+
 static void test_backend_switch_routes_every_call(void **state)
 {
     struct dream_backend fake = {.name = "fake", .call = fake_call};
@@ -542,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_adapter_for_another_model_is_refused),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),
         cmocka_unit_test(test_backend_switch_routes_every_call),
+        cmocka_unit_test(test_watcher_hears_the_load_and_every_call_as_it_ends),
         cmocka_unit_test(test_prompt_tokens_equal_plain_tokenization_of_the_render),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
