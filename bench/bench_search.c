@@ -9,8 +9,12 @@
  *   - queries: the median and worst of each query shape through the read tool
  *     (dream_read_search_index: sync check, two ranked queries, snippets), ms (target <= 50),
  *     and "unwindowed": the two ranked FTS5 queries alone over every match (no rank window);
- *     two with --since (half the messages are newer), whose date FTS5 reads per matching row.
- * Usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] */
+ *     two with --since (half the messages are newer), whose date is looked up per matching row;
+ *   - with --variants N: the FTS5 options tried for the build, side by side on the same store,
+ *     N times each: the index made again from search_source in one transaction, its size, and
+ *     two queries on it (the ranked messages query over every match of the commonest word, and
+ *     a phrase); then dream_search_rebuild puts the index back.
+ * Usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] [--variants N] */
 #include "dream/error.h"
 #include "dream/read.h"
 #include "dream/search.h"
@@ -96,9 +100,93 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A way to build the index: its table and how it is filled (both run in one transaction). */
+struct variant {
+    const char *name, *table, *fill;
+};
+
+#define HASH16 "INSERT INTO search (search, rank) VALUES ('hashsize', 16777216);"
+#define REBUILD "INSERT INTO search (search) VALUES ('rebuild');"
+#define COPY_IN "INSERT INTO search (rowid, title, section, text) SELECT id, title, section, text FROM search_source;"
+static const struct variant variants[] = {
+    {"as built (16 MB buffer)", STORE_SEARCH_TABLE_SQL, STORE_SEARCH_FILL_SQL},
+    {"FTS5's own 1 MB buffer", STORE_SEARCH_TABLE_SQL, REBUILD},
+    {"64 MB buffer", STORE_SEARCH_TABLE_SQL, "INSERT INTO search (search, rank) VALUES ('hashsize', 67108864);" REBUILD},
+    {"16 MB + pgsz 8000", STORE_SEARCH_TABLE_SQL, HASH16 "INSERT INTO search (search, rank) VALUES ('pgsz', 8000);" REBUILD},
+    {"16 MB + automerge 0", STORE_SEARCH_TABLE_SQL, HASH16 "INSERT INTO search (search, rank) VALUES ('automerge', 0);" REBUILD},
+    {"1 MB + crisismerge 64", STORE_SEARCH_TABLE_SQL, "INSERT INTO search (search, rank) VALUES ('crisismerge', 64);" REBUILD},
+    {"16 MB + 'optimize' after", STORE_SEARCH_TABLE_SQL, HASH16 REBUILD "INSERT INTO search (search) VALUES ('optimize');"},
+    {"16 MB + detail=column",
+     "CREATE VIRTUAL TABLE search USING fts5(title, section, text, content = search_source, content_rowid = id, detail = column,"
+     " tokenize = 'unicode61 remove_diacritics 2');",
+     HASH16 REBUILD},
+    {"16 MB, a copy of the text (as before)", "CREATE VIRTUAL TABLE search USING fts5(title, section, text, tokenize = 'unicode61 remove_diacritics 2');",
+     HASH16 COPY_IN},
+    {"16 MB, contentless (no snippets)",
+     "CREATE VIRTUAL TABLE search USING fts5(title, section, text, content = '', tokenize = 'unicode61 remove_diacritics 2');", HASH16 COPY_IN},
+};
+
+/* ms of sql's rows (the last column of the last row into *v), or -1 with the error printed into
+ * err. */
+static double time_query(sqlite3 *db, const char *sql, char *err, size_t cap)
+{
+    sqlite3_stmt *st;
+    double a = now_s();
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, cap, "%s", sqlite3_errmsg(db));
+        return -1;
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    }
+    if (rc != SQLITE_DONE) snprintf(err, cap, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? (now_s() - a) * 1000 : -1;
+}
+
+/* FTS5's own tables of the index, and what else the store keeps for it. */
+#define FTS5_TABLES "'search_data', 'search_idx', 'search_content', 'search_docsize', 'search_config'"
+#define INDEX_EXTRAS "'messages_search_id', 'pipeline_entities_search_id', 'search_sections', 'search_sections_stem', 'search_articles'"
+
+/* Each variant n times: build, size, the two queries. */
+static int run_variants(dream_store *s, long n, size_t text_bytes)
+{
+    sqlite3 *db = store_db(s);
+    sqlite3_stmt *x;
+    if (sqlite3_prepare_v2(db, "SELECT name, sum(pgsize) FROM dbstat WHERE name IN (" INDEX_EXTRAS ") GROUP BY name ORDER BY name", -1, &x, NULL) == SQLITE_OK)
+        while (sqlite3_step(x) == SQLITE_ROW) printf("kept for the index besides FTS5's tables: %s %.1f MB\n", sqlite3_column_text(x, 0), (double)sqlite3_column_int64(x, 1) / 1e6);
+    sqlite3_finalize(x);
+    printf("%-40s %8s %8s %9s %10s %10s\n", "build variant (one transaction)", "build s", "MB/s", "index MB", "bepo ms", "phrase ms");
+    for (long k = 0; k < n; k++) {
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            double a = now_s();
+            if (store_exec(s, "BEGIN IMMEDIATE; DROP TABLE search;", "bench") || store_exec(s, variants[v].table, "bench") ||
+                store_exec(s, variants[v].fill, "bench") || store_exec(s, "COMMIT", "bench"))
+                return fprintf(stderr, "%s: %s\n", variants[v].name, dream_error_last()), 1;
+            double t = now_s() - a;
+            sqlite3_stmt *st;
+            double mb = 0;
+            if (sqlite3_prepare_v2(db, "SELECT sum(pgsize) FROM dbstat WHERE name IN (" FTS5_TABLES ")", -1, &st, NULL) == SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW)
+                mb = (double)sqlite3_column_int64(st, 0) / 1e6;
+            sqlite3_finalize(st);
+            char err[200] = "", perr[200] = "";
+            double q = time_query(db, "SELECT rowid FROM search WHERE search MATCH 'bepo' AND rowid >= 1125899906842624 ORDER BY bm25(search) LIMIT 6", err,
+                                  sizeof err);
+            double ph = time_query(db, "SELECT count(*) FROM search WHERE search MATCH '\"sourdough cello\"'", perr, sizeof perr);
+            char qs[32], ps[32];
+            snprintf(qs, sizeof qs, q < 0 ? "error" : "%.1f", q);
+            snprintf(ps, sizeof ps, ph < 0 ? "error" : "%.1f", ph);
+            printf("%-40s %8.2f %8.1f %9.1f %10s %10s%s%s\n", variants[v].name, t, (double)text_bytes / 1e6 / t, mb, qs, ps, ph < 0 ? "  " : "", ph < 0 ? perr : "");
+        }
+    }
+    struct dream_search_rebuild_stats st;
+    return dream_search_rebuild(s, NULL, &st) ? (fprintf(stderr, "%s\n", dream_error_last()), 1) : 0;
+}
+
 int main(int argc, char **argv)
 {
-    long n_messages = 100000, n_articles = 2000, repeat = 9, builds = 3;
+    long n_messages = 100000, n_articles = 2000, repeat = 9, builds = 3, n_variants = 0;
     const char *dir = "build/bench/search";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--messages")) n_messages = atol(argv[i + 1]);
@@ -106,8 +194,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
         else if (!strcmp(argv[i], "--repeat")) repeat = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--builds")) builds = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--variants")) n_variants = atol(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N]\n");
+            fprintf(stderr, "usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] [--variants N]\n");
             return 2;
         }
     }
@@ -236,7 +325,7 @@ int main(int argc, char **argv)
         free(t);
     }
     printf("worst median query: %.2f ms (target <= 50)\n", worst);
-    /* with --since: FTS5 reads each matching row's date */
+    /* with --since: each matching row's date is looked up */
     static const char *const dated[] = {"sourdough", "cello", NULL};
     int64_t since = 1700000000000 + (n_messages / 10) * 60000 / 2;
     for (size_t q = 0; dated[q]; q++) {
@@ -263,6 +352,7 @@ int main(int argc, char **argv)
         free(t);
     }
     dream_reader_close(r);
+    if (n_variants > 0 && run_variants(s, n_variants, st.text_bytes)) return 1;
 
     /* growth: the same store without the index */
     store_exec(s,

@@ -81,8 +81,7 @@ struct dream_search_rebuild_stats {
 /* Rebuilds the whole index (a damaged one too): drops the FTS5 table and what records the
  * articles, creates them again, indexes every message and captured subject from the store and
  * every article under <wiki>/articles (wiki NULL: articles are left for the next sync). One
- * transaction, so a crash leaves the old index as it was; while it runs, the connection's page
- * cache is 64 MB and secure_delete is FAST (both set back after). stats may be NULL. */
+ * transaction, so a crash leaves the old index as it was. stats may be NULL. */
 int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_search_rebuild_stats *stats);
 
 /* FTS5's own integrity check of the index against its content; DREAM_EFORMAT with its message

@@ -285,18 +285,6 @@ int dream_search_sync(dream_store *store, const char *const *stems, const dream_
     return rc;
 }
 
-/* The value of a connection's integer pragma (secure_delete, cache_size), or fallback. */
-static int64_t search_pragma(dream_store *store, const char *name, int64_t fallback)
-{
-    char sql[64];
-    snprintf(sql, sizeof sql, "PRAGMA %s", name);
-    sqlite3_stmt *st;
-    int64_t v = fallback;
-    if (sqlite3_prepare_v2(store_db(store), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* Drops the FTS5 table; a damaged one may refuse DROP TABLE: then its shadow tables go one by one. */
 static void search_drop(dream_store *store)
 {
@@ -348,21 +336,10 @@ int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_sear
     struct dream_search_rebuild_stats z = {0};
     if (!stats) stats = &z;
     memset(stats, 0, sizeof *stats);
-    /* For this transaction only: a page cache that holds what the index writes (64 MB, rather
-     * than 2 MB, so pages are not spilled to the WAL and read back), and the old index's pages
-     * freed without being zeroed first (secure_delete FAST): the new index is written over them
-     * at once, and what they held is text the store holds anyway (forget scrubs with
-     * secure_delete ON). It stays one transaction, so a crash leaves the old index whole. */
-    int64_t secure = search_pragma(store, "secure_delete", 1), cache = search_pragma(store, "cache_size", -2000);
-    char restore[96];
-    snprintf(restore, sizeof restore, "PRAGMA secure_delete = %s; PRAGMA cache_size = %lld", secure == 1 ? "ON" : secure == 2 ? "FAST" : "OFF",
-             (long long)cache);
-    int rc = store_exec(store, "PRAGMA secure_delete = FAST; PRAGMA cache_size = -65536", "rebuilding the search index");
-    if (!rc) rc = store_exec(store, "BEGIN IMMEDIATE", "rebuilding the search index");
-    if (rc) {
-        sqlite3_exec(store_db(store), restore, NULL, NULL, NULL);
-        return rc;
-    }
+    /* One transaction, so a crash leaves the old index whole. (A bigger page cache for it, or
+     * secure_delete FAST for the old index's pages, measured within the noise: docs/BENCHMARKS.md.) */
+    int rc = store_exec(store, "BEGIN IMMEDIATE", "rebuilding the search index");
+    if (rc) return rc;
     search_drop(store);
     rc = store_exec(store, "DELETE FROM search_sections; DELETE FROM search_articles;" STORE_SEARCH_TABLE_SQL, "rebuilding the search index");
     if (!rc && wiki) rc = search_rebuild_articles(store, wiki, stats);
@@ -381,6 +358,5 @@ int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_sear
     }
     if (!rc) rc = store_exec(store, "COMMIT", "rebuilding the search index");
     else store_exec(store, "ROLLBACK", "rebuilding the search index");
-    sqlite3_exec(store_db(store), restore, NULL, NULL, NULL);
     return rc;
 }

@@ -504,6 +504,33 @@ static void test_search_triggers_keep_the_index_as_a_rebuild_makes_it(void **sta
     dream_store_close(s);
 }
 
+/* A rebuild is one transaction: one that fails half way (here at an article, after the old
+ * index was dropped and the messages indexed again) leaves the old index as it was, as a crash
+ * would. */
+static void test_search_rebuild_that_fails_leaves_the_old_index(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    snapshot_index(s, "before");
+    int64_t sections = count_rows(s, "SELECT count(*) FROM search_sections");
+    assert_int_equal(sqlite3_exec(store_db(s),
+                                  "CREATE TEMP TRIGGER fail_rebuild BEFORE INSERT ON main.search_articles WHEN new.stem = 'Sourdough'"
+                                  " BEGIN SELECT RAISE(ABORT, 'a failure injected half way'); END;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(dream_search_rebuild(s, wiki, NULL), DREAM_EIO);
+    assert_non_null(strstr(dream_error_last(), "a failure injected half way"));
+    assert_int_equal(sqlite3_exec(store_db(s), "DROP TRIGGER temp.fail_rebuild", NULL, NULL, NULL), SQLITE_OK);
+    snapshot_index(s, "after");
+    assert_true(count_rows(s, "SELECT count(*) FROM temp.before") > 100);
+    assert_true(count_rows(s, "SELECT count(*) FROM (SELECT * FROM temp.before EXCEPT SELECT * FROM temp.after)") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM (SELECT * FROM temp.after EXCEPT SELECT * FROM temp.before)") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_sections") == sections);
+    assert_int_equal(dream_search_check(s), 0);
+    dream_store_close(s);
+}
+
 /* --since and --until read each row's date where it is kept: a message's own time, else its
  * conversation's; a section's newest cited date; a subject has none, so a bound leaves it out. */
 static void test_search_dates_come_from_the_rows_that_hold_them(void **state)
@@ -638,6 +665,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_check_finds_damage_and_rebuild_repairs_it),
         cmocka_unit_test(test_search_stage_writes_are_indexed_in_their_transaction),
         cmocka_unit_test(test_search_triggers_keep_the_index_as_a_rebuild_makes_it),
+        cmocka_unit_test(test_search_rebuild_that_fails_leaves_the_old_index),
         cmocka_unit_test(test_search_dates_come_from_the_rows_that_hold_them),
         cmocka_unit_test(test_search_migrates_a_version_8_store_to_an_index_without_copies),
     };
