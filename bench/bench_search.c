@@ -3,12 +3,18 @@
  * vocabulary) and a wiki of --articles articles (a lead, five sections, footnotes), both
  * generated with a fixed seed. It reports:
  *   - ingest: the store written with the index kept by its triggers (incremental), MB/s;
- *   - build: dream_search_rebuild over all of it, MB/s of text indexed (target >= 20);
+ *   - build: dream_search_rebuild over all of it, --builds times (the first over the index
+ *     the triggers made), MB/s of text indexed (target >= 20): each, and the median;
  *   - growth: the store's size with the index and after dropping it (VACUUM), bytes;
  *   - queries: the median and worst of each query shape through the read tool
  *     (dream_read_search_index: sync check, two ranked queries, snippets), ms (target <= 50),
- *     and "unwindowed": the two ranked FTS5 queries alone over every match (no rank window).
- * Usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] */
+ *     and "unwindowed": the two ranked FTS5 queries alone over every match (no rank window);
+ *     two with --since (half the messages are newer), whose date is looked up per matching row;
+ *   - with --variants N: the FTS5 options tried for the build, side by side on the same store,
+ *     N times each: the index made again from search_source in one transaction, its size, and
+ *     two queries on it (the ranked messages query over every match of the commonest word, and
+ *     a phrase); then dream_search_rebuild puts the index back.
+ * Usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] [--variants N] */
 #include "dream/error.h"
 #include "dream/read.h"
 #include "dream/search.h"
@@ -94,17 +100,103 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A way to build the index: its table and how it is filled (both run in one transaction). */
+struct variant {
+    const char *name, *table, *fill;
+};
+
+#define HASH16 "INSERT INTO search (search, rank) VALUES ('hashsize', 16777216);"
+#define REBUILD "INSERT INTO search (search) VALUES ('rebuild');"
+#define COPY_IN "INSERT INTO search (rowid, title, section, text) SELECT id, title, section, text FROM search_source;"
+static const struct variant variants[] = {
+    {"as built (16 MB buffer)", STORE_SEARCH_TABLE_SQL, STORE_SEARCH_FILL_SQL},
+    {"FTS5's own 1 MB buffer", STORE_SEARCH_TABLE_SQL, REBUILD},
+    {"64 MB buffer", STORE_SEARCH_TABLE_SQL, "INSERT INTO search (search, rank) VALUES ('hashsize', 67108864);" REBUILD},
+    {"16 MB + pgsz 8000", STORE_SEARCH_TABLE_SQL, HASH16 "INSERT INTO search (search, rank) VALUES ('pgsz', 8000);" REBUILD},
+    {"16 MB + automerge 0", STORE_SEARCH_TABLE_SQL, HASH16 "INSERT INTO search (search, rank) VALUES ('automerge', 0);" REBUILD},
+    {"1 MB + crisismerge 64", STORE_SEARCH_TABLE_SQL, "INSERT INTO search (search, rank) VALUES ('crisismerge', 64);" REBUILD},
+    {"16 MB + 'optimize' after", STORE_SEARCH_TABLE_SQL, HASH16 REBUILD "INSERT INTO search (search) VALUES ('optimize');"},
+    {"16 MB + detail=column",
+     "CREATE VIRTUAL TABLE search USING fts5(title, section, text, content = search_source, content_rowid = id, detail = column,"
+     " tokenize = 'unicode61 remove_diacritics 2');",
+     HASH16 REBUILD},
+    {"16 MB, a copy of the text (as before)", "CREATE VIRTUAL TABLE search USING fts5(title, section, text, tokenize = 'unicode61 remove_diacritics 2');",
+     HASH16 COPY_IN},
+    {"16 MB, contentless (no snippets)",
+     "CREATE VIRTUAL TABLE search USING fts5(title, section, text, content = '', tokenize = 'unicode61 remove_diacritics 2');", HASH16 COPY_IN},
+};
+
+/* ms of sql's rows (the last column of the last row into *v), or -1 with the error printed into
+ * err. */
+static double time_query(sqlite3 *db, const char *sql, char *err, size_t cap)
+{
+    sqlite3_stmt *st;
+    double a = now_s();
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, cap, "%s", sqlite3_errmsg(db));
+        return -1;
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    }
+    if (rc != SQLITE_DONE) snprintf(err, cap, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? (now_s() - a) * 1000 : -1;
+}
+
+/* FTS5's own tables of the index, and what else the store keeps for it. */
+#define FTS5_TABLES "'search_data', 'search_idx', 'search_content', 'search_docsize', 'search_config'"
+#define INDEX_EXTRAS "'messages_search_id', 'pipeline_entities_search_id', 'search_sections', 'search_sections_stem', 'search_articles'"
+
+/* Each variant n times: build, size, the two queries. */
+static int run_variants(dream_store *s, long n, size_t text_bytes)
+{
+    sqlite3 *db = store_db(s);
+    sqlite3_stmt *x;
+    if (sqlite3_prepare_v2(db, "SELECT name, sum(pgsize) FROM dbstat WHERE name IN (" INDEX_EXTRAS ") GROUP BY name ORDER BY name", -1, &x, NULL) == SQLITE_OK)
+        while (sqlite3_step(x) == SQLITE_ROW) printf("kept for the index besides FTS5's tables: %s %.1f MB\n", sqlite3_column_text(x, 0), (double)sqlite3_column_int64(x, 1) / 1e6);
+    sqlite3_finalize(x);
+    printf("%-40s %8s %8s %9s %10s %10s\n", "build variant (one transaction)", "build s", "MB/s", "index MB", "bepo ms", "phrase ms");
+    for (long k = 0; k < n; k++) {
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            double a = now_s();
+            if (store_exec(s, "BEGIN IMMEDIATE; DROP TABLE search;", "bench") || store_exec(s, variants[v].table, "bench") ||
+                store_exec(s, variants[v].fill, "bench") || store_exec(s, "COMMIT", "bench"))
+                return fprintf(stderr, "%s: %s\n", variants[v].name, dream_error_last()), 1;
+            double t = now_s() - a;
+            sqlite3_stmt *st;
+            double mb = 0;
+            if (sqlite3_prepare_v2(db, "SELECT sum(pgsize) FROM dbstat WHERE name IN (" FTS5_TABLES ")", -1, &st, NULL) == SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW)
+                mb = (double)sqlite3_column_int64(st, 0) / 1e6;
+            sqlite3_finalize(st);
+            char err[200] = "", perr[200] = "";
+            double q = time_query(db, "SELECT rowid FROM search WHERE search MATCH 'bepo' AND rowid >= 1125899906842624 ORDER BY bm25(search) LIMIT 6", err,
+                                  sizeof err);
+            double ph = time_query(db, "SELECT count(*) FROM search WHERE search MATCH '\"sourdough cello\"'", perr, sizeof perr);
+            char qs[32], ps[32];
+            snprintf(qs, sizeof qs, q < 0 ? "error" : "%.1f", q);
+            snprintf(ps, sizeof ps, ph < 0 ? "error" : "%.1f", ph);
+            printf("%-40s %8.2f %8.1f %9.1f %10s %10s%s%s\n", variants[v].name, t, (double)text_bytes / 1e6 / t, mb, qs, ps, ph < 0 ? "  " : "", ph < 0 ? perr : "");
+        }
+    }
+    struct dream_search_rebuild_stats st;
+    return dream_search_rebuild(s, NULL, &st) ? (fprintf(stderr, "%s\n", dream_error_last()), 1) : 0;
+}
+
 int main(int argc, char **argv)
 {
-    long n_messages = 100000, n_articles = 2000, repeat = 9;
+    long n_messages = 100000, n_articles = 2000, repeat = 9, builds = 3, n_variants = 0;
     const char *dir = "build/bench/search";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--messages")) n_messages = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--articles")) n_articles = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
         else if (!strcmp(argv[i], "--repeat")) repeat = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--builds")) builds = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--variants")) n_variants = atol(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N]\n");
+            fprintf(stderr, "usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] [--variants N]\n");
             return 2;
         }
     }
@@ -159,18 +251,26 @@ int main(int argc, char **argv)
         article_bytes += l;
     }
 
-    /* build: the whole index again */
-    struct dream_search_rebuild_stats st;
-    t0 = now_s();
-    if (dream_search_rebuild(s, wiki, &st)) return fprintf(stderr, "%s\n", dream_error_last()), 1;
-    double t_build = now_s() - t0;
-    store_exec(s, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE)", "bench");
-    long with_index = file_size(store_path);
-
     printf("corpus: %ld messages (%.1f MB), %ld articles (%.1f MB)\n", n_messages, (double)text_bytes / 1e6, n_articles, (double)article_bytes / 1e6);
     printf("ingest with the index kept by triggers: %.2f s, %.1f MB/s of message text\n", t_ingest, (double)text_bytes / 1e6 / t_ingest);
-    printf("build (dream_search_rebuild): %zu messages, %zu articles, %zu sections, %.1f MB of text in %.2f s: %.1f MB/s\n", st.messages,
-           st.articles, st.sections, (double)st.text_bytes / 1e6, t_build, (double)st.text_bytes / 1e6 / t_build);
+
+    /* build: the whole index again, --builds times */
+    struct dream_search_rebuild_stats st;
+    if (builds < 1) builds = 1;
+    double *tb = calloc((size_t)builds, sizeof *tb);
+    for (long b = 0; tb && b < builds; b++) {
+        t0 = now_s();
+        if (dream_search_rebuild(s, wiki, &st)) return fprintf(stderr, "%s\n", dream_error_last()), 1;
+        tb[b] = now_s() - t0;
+        printf("build %ld (dream_search_rebuild): %zu messages, %zu articles, %zu sections, %.1f MB of text in %.2f s: %.1f MB/s\n", b + 1, st.messages,
+               st.articles, st.sections, (double)st.text_bytes / 1e6, tb[b], (double)st.text_bytes / 1e6 / tb[b]);
+    }
+    if (!tb) return 1;
+    qsort(tb, (size_t)builds, sizeof *tb, cmp_double);
+    printf("build median of %ld: %.2f s, %.1f MB/s (target >= 20)\n", builds, tb[builds / 2], (double)st.text_bytes / 1e6 / tb[builds / 2]);
+    free(tb);
+    store_exec(s, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE)", "bench");
+    long with_index = file_size(store_path);
 
     /* queries, through the read tool */
     struct dream_reader_params rp;
@@ -225,10 +325,40 @@ int main(int argc, char **argv)
         free(t);
     }
     printf("worst median query: %.2f ms (target <= 50)\n", worst);
+    /* with --since: each matching row's date is looked up */
+    static const char *const dated[] = {"sourdough", "cello", NULL};
+    int64_t since = 1700000000000 + (n_messages / 10) * 60000 / 2;
+    for (size_t q = 0; dated[q]; q++) {
+        double *t = calloc((size_t)repeat, sizeof *t);
+        json_t *o = NULL;
+        for (long k = 0; t && k < repeat; k++) {
+            struct dream_read_search_params sp;
+            dream_read_search_default_params(&sp);
+            sp.query = dated[q];
+            sp.since_ms = since;
+            json_decref(o);
+            o = NULL;
+            double a = now_s();
+            if (dream_read_search_index(r, &sp, &o)) return fprintf(stderr, "%s: %s\n", dated[q], dream_error_last()), 1;
+            t[k] = (now_s() - a) * 1000;
+        }
+        if (!t) return 1;
+        qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+        char label[64];
+        snprintf(label, sizeof label, "%s --since (half)", dated[q]);
+        printf("%-26s %9.2f %9.2f %12s  %zu, %zu\n", label, t[repeat / 2], t[repeat - 1], "", json_array_size(json_object_get(o, "results")),
+               json_array_size(json_object_get(o, "conversations")));
+        json_decref(o);
+        free(t);
+    }
     dream_reader_close(r);
+    if (n_variants > 0 && run_variants(s, n_variants, st.text_bytes)) return 1;
 
     /* growth: the same store without the index */
-    store_exec(s, "DROP TABLE search; DELETE FROM search_sections; DELETE FROM search_articles; VACUUM; PRAGMA wal_checkpoint(TRUNCATE)", "bench");
+    store_exec(s,
+               "DROP TABLE search; DROP INDEX IF EXISTS messages_search_id; DROP INDEX IF EXISTS pipeline_entities_search_id;"
+               " DELETE FROM search_sections; DELETE FROM search_articles; VACUUM; PRAGMA wal_checkpoint(TRUNCATE)",
+               "bench");
     long without = file_size(store_path);
     printf("store: %.1f MB with the index, %.1f MB without (VACUUM): the index adds %.1f MB (%.2fx the store, %.2fx the text)\n",
            (double)with_index / 1e6, (double)without / 1e6, (double)(with_index - without) / 1e6, (double)with_index / (double)without,

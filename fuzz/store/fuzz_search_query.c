@@ -4,6 +4,7 @@
  * Never a crash or a leak. */
 #include "dream/error.h"
 #include "dream/search.h"
+#include "dream/store.h"
 #include "store_internal.h"
 
 #include <stdint.h>
@@ -17,8 +18,13 @@ static sqlite3 *db;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!db) {
-        if (sqlite3_open(":memory:", &db) != SQLITE_OK) abort();
-        if (sqlite3_exec(db, STORE_SEARCH_TABLE_SQL "INSERT INTO search (rowid, title, section, text) VALUES (1, 'Café', 'bow hold', 'the starter is fed with rye flour');",
+        static dream_store *store; /* lives as long as the fuzzer */
+        if (dream_store_open(":memory:", &store) != 0) abort();
+        db = store_db(store);
+        if (sqlite3_exec(db,
+                         "INSERT INTO search_sections (id, stem, anchor, cites, title, heading, text)"
+                         " VALUES (1, 'Cafe', 'bow-hold', '', 'Café', 'bow hold', 'the starter is fed with rye flour');"
+                         "INSERT INTO search (rowid, title, section, text) SELECT id, title, heading, text FROM search_sections;",
                          NULL, NULL, NULL) != SQLITE_OK)
             abort();
     }

@@ -1,19 +1,22 @@
 /*
  * search.h — the store's full-text search index (issue 15): one SQLite FTS5 table, BM25
  * ranking, the unicode61 tokenizer with diacritics folded (remove_diacritics 2), so "cafe"
- * finds "café" and case never matters.
+ * finds "café" and case never matters. The index holds no copy of the text (FTS5's external
+ * content): a snippet's text is read from the row that holds it, through the view
+ * search_source (store_internal.h has the schema).
  *
  * What it holds, by row id (the ranges let a query ask for one kind without a filter column):
- *   - every stored message: (1 << 50) + conversation row id * 2^24 + position, text only, date
- *     the message's time (else the conversation's); kept by triggers on messages, so ingest
+ *   - every stored message: (1 << 50) + conversation row id * 2^24 + position, text only, dated
+ *     by the message's time (else the conversation's); kept by triggers on messages, so ingest
  *     indexes a conversation in the transaction that writes it;
  *   - every captured subject (a pipeline entity not routed to an article): (1 << 48) + its id,
- *     its name as the title; kept by triggers on pipeline_entities (route writes it);
+ *     its name as the title, no date; kept by triggers on pipeline_entities (route writes it);
  *   - every article's lead (with its infobox) and body sections: the row ids of
- *     search_sections (below 2^48), title = the article's title, section = the heading, date =
- *     the newest date its footnotes cite. Written by every stage that writes an article, in the
- *     transaction that journals the write (synth_write), and brought up to date with the wiki
- *     (a hand edit, an older store) whenever a reader searches (dream_search_sync).
+ *     search_sections (below 2^48), which holds their text: title = the article's title,
+ *     section = the heading, dated by the newest date its footnotes cite. Written by every
+ *     stage that writes an article, in the transaction that journals the write (synth_write),
+ *     and brought up to date with the wiki (a hand edit, an older store) whenever a reader
+ *     searches (dream_search_sync).
  *
  * The query language (dream_search_compile): words (all must match), "a phrase", word* (a
  * prefix), OR between alternatives, -word or NOT word to exclude; AND is allowed and changes
@@ -78,7 +81,7 @@ struct dream_search_rebuild_stats {
 /* Rebuilds the whole index (a damaged one too): drops the FTS5 table and what records the
  * articles, creates them again, indexes every message and captured subject from the store and
  * every article under <wiki>/articles (wiki NULL: articles are left for the next sync). One
- * transaction. stats may be NULL. */
+ * transaction, so a crash leaves the old index as it was. stats may be NULL. */
 int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_search_rebuild_stats *stats);
 
 /* FTS5's own integrity check of the index against its content; DREAM_EFORMAT with its message

@@ -71,60 +71,89 @@ static int search_forget(dream_store *store, const char *stem)
     return 0;
 }
 
-/* One row: search_sections, then the FTS5 row with its id. */
-static int search_put_row(dream_store *store, const char *stem, const char *title, const char *anchor, const char *section, const char *text,
-                          size_t len, const char *cites, const char *date)
+/* The statements that write an article's rows, prepared once for all the articles a call
+ * indexes (a rebuild indexes thousands). A rebuild writes search_sections only: FTS5 then
+ * reads every row at once ('rebuild'); row is NULL then. */
+struct search_writer {
+    dream_store *store;
+    sqlite3_stmt *section, *row, *record;
+};
+
+/* Prepares w's statements (row only when index is true); w is closed by the caller, whether
+ * this fails or not. */
+static int search_writer_open(struct search_writer *w, dream_store *store, bool index)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(store), "INSERT INTO search_sections (stem, anchor, cites, date) VALUES (?, ?, ?, ?)", -1, &st, NULL))
+    *w = (struct search_writer){.store = store};
+    sqlite3 *db = store_db(store);
+    if (sqlite3_prepare_v2(db, "INSERT INTO search_sections (stem, anchor, cites, date, title, heading, text, date_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           -1, &w->section, NULL) ||
+        (index && sqlite3_prepare_v2(db, "INSERT INTO search (rowid, title, section, text) VALUES (?, ?, ?, ?)", -1, &w->row, NULL)) ||
+        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO search_articles (stem, mtime, bytes, hash) VALUES (?, ?, ?, ?)", -1, &w->record, NULL))
         return store_sql_error(store, "indexing an article");
+    return 0;
+}
+
+static void search_writer_close(struct search_writer *w)
+{
+    sqlite3_finalize(w->section);
+    sqlite3_finalize(w->row);
+    sqlite3_finalize(w->record);
+}
+
+/* Steps st (bound by the caller) once and resets it, so that its bindings may go. */
+static int search_step(struct search_writer *w, sqlite3_stmt *st)
+{
+    int s = sqlite3_step(st);
+    int rc = s == SQLITE_DONE ? 0 : store_sql_error(w->store, "indexing an article");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* One row: search_sections (which holds its text for FTS5), then its FTS5 row. */
+static int search_put_row(struct search_writer *w, const char *stem, const char *title, const char *anchor, const char *section,
+                          const char *text, size_t len, const char *cites, const char *date)
+{
+    sqlite3_stmt *st = w->section;
     sqlite3_bind_text(st, 1, stem, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, anchor, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, cites, -1, SQLITE_STATIC);
     if (date[0]) sqlite3_bind_text(st, 4, date, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(st, 4);
-    int s = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (s != SQLITE_DONE) return store_sql_error(store, "indexing an article");
-    int64_t id = sqlite3_last_insert_rowid(store_db(store));
-    if (id >= DREAM_SEARCH_SUBJECT_BASE) return dream_error_set(DREAM_EFORMAT, "the search index's section ids are exhausted: run `dream reindex`");
-    if (sqlite3_prepare_v2(store_db(store), "INSERT INTO search (rowid, title, section, text, date) VALUES (?, ?, ?, ?, ?)", -1, &st, NULL))
-        return store_sql_error(store, "indexing an article");
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, title, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, section, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, text, (int)len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, title, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, section, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, text, (int)len, SQLITE_STATIC);
     int64_t ms = search_date_ms(date);
-    if (ms) sqlite3_bind_int64(st, 5, ms);
-    else sqlite3_bind_null(st, 5);
-    s = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return s == SQLITE_DONE ? 0 : store_sql_error(store, "indexing an article");
+    if (ms) sqlite3_bind_int64(st, 8, ms);
+    int rc = search_step(w, st);
+    if (rc) return rc;
+    int64_t id = sqlite3_last_insert_rowid(store_db(w->store));
+    if (id >= DREAM_SEARCH_SUBJECT_BASE) return dream_error_set(DREAM_EFORMAT, "the search index's section ids are exhausted: run `dream reindex`");
+    if (!w->row) return 0;
+    sqlite3_bind_int64(w->row, 1, id);
+    sqlite3_bind_text(w->row, 2, title, -1, SQLITE_STATIC);
+    sqlite3_bind_text(w->row, 3, section, -1, SQLITE_STATIC);
+    sqlite3_bind_text(w->row, 4, text, (int)len, SQLITE_STATIC);
+    return search_step(w, w->row);
 }
 
-static int search_record(dream_store *store, const char *stem, int64_t mtime, size_t bytes, const char *hash)
+static int search_record(struct search_writer *w, const char *stem, int64_t mtime, size_t bytes, const char *hash)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(store), "INSERT OR REPLACE INTO search_articles (stem, mtime, bytes, hash) VALUES (?, ?, ?, ?)", -1, &st, NULL))
-        return store_sql_error(store, "indexing an article");
-    sqlite3_bind_text(st, 1, stem, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, mtime);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)bytes);
-    sqlite3_bind_text(st, 4, hash, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return s == SQLITE_DONE ? 0 : store_sql_error(store, "indexing an article");
+    sqlite3_bind_text(w->record, 1, stem, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(w->record, 2, mtime);
+    sqlite3_bind_int64(w->record, 3, (sqlite3_int64)bytes);
+    sqlite3_bind_text(w->record, 4, hash, -1, SQLITE_STATIC);
+    return search_step(w, w->record);
 }
 
-int dream_search_index_article(dream_store *store, const char *stem, const dream_article *a, int64_t mtime)
+/* The rows of an article that has none (its old rows removed, or a fresh index): a redirect is
+ * recorded but has no rows. */
+static int search_add_article(struct search_writer *w, const char *stem, const dream_article *a, int64_t mtime)
 {
-    int rc = search_forget(store, stem);
-    if (rc || !a) return rc;
     size_t len;
     const char *text = dream_article_text(a, &len);
     char hash[65];
     sha256_hex_of(text, len, hash);
-    rc = search_record(store, stem, mtime, len, hash);
+    int rc = search_record(w, stem, mtime, len, hash);
     if (rc || dream_article_is_redirect(a)) return rc;
     const char *t = dream_article_title(a);
     char *title = strdup(t && t[0] ? t : stem);
@@ -148,14 +177,14 @@ int dream_search_index_article(dream_store *store, const char *stem, const dream
     for (size_t i = 0; !rc && i < dream_article_category_count(a); i++)
         rc = dbuf_printf(&lead, "%s%s", i ? ", " : "\ncategories ", dream_article_category(a, i));
     if (!rc) rc = search_cites(a, 0, first_line, &cites, date);
-    if (!rc) rc = search_put_row(store, stem, title, "", "", lead.data ? lead.data : "", lead.len, cites.data ? cites.data : "", date);
+    if (!rc) rc = search_put_row(w, stem, title, "", "", lead.data ? lead.data : "", lead.len, cites.data ? cites.data : "", date);
     for (size_t i = 0; !rc && i < ns; i++) {
         const struct dream_article_section *s = dream_article_section(a, i);
         if (s->kind != DREAM_SECTION_BODY && s->kind != DREAM_SECTION_HISTORY) continue;
         dbuf_reset(&cites);
         int next = i + 1 < ns ? dream_article_section(a, i + 1)->line : INT_MAX;
         rc = search_cites(a, s->line, next, &cites, date);
-        if (!rc) rc = search_put_row(store, stem, title, s->anchor, s->title, s->body, strlen(s->body), cites.data ? cites.data : "", date);
+        if (!rc) rc = search_put_row(w, stem, title, s->anchor, s->title, s->body, strlen(s->body), cites.data ? cites.data : "", date);
     }
     dbuf_free(&lead);
     dbuf_free(&cites);
@@ -163,8 +192,19 @@ int dream_search_index_article(dream_store *store, const char *stem, const dream
     return rc;
 }
 
-/* What to do with listed article i: 0 its rows are current, 1 only its mtime changed (same
- * text), 2 index it again. */
+int dream_search_index_article(dream_store *store, const char *stem, const dream_article *a, int64_t mtime)
+{
+    int rc = search_forget(store, stem);
+    if (rc || !a) return rc;
+    struct search_writer w;
+    rc = search_writer_open(&w, store, true);
+    if (!rc) rc = search_add_article(&w, stem, a, mtime);
+    search_writer_close(&w);
+    return rc;
+}
+
+/* What to do with listed article i, which is indexed: 0 its rows are current, 1 only its mtime
+ * changed (same text), 2 index it again. */
 static unsigned char search_todo(const dream_article *a, int64_t mtime, sqlite3_stmt *row)
 {
     size_t len;
@@ -180,7 +220,9 @@ int dream_search_sync(dream_store *store, const char *const *stems, const dream_
 {
     if (changed) *changed = 0;
     /* One pass over what is indexed, in stem order, beside the listed stems (sorted alike):
-     * 0 current, 1 touched (same text), 2 to index again; gone: indexed, no longer listed. */
+     * 0 current, 1 touched (same text), 2 to index again, 3 never indexed (so nothing to take
+     * out first: each DELETE on the index makes FTS5 write what it holds as a segment, and a
+     * fresh store has every article to index); gone: indexed, no longer listed. */
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(store_db(store), "SELECT stem, mtime, bytes, hash FROM search_articles ORDER BY stem", -1, &st, NULL))
         return store_sql_error(store, "reading the search index");
@@ -188,12 +230,12 @@ int dream_search_sync(dream_store *store, const char *const *stems, const dream_
     char **gone = NULL;
     size_t ngone = 0, capgone = 0, count = 0, i = 0;
     int rc = todo ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
-    if (todo) memset(todo, 2, n ? n : 1);
+    if (todo) memset(todo, 3, n ? n : 1);
     int step = SQLITE_ROW;
     while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
         const char *s = (const char *)sqlite3_column_text(st, 0);
         int c = 1;
-        while (i < n && (c = strcmp(stems[i], s)) < 0) i++; /* listed, never indexed: stays 2 */
+        while (i < n && (c = strcmp(stems[i], s)) < 0) i++; /* listed, never indexed: stays 3 */
         if (i < n && c == 0) {
             todo[i] = search_todo(articles[i], mtimes[i], st);
             i++;
@@ -214,21 +256,26 @@ int dream_search_sync(dream_store *store, const char *const *stems, const dream_
     bool touched = ngone > 0;
     for (size_t k = 0; !rc && k < n; k++) {
         touched = touched || todo[k];
-        count += todo[k] == 2;
+        count += todo[k] >= 2;
     }
     if (!rc && touched) {
+        struct search_writer w = {0};
         rc = store_exec(store, "BEGIN IMMEDIATE", "updating the search index");
+        if (!rc) rc = search_writer_open(&w, store, true);
         for (size_t k = 0; !rc && k < n; k++) {
-            if (todo[k] == 2) rc = dream_search_index_article(store, stems[k], articles[k], mtimes[k]);
-            else if (todo[k] == 1) {
+            if (todo[k] >= 2) {
+                if (todo[k] == 2) rc = search_forget(store, stems[k]);
+                if (!rc && articles[k]) rc = search_add_article(&w, stems[k], articles[k], mtimes[k]);
+            } else if (todo[k] == 1) {
                 size_t len;
                 const char *text = dream_article_text(articles[k], &len);
                 char hash[65];
                 sha256_hex_of(text, len, hash);
-                rc = search_record(store, stems[k], mtimes[k], len, hash);
+                rc = search_record(&w, stems[k], mtimes[k], len, hash);
             }
         }
         for (size_t k = 0; !rc && k < ngone; k++) rc = search_forget(store, gone[k]);
+        search_writer_close(&w);
         if (!rc) rc = store_exec(store, "COMMIT", "updating the search index");
         else store_exec(store, "ROLLBACK", "updating the search index");
     }
@@ -238,42 +285,30 @@ int dream_search_sync(dream_store *store, const char *const *stems, const dream_
     return rc;
 }
 
-int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_search_rebuild_stats *stats)
+/* Drops the FTS5 table; a damaged one may refuse DROP TABLE: then its shadow tables go one by one. */
+static void search_drop(dream_store *store)
 {
-    struct dream_search_rebuild_stats z = {0};
-    if (!stats) stats = &z;
-    memset(stats, 0, sizeof *stats);
-    int rc = store_exec(store, "BEGIN IMMEDIATE", "rebuilding the search index");
-    if (rc) return rc;
-    /* A damaged FTS5 table may refuse DROP TABLE: then its shadow tables go one by one. */
-    if (sqlite3_exec(store_db(store), "DROP TABLE IF EXISTS search", NULL, NULL, NULL) != SQLITE_OK) {
-        dream_error_clear();
-        static const char *const shadows[] = {"search_data", "search_idx", "search_content", "search_docsize", "search_config"};
-        for (size_t i = 0; i < 5; i++) {
-            char sql[96];
-            snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", shadows[i]);
-            sqlite3_exec(store_db(store), sql, NULL, NULL, NULL);
-        }
-        sqlite3_exec(store_db(store), "PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE name = 'search'; PRAGMA writable_schema = OFF",
-                     NULL, NULL, NULL);
+    if (sqlite3_exec(store_db(store), "DROP TABLE IF EXISTS search", NULL, NULL, NULL) == SQLITE_OK) return;
+    dream_error_clear();
+    static const char *const shadows[] = {"search_data", "search_idx", "search_content", "search_docsize", "search_config"};
+    for (size_t i = 0; i < 5; i++) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", shadows[i]);
+        sqlite3_exec(store_db(store), sql, NULL, NULL, NULL);
     }
-    rc = store_exec(store, STORE_SEARCH_TABLE_SQL "DELETE FROM search_sections; DELETE FROM search_articles;" STORE_SEARCH_FILL_SQL,
-                    "rebuilding the search index");
-    sqlite3_stmt *st;
-    if (!rc && sqlite3_prepare_v2(store_db(store),
-                                  "SELECT (SELECT count(*) FROM messages), (SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM messages),"
-                                  " (SELECT count(*) FROM pipeline_entities WHERE route IS NOT 'article')",
-                                  -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            stats->messages = (size_t)sqlite3_column_int64(st, 0);
-            stats->text_bytes = (size_t)sqlite3_column_int64(st, 1);
-            stats->subjects = (size_t)sqlite3_column_int64(st, 2);
-        }
-        sqlite3_finalize(st);
-    }
+    sqlite3_exec(store_db(store), "PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE name = 'search'; PRAGMA writable_schema = OFF", NULL,
+                 NULL, NULL);
+}
+
+/* Every article of the wiki into search_sections and search_articles (the FTS5 rows come
+ * after, all at once). */
+static int search_rebuild_articles(dream_store *store, const char *wiki, struct dream_search_rebuild_stats *stats)
+{
     char **stems = NULL;
     size_t n = 0;
-    if (!rc && wiki) rc = synth_list_stems(wiki, &stems, &n);
+    struct search_writer w = {0};
+    int rc = synth_list_stems(wiki, &stems, &n);
+    if (!rc && n) rc = search_writer_open(&w, store, false);
     for (size_t i = 0; !rc && i < n; i++) {
         char *path = synth_article_path(wiki, stems[i]);
         dream_article *a = NULL;
@@ -283,7 +318,7 @@ int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_sear
         else {
             size_t len;
             dream_article_text(a, &len);
-            rc = dream_search_index_article(store, stems[i], a, (int64_t)sb.st_mtime);
+            rc = search_add_article(&w, stems[i], a, (int64_t)sb.st_mtime);
             stats->articles++;
             stats->text_bytes += len;
             stats->sections += dream_article_section_count(a) + 1;
@@ -291,7 +326,36 @@ int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_sear
         dream_article_free(a);
         free(path);
     }
+    search_writer_close(&w);
     synth_free_strings(stems, n);
+    return rc;
+}
+
+int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_search_rebuild_stats *stats)
+{
+    struct dream_search_rebuild_stats z = {0};
+    if (!stats) stats = &z;
+    memset(stats, 0, sizeof *stats);
+    /* One transaction, so a crash leaves the old index whole. (A bigger page cache for it, or
+     * secure_delete FAST for the old index's pages, measured within the noise: docs/BENCHMARKS.md.) */
+    int rc = store_exec(store, "BEGIN IMMEDIATE", "rebuilding the search index");
+    if (rc) return rc;
+    search_drop(store);
+    rc = store_exec(store, "DELETE FROM search_sections; DELETE FROM search_articles;" STORE_SEARCH_TABLE_SQL, "rebuilding the search index");
+    if (!rc && wiki) rc = search_rebuild_articles(store, wiki, stats);
+    if (!rc) rc = store_exec(store, STORE_SEARCH_FILL_SQL, "rebuilding the search index");
+    sqlite3_stmt *st;
+    if (!rc && sqlite3_prepare_v2(store_db(store),
+                                  "SELECT (SELECT count(*) FROM messages), (SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM messages),"
+                                  " (SELECT count(*) FROM pipeline_entities WHERE route IS NOT 'article')",
+                                  -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            stats->messages = (size_t)sqlite3_column_int64(st, 0);
+            stats->text_bytes += (size_t)sqlite3_column_int64(st, 1);
+            stats->subjects = (size_t)sqlite3_column_int64(st, 2);
+        }
+        sqlite3_finalize(st);
+    }
     if (!rc) rc = store_exec(store, "COMMIT", "rebuilding the search index");
     else store_exec(store, "ROLLBACK", "rebuilding the search index");
     return rc;

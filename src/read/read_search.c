@@ -79,15 +79,24 @@ static json_t *read_search_snippet(dream_reader *r, const char *match, int64_t i
     return v ? v : json_string("");
 }
 
+/* The date (Unix ms) of the search row, looked up where it is kept: a message's time, else its
+ * conversation's; a section's newest cited date; none for a subject. (The index holds no copy
+ * of the rows, and reading one through search_source for each match would cost four lookups.) */
+#define READ_SEARCH_MESSAGE_DATE                                                                                       \
+    "(SELECT coalesce(m.created_at, (SELECT c.created_at FROM conversations c WHERE c.id = m.conversation)) FROM messages m" \
+    " WHERE m.conversation = (search.rowid - (1 << 50)) >> 24 AND m.position = (search.rowid & 16777215))"
+#define READ_SEARCH_SECTION_DATE "(SELECT date_ms FROM search_sections WHERE id = search.rowid)"
+
 /* Prepares sql (with the date bounds appended before tail) bound to match, [lo, hi), the
  * bounds and ?6 = n. */
 static int read_search_prepare(dream_reader *r, const char *head, const char *tail, const char *match, const struct dream_read_search_params *p,
                                int64_t lo, int64_t hi, int64_t n, sqlite3_stmt **st)
 {
     struct dbuf sql = {0};
+    const char *date = lo >= DREAM_SEARCH_MESSAGE_BASE ? READ_SEARCH_MESSAGE_DATE : READ_SEARCH_SECTION_DATE;
     dbuf_puts(&sql, head);
-    if (p->since_ms) dbuf_puts(&sql, " AND date >= ?4");
-    if (p->until_ms) dbuf_puts(&sql, " AND date < ?5");
+    if (p->since_ms) dbuf_printf(&sql, " AND %s >= ?4", date);
+    if (p->until_ms) dbuf_printf(&sql, " AND %s < ?5", date);
     dbuf_puts(&sql, tail);
     if (!sql.data) return dream_error_set(DREAM_ENOMEM, "out of memory");
     int rc = sqlite3_prepare_v2(store_db(r->store), sql.data, -1, st, NULL) == SQLITE_OK ? 0 : store_sql_error(r->store, "searching");

@@ -33,12 +33,28 @@ int store_exec(dream_store *store, const char *sql, const char *what);
 extern const char *const store_migrations[];
 extern const int store_migration_count;
 
-/* The search index (dream/search.h): the FTS5 table, and what fills it from the messages and
- * subjects (migration 7 and dream_search_rebuild share them; the triggers keep it after). */
+/* The search index (dream/search.h) since migration 9: an FTS5 table that holds no copy of the
+ * text (external content): what a snippet shows FTS5 reads through the view search_source,
+ * from the rows that hold it (messages, pipeline_entities, search_sections), found by the
+ * search row id through the expression indexes migration 9 makes (a row's date is read where
+ * it is kept, by the query: src/read/read_search.c). The triggers
+ * keep it, giving FTS5 the old text of a row they take out ('delete'), since the view no longer
+ * has it then. dream_search_rebuild and migration 9 share the table and the fill: the rows are
+ * read from the view in one pass ('rebuild'), with a 16 MB pending-terms buffer rather than
+ * FTS5's 1 MB (each flush is a segment to merge later; set back after). */
 #define STORE_SEARCH_TABLE_SQL                                                                                          \
-    "CREATE VIRTUAL TABLE search USING fts5(title, section, text, date UNINDEXED,"                                     \
+    "CREATE VIRTUAL TABLE search USING fts5(title, section, text, content = search_source, content_rowid = id,"        \
     " tokenize = 'unicode61 remove_diacritics 2');"
 #define STORE_SEARCH_FILL_SQL                                                                                           \
+    "INSERT INTO search (search, rank) VALUES ('hashsize', 16777216);"                                                 \
+    "INSERT INTO search (search) VALUES ('rebuild');"                                                                   \
+    "INSERT INTO search (search, rank) VALUES ('hashsize', 1048576);"
+/* The table and fill of migration 7 (shipped, so never edited): a copy of the text, SQLite's
+ * unicode61 tokenizer. */
+#define STORE_SEARCH_TABLE_V7_SQL                                                                                       \
+    "CREATE VIRTUAL TABLE search USING fts5(title, section, text, date UNINDEXED,"                                     \
+    " tokenize = 'unicode61 remove_diacritics 2');"
+#define STORE_SEARCH_FILL_V7_SQL                                                                                        \
     "INSERT INTO search (rowid, title, section, text, date)"                                                            \
     " SELECT (1 << 50) + m.conversation * 16777216 + m.position, '', '', m.text, coalesce(m.created_at, c.created_at)" \
     " FROM messages m JOIN conversations c ON c.id = m.conversation WHERE m.position < 16777216;"                      \

@@ -122,7 +122,7 @@ const char *const store_migrations[] = {
      * message and captured subject kept by triggers, so each write is indexed in its own
      * transaction; article sections written by the stages that write articles. Existing
      * messages and subjects are indexed here; articles by the next reader or `dream reindex`. */
-    STORE_SEARCH_TABLE_SQL
+    STORE_SEARCH_TABLE_V7_SQL
     "CREATE TABLE search_articles ("  /* an indexed article, as it was when indexed */
     "  stem TEXT PRIMARY KEY,"
     "  mtime INTEGER NOT NULL,"        /* seconds; with bytes, a cheap is-it-the-same test */
@@ -160,7 +160,7 @@ const char *const store_migrations[] = {
     "CREATE TRIGGER search_subject_out AFTER DELETE ON pipeline_entities BEGIN"
     "  DELETE FROM search WHERE rowid = (1 << 48) + old.id;"
     " END;"
-    STORE_SEARCH_FILL_SQL,
+    STORE_SEARCH_FILL_V7_SQL,
     /* 7 → 8: `dream forget`. A journaled write may remove its file (an article left with nothing
      * cited; the commit removes the path, and recovery finishes or undoes it). And the
      * conversations forgotten, so that ingest does not read them back from the same export: a
@@ -170,6 +170,58 @@ const char *const store_migrations[] = {
     "  key TEXT PRIMARY KEY,"
     "  forgotten_at INTEGER NOT NULL"
     ") WITHOUT ROWID;",
+    /* 8 → 9: the search index without its copy of the text (issue 15: the copy doubled what
+     * the text costs on disk, and writing it was a fifth of the index's build). FTS5 reads the
+     * text through search_source (store_internal.h); an article's sections keep theirs in
+     * search_sections, since the index's copy was the only one in the store. The index is made
+     * again here from the messages and subjects; the articles' rows go, and the next reader's
+     * sync or `dream reindex` writes them, as after migration 7. */
+    "DROP TRIGGER IF EXISTS search_message_in;"
+    "DROP TRIGGER IF EXISTS search_message_out;"
+    "DROP TRIGGER IF EXISTS search_message_re;"
+    "DROP TRIGGER IF EXISTS search_subject_in;"
+    "DROP TRIGGER IF EXISTS search_subject_re;"
+    "DROP TRIGGER IF EXISTS search_subject_out;"
+    "DROP TABLE IF EXISTS search;"
+    "DELETE FROM search_sections;"
+    "DELETE FROM search_articles;"
+    "ALTER TABLE search_sections ADD COLUMN title TEXT NOT NULL DEFAULT '';" /* the article's */
+    "ALTER TABLE search_sections ADD COLUMN heading TEXT NOT NULL DEFAULT '';" /* '' for the lead */
+    "ALTER TABLE search_sections ADD COLUMN text TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE search_sections ADD COLUMN date_ms INTEGER;" /* date as Unix ms, for --since and --until */
+    /* a search row id to its row: FTS5 looks a row up by it for its snippet */
+    "CREATE INDEX messages_search_id ON messages((1 << 50) + conversation * 16777216 + position) WHERE position < 16777216;"
+    "CREATE INDEX pipeline_entities_search_id ON pipeline_entities((1 << 48) + id) WHERE route IS NOT 'article';"
+    "CREATE VIEW search_source (id, title, section, text) AS"
+    "  SELECT id, title, heading, text FROM search_sections"
+    "  UNION ALL SELECT (1 << 48) + id, name, '', '' FROM pipeline_entities WHERE route IS NOT 'article'"
+    "  UNION ALL SELECT (1 << 50) + conversation * 16777216 + position, '', '', text FROM messages WHERE position < 16777216;"
+    "CREATE TRIGGER search_message_in AFTER INSERT ON messages WHEN new.position < 16777216 BEGIN"
+    "  INSERT INTO search (rowid, title, section, text) VALUES ((1 << 50) + new.conversation * 16777216 + new.position, '', '', new.text);"
+    " END;"
+    "CREATE TRIGGER search_message_out AFTER DELETE ON messages WHEN old.position < 16777216 BEGIN"
+    "  INSERT INTO search (search, rowid, title, section, text)"
+    "   VALUES ('delete', (1 << 50) + old.conversation * 16777216 + old.position, '', '', old.text);"
+    " END;"
+    "CREATE TRIGGER search_message_re AFTER UPDATE OF conversation, position, text ON messages BEGIN"
+    "  INSERT INTO search (search, rowid, title, section, text)"
+    "   SELECT 'delete', (1 << 50) + old.conversation * 16777216 + old.position, '', '', old.text WHERE old.position < 16777216;"
+    "  INSERT INTO search (rowid, title, section, text)"
+    "   SELECT (1 << 50) + new.conversation * 16777216 + new.position, '', '', new.text WHERE new.position < 16777216;"
+    " END;"
+    "CREATE TRIGGER search_subject_in AFTER INSERT ON pipeline_entities WHEN new.route IS NOT 'article' BEGIN"
+    "  INSERT INTO search (rowid, title, section, text) VALUES ((1 << 48) + new.id, new.name, '', '');"
+    " END;"
+    "CREATE TRIGGER search_subject_re AFTER UPDATE OF id, name, route ON pipeline_entities BEGIN"
+    "  INSERT INTO search (search, rowid, title, section, text) SELECT 'delete', (1 << 48) + old.id, old.name, '', ''"
+    "   WHERE old.route IS NOT 'article';"
+    "  INSERT INTO search (rowid, title, section, text) SELECT (1 << 48) + new.id, new.name, '', '' WHERE new.route IS NOT 'article';"
+    " END;"
+    "CREATE TRIGGER search_subject_out AFTER DELETE ON pipeline_entities WHEN old.route IS NOT 'article' BEGIN"
+    "  INSERT INTO search (search, rowid, title, section, text) VALUES ('delete', (1 << 48) + old.id, old.name, '', '');"
+    " END;"
+    STORE_SEARCH_TABLE_SQL
+    STORE_SEARCH_FILL_SQL,
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

@@ -80,12 +80,12 @@ static int group_teardown(void **state)
     return sh("rm -rf '%s'%s", tmpdir, "");
 }
 
-static dream_reader *open_reader(void)
+static dream_reader *open_reader_on(const char *store)
 {
     struct dream_reader_params p;
     dream_reader_default_params(&p);
     p.wiki = wiki;
-    p.store = store_path;
+    p.store = store;
     dream_reader *r = NULL;
     int rc = dream_reader_open(&p, &r);
     if (rc) fprintf(stderr, "open: %s\n", dream_error_last());
@@ -93,16 +93,18 @@ static dream_reader *open_reader(void)
     return r;
 }
 
+static dream_reader *open_reader(void) { return open_reader_on(store_path); }
+
 static const char *str(const json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "(none)";
 }
 
-/* Runs the search tool through dream_read_call; fails the test on an error. */
-static json_t *search(const char *query, const char *more_key, const char *more_value)
+/* Runs the search tool through dream_read_call on the store; fails the test on an error. */
+static json_t *search_in(const char *store, const char *query, const char *more_key, const char *more_value)
 {
-    dream_reader *r = open_reader();
+    dream_reader *r = open_reader_on(store);
     json_t *args = json_pack("{ss}", "query", query), *out = NULL;
     if (more_key) json_object_set_new(args, more_key, json_string(more_value));
     int rc = dream_read_call(r, "search", args, &out);
@@ -113,6 +115,22 @@ static json_t *search(const char *query, const char *more_key, const char *more_
     json_decref(args);
     dream_reader_close(r);
     return out;
+}
+
+static json_t *search(const char *query, const char *more_key, const char *more_value) { return search_in(store_path, query, more_key, more_value); }
+
+/* Writes at path a store as schema version `version` wrote it: the migrations up to it, then
+ * rows (SQL). */
+static void make_old_store(const char *path, int version, const char *rows)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    for (int v = 0; v < version; v++) assert_int_equal(sqlite3_exec(db, store_migrations[v], NULL, NULL, NULL), SQLITE_OK);
+    char bump[64];
+    snprintf(bump, sizeof bump, "PRAGMA user_version = %d", version);
+    assert_int_equal(sqlite3_exec(db, rows, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, bump, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
 }
 
 static size_t count_conv(const json_t *o) { return json_array_size(json_object_get(o, "conversations")); }
@@ -352,6 +370,14 @@ static void test_search_index_follows_the_store_in_its_transactions(void **state
     json_decref(o);
 }
 
+/* What an old store holds in the tests below: a conversation of one message, a captured subject. */
+#define OLD_STORE_ROWS                                                                                                  \
+    "INSERT INTO conversations (id, source, source_id, cite, title, content_hash, message_count, ingested_at)"          \
+    " VALUES (1, 'pi', 'x', 'abcd1234', 'Old', 'h', 1, 0);"                                                             \
+    "INSERT INTO messages VALUES (1, 0, 'user', 'm0', 1700000000000, 'an archaeopteryx fossil');"                      \
+    "INSERT INTO pipeline_entities (name, normal, squeezed, route, created_at)"                                         \
+    " VALUES ('Fossil Hunting', 'fossil hunting', 'fossilhunting', 'captured', 0);"
+
 /* A store as version 6 wrote it (before the index), holding a conversation: opening it
  * migrates it and the message is found. */
 static void test_search_migrates_an_older_store_with_its_messages(void **state)
@@ -359,18 +385,7 @@ static void test_search_migrates_an_older_store_with_its_messages(void **state)
     (void)state;
     char old[500];
     snprintf(old, sizeof old, "%s/v6.sqlite", tmpdir);
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(old, &db), SQLITE_OK);
-    for (int v = 0; v < 6; v++) assert_int_equal(sqlite3_exec(db, store_migrations[v], NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "INSERT INTO conversations (id, source, source_id, cite, title, content_hash, message_count, ingested_at)"
-                                  " VALUES (1, 'pi', 'x', 'abcd1234', 'Old', 'h', 1, 0);"
-                                  "INSERT INTO messages VALUES (1, 0, 'user', 'm0', 1700000000000, 'an archaeopteryx fossil');"
-                                  "INSERT INTO pipeline_entities (name, normal, squeezed, route, created_at) VALUES ('Fossil Hunting', 'fossil hunting', 'fossilhunting', 'captured', 0);"
-                                  "PRAGMA user_version = 6",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    make_old_store(old, 6, OLD_STORE_ROWS);
     dream_store *s = NULL;
     assert_int_equal(dream_store_open(old, &s), 0);
     assert_int_equal(dream_store_schema_version(s), DREAM_STORE_SCHEMA_VERSION);
@@ -416,6 +431,176 @@ static void test_search_check_finds_damage_and_rebuild_repairs_it(void **state)
     assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'sourdough'") == before);
     /* the articles are back too, without a reader's sync */
     assert_true(count_rows(s, "SELECT count(*) FROM search_sections WHERE stem = 'Bicycle_Maintenance' AND anchor = 'derailleur'") == 1);
+    dream_store_close(s);
+}
+
+/* The index's entries (term, column, offset, row) into the temp table name, an article's row
+ * named by its stem and anchor (a rebuild numbers the sections anew). */
+static void snapshot_index(dream_store *s, const char *name)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "DROP TABLE IF EXISTS temp.search_terms; CREATE VIRTUAL TABLE temp.search_terms USING fts5vocab(main, search, instance);"
+             "DROP TABLE IF EXISTS temp.%s; CREATE TEMP TABLE %s AS SELECT t.term, t.col, t.offset,"
+             " CASE WHEN t.doc < (1 << 48) THEN s.stem || '#' || s.anchor ELSE t.doc END AS row"
+             " FROM temp.search_terms t LEFT JOIN search_sections s ON s.id = t.doc;"
+             "DROP TABLE temp.search_terms",
+             name, name);
+    char *err = NULL;
+    if (sqlite3_exec(store_db(s), sql, NULL, NULL, &err) != SQLITE_OK) fail_msg("snapshot: %s", err);
+}
+
+/* Asserts that the index holds exactly what a rebuild from the store and the wiki makes: the
+ * triggers and the article writes gave FTS5 the right text to take out ('delete' is trusted:
+ * wrong text would leave stale entries, which FTS5's integrity check cannot see in a table
+ * without its own copy of the text). */
+static void assert_index_is_as_rebuilt(dream_store *s)
+{
+    snapshot_index(s, "kept");
+    struct dream_search_rebuild_stats st;
+    assert_int_equal(dream_search_rebuild(s, wiki, &st), 0);
+    snapshot_index(s, "rebuilt");
+    assert_true(count_rows(s, "SELECT count(*) FROM temp.kept") > 100);
+    int64_t missing = count_rows(s, "SELECT count(*) FROM (SELECT * FROM temp.rebuilt EXCEPT SELECT * FROM temp.kept)");
+    int64_t stale = count_rows(s, "SELECT count(*) FROM (SELECT * FROM temp.kept EXCEPT SELECT * FROM temp.rebuilt)");
+    if (missing || stale) fail_msg("the kept index differs from a rebuild: %lld entries missing, %lld stale", (long long)missing, (long long)stale);
+    assert_int_equal(dream_search_check(s), 0);
+}
+
+/* Every way a row of the index changes (a conversation changed and taken out, a message edited
+ * in place, a subject renamed, routed to an article and back, deleted; an article synced)
+ * leaves the index as a rebuild would make it. */
+static void test_search_triggers_keep_the_index_as_a_rebuild_makes_it(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    const char *v1[] = {"A walrus on the pier.", "It sleeps all day.", "Walruses snore."};
+    const char *v2[] = {"A walrus on the pier.", "It woke at noon."};
+    put(s, "churn", "Walrus", 1717200000000, v1, 3);
+    put(s, "churn", "Walrus", 1717300000000, v2, 2);
+    put(s, "gone", "Gone", 1717400000000, v1, 3);
+    assert_int_equal(sqlite3_exec(store_db(s),
+                                  "UPDATE messages SET text = 'the walrus was a seal after all'"
+                                  " WHERE conversation = (SELECT id FROM conversations WHERE source_id = 'churn') AND position = 0;"
+                                  "DELETE FROM conversations WHERE source_id = 'gone';"
+                                  "INSERT INTO pipeline_entities (name, normal, squeezed, route, created_at)"
+                                  " VALUES ('Walrus Watching', 'walrus watching', 'walruswatching', 'captured', 0),"
+                                  " ('Seal Spotting', 'seal spotting', 'sealspotting', 'captured', 0),"
+                                  " ('Otter Notes', 'otter notes', 'otternotes', 'captured', 0),"
+                                  " ('Puffin Colony', 'puffin colony', 'puffincolony', 'article', 0);"
+                                  "UPDATE pipeline_entities SET name = 'River Otters' WHERE normal = 'otter notes';"
+                                  "UPDATE pipeline_entities SET route = 'article' WHERE normal = 'seal spotting';"
+                                  "UPDATE pipeline_entities SET route = 'captured' WHERE normal = 'puffin colony';"
+                                  "UPDATE pipeline_entities SET route = 'article', name = 'Puffins' WHERE normal = 'puffin colony';"
+                                  "UPDATE pipeline_entities SET route = 'captured' WHERE normal = 'puffin colony';"
+                                  "DELETE FROM pipeline_entities WHERE normal = 'walrus watching';",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    json_t *o = search("walrus", NULL, NULL); /* a reader's sync writes the articles' rows */
+    assert_int_equal(count_conv(o), 1);
+    json_decref(o);
+    assert_index_is_as_rebuilt(s);
+    dream_store_close(s);
+}
+
+/* A rebuild is one transaction: one that fails half way (here at an article, after the old
+ * index was dropped and the messages indexed again) leaves the old index as it was, as a crash
+ * would. */
+static void test_search_rebuild_that_fails_leaves_the_old_index(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    snapshot_index(s, "before");
+    int64_t sections = count_rows(s, "SELECT count(*) FROM search_sections");
+    assert_int_equal(sqlite3_exec(store_db(s),
+                                  "CREATE TEMP TRIGGER fail_rebuild BEFORE INSERT ON main.search_articles WHEN new.stem = 'Sourdough'"
+                                  " BEGIN SELECT RAISE(ABORT, 'a failure injected half way'); END;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(dream_search_rebuild(s, wiki, NULL), DREAM_EIO);
+    assert_non_null(strstr(dream_error_last(), "a failure injected half way"));
+    assert_int_equal(sqlite3_exec(store_db(s), "DROP TRIGGER temp.fail_rebuild", NULL, NULL, NULL), SQLITE_OK);
+    snapshot_index(s, "after");
+    assert_true(count_rows(s, "SELECT count(*) FROM temp.before") > 100);
+    assert_true(count_rows(s, "SELECT count(*) FROM (SELECT * FROM temp.before EXCEPT SELECT * FROM temp.after)") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM (SELECT * FROM temp.after EXCEPT SELECT * FROM temp.before)") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_sections") == sections);
+    assert_int_equal(dream_search_check(s), 0);
+    dream_store_close(s);
+}
+
+/* --since and --until read each row's date where it is kept: a message's own time, else its
+ * conversation's; a section's newest cited date; a subject has none, so a bound leaves it out. */
+static void test_search_dates_come_from_the_rows_that_hold_them(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    struct dream_message m[] = {{"user", "u0", 0, "Bitter orange marmalade wants a long boil."}}; /* no time of its own */
+    struct dream_conversation c = {"openai-jsonl", "undated", "Marmalade", 1677628800000 /* 2023-03-01 */, 1677628800000, "test", m, 1};
+    enum dream_store_outcome out;
+    assert_int_equal(dream_store_put(s, &c, &out), 0);
+    dream_store_close(s);
+    json_t *o = search("marmalade", "since", "2023-03-01");
+    assert_int_equal(count_conv(o), 1);
+    assert_string_equal(str(json_array_get(json_object_get(o, "conversations"), 0), "date"), "2023-03-01");
+    json_decref(o);
+    o = search("marmalade", "since", "2023-03-02");
+    assert_int_equal(count_conv(o), 0);
+    json_decref(o);
+    o = search("derailleur limit", "until", "2024-07-01");
+    assert_string_equal(str(json_array_get(json_object_get(o, "results"), 0), "anchor"), "derailleur");
+    json_decref(o);
+    o = search("derailleur limit", "since", "2024-07-02");
+    for (size_t i = 0; i < json_array_size(json_object_get(o, "results")); i++)
+        assert_string_not_equal(str(json_array_get(json_object_get(o, "results"), i), "anchor"), "derailleur");
+    json_decref(o);
+    o = search("kayak", NULL, NULL);
+    assert_string_equal(str(json_array_get(json_object_get(o, "results"), 0), "kind"), "subject");
+    json_decref(o);
+    o = search("kayak", "since", "2000-01-01");
+    for (size_t i = 0; i < json_array_size(json_object_get(o, "results")); i++)
+        assert_string_not_equal(str(json_array_get(json_object_get(o, "results"), i), "kind"), "subject");
+    json_decref(o);
+}
+
+/* A store as version 8 wrote it (the index holding a copy of every text, kept by the old
+ * triggers, an article's rows in it): opening it makes the index again once, without the copy;
+ * its messages and subjects are found at once, its articles after a reader's sync, and what it
+ * holds is what a rebuild makes. */
+static void test_search_migrates_a_version_8_store_to_an_index_without_copies(void **state)
+{
+    (void)state;
+    char old[500];
+    snprintf(old, sizeof old, "%s/v8.sqlite", tmpdir);
+    make_old_store(old, 8,
+                   OLD_STORE_ROWS
+                   "INSERT INTO messages VALUES (1, 1, 'assistant', 'm1', NULL, 'Solnhofen limestone, Bavaria');"
+                   "UPDATE conversations SET message_count = 2, created_at = 1700000000000;"
+                   "INSERT INTO search_sections (id, stem, anchor, cites, date) VALUES (1, 'Bicycle_Maintenance', 'derailleur', '', '2024-07-01');"
+                   "INSERT INTO search (rowid, title, section, text) VALUES (1, 'Bicycle Maintenance', 'Derailleur', 'limit screws');"
+                   "INSERT INTO search_articles VALUES ('Bicycle_Maintenance', 0, 1, 'x');");
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(old, &s), 0);
+    assert_int_equal(dream_store_schema_version(s), DREAM_STORE_SCHEMA_VERSION);
+    assert_true(count_rows(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'search_content'") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'archaeopteryx'") == 1);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'bavaria'") == 1);
+    assert_true(count_rows(s, "SELECT rowid FROM search WHERE search MATCH 'fossil hunting'") == DREAM_SEARCH_SUBJECT_BASE + 1);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles") == 0); /* the next sync writes them again */
+    dream_store_close(s);
+    json_t *o = search_in(old, "archaeopteryx", NULL, NULL);
+    assert_int_equal(count_conv(o), 1);
+    assert_non_null(strstr(str(json_array_get(json_object_get(o, "conversations"), 0), "snippet"), "**archaeopteryx**"));
+    json_decref(o);
+    o = search_in(old, "derailleur limit", NULL, NULL);
+    assert_string_equal(str(json_array_get(json_object_get(o, "results"), 0), "anchor"), "derailleur");
+    json_decref(o);
+    assert_int_equal(dream_store_open(old, &s), 0); /* opened again: nothing more to migrate */
+    assert_int_equal(dream_store_schema_version(s), DREAM_STORE_SCHEMA_VERSION);
+    assert_index_is_as_rebuilt(s);
     dream_store_close(s);
 }
 
@@ -479,6 +664,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_migrates_an_older_store_with_its_messages),
         cmocka_unit_test(test_search_check_finds_damage_and_rebuild_repairs_it),
         cmocka_unit_test(test_search_stage_writes_are_indexed_in_their_transaction),
+        cmocka_unit_test(test_search_triggers_keep_the_index_as_a_rebuild_makes_it),
+        cmocka_unit_test(test_search_rebuild_that_fails_leaves_the_old_index),
+        cmocka_unit_test(test_search_dates_come_from_the_rows_that_hold_them),
+        cmocka_unit_test(test_search_migrates_a_version_8_store_to_an_index_without_copies),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -9,6 +9,7 @@
 #include "dream/error.h"
 #include "dream/paths.h"
 #include "dream/store.h"
+#include "store_internal.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -172,6 +173,49 @@ static void test_store_edited_message_reprocesses_from_the_edit(void **state)
     assert_int_equal(got->n_messages, 2);
     assert_string_equal(got->messages[1].id, "m2b");
     dream_store_conversation_free(got);
+    dream_store_close(s);
+    (void)state;
+}
+
+/* Messages go in 64 to a statement (so the search index's triggers write one segment per
+ * conversation, not one per message): a conversation of 150 messages, then the same with
+ * message 100 on edited, is stored whole and in order, and indexed once per message. */
+static void test_store_long_conversation_is_stored_whole_and_indexed_in_batches(void **state)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    enum { N = 150 };
+    static struct dream_message m[N];
+    static char ids[N][16], texts[N][64];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "m%d", i);
+        snprintf(texts[i], sizeof texts[i], "batchword number %d", i);
+        m[i] = (struct dream_message){i % 2 ? "assistant" : "user", ids[i], 1000 + i, texts[i]};
+    }
+    struct dream_conversation c = conv_of("long", m, N, 5000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    snprintf(texts[100], sizeof texts[100], "an edited reply");
+    c = conv_of("long", m, N, 6000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(o, DREAM_STORE_CHANGED);
+    struct dream_store_conversation *got;
+    assert_int_equal(dream_store_get(s, "chatgpt", "long", &got), 0);
+    assert_int_equal(got->n_messages, N);
+    for (int i = 0; i < N; i++) {
+        assert_string_equal(got->messages[i].id, ids[i]);
+        assert_string_equal(got->messages[i].text, texts[i]);
+    }
+    assert_int_equal(got->reprocess_from, 100);
+    dream_store_conversation_free(got);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT (SELECT count(*) FROM search WHERE search MATCH 'batchword'),"
+                                                     " (SELECT count(*) FROM search WHERE search MATCH 'edited')", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), N - 1);
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    sqlite3_finalize(st);
     dream_store_close(s);
     (void)state;
 }
@@ -621,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_store_same_conversation_twice_is_unchanged),
         cmocka_unit_test(test_store_grown_conversation_updates_in_place_and_marks_reprocessing),
         cmocka_unit_test(test_store_edited_message_reprocesses_from_the_edit),
+        cmocka_unit_test(test_store_long_conversation_is_stored_whole_and_indexed_in_batches),
         cmocka_unit_test(test_store_older_version_does_not_roll_back_a_newer_one),
         cmocka_unit_test(test_store_citation_hash_collision_lengthens_it),
         cmocka_unit_test(test_store_citation_hash_depends_on_source_and_full_id),
