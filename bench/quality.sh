@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # quality.sh — the Dreaming's quality benchmark with dream-mini (bench/eval.py): dreams the
 # held-out corpus (bench/data/heldout: train/gen_corpus.py --seed 2001 --catalogue heldout, whose
-# subjects the model never saw) and the bundled sample conversations, with the base model and
+# subjects the model never saw), the casual-style held-out corpora (bench/data/casual-heldout/S:
+# train/gen_corpus.py --seed S --catalogue heldout --style casual, S = 3001..3004) and the bundled
+# sample conversations, with the base model and
 # with the committed adapter(s), and prints the DREAM-EVAL lines and each run's wall time.
 #
 #   bash bench/quality.sh [MODEL]       (default models/dream-mini.gguf)
@@ -27,7 +29,13 @@ one() { # corpus-name input-dir truth adapters-dir
 }
 one heldout-base bench/data/heldout bench/data/heldout/truth.json "$WORK/none"
 one sample-base examples/conversations bench/data/sample-truth.json "$WORK/none"
+for c in bench/data/casual-heldout/*/; do
+    one "casual-$(basename "$c")-base" "$c" "$c/truth.json" "$WORK/none"
+done
 if ls "$ADAPTERS"/memory-*.gguf >/dev/null 2>&1; then
     one heldout-adapter bench/data/heldout bench/data/heldout/truth.json "$ADAPTERS"
     one sample-adapter examples/conversations bench/data/sample-truth.json "$ADAPTERS"
+    for c in bench/data/casual-heldout/*/; do
+        one "casual-$(basename "$c")-adapter" "$c" "$c/truth.json" "$ADAPTERS"
+    done
 fi
