@@ -1374,7 +1374,6 @@ class Generator:
         # everyday nouns that are not subjects. Every random draw it adds happens only in that
         # style, so the plain style's corpora stay byte-identical for their seeds.
         self.casual = style == "casual"
-        self.style = style
         self.cat = Catalogue(lex, catalogue)
         self.seed, self.catalogue = seed, catalogue
         # A string seed is hashed with SHA-512 by random.seed, so it is stable across runs and
