@@ -14,23 +14,25 @@ DREAM=$1
 SRC=$2
 MODEL=$SRC/models/dream-mini.gguf
 [ -f "$MODEL" ] || { echo "dream_mini_eval: $MODEL is missing (it is committed: git checkout -- models/)" >&2; exit 1; }
-HOME_DIR=$(mktemp -d)
-trap 'rm -rf "$HOME_DIR"' EXIT
-export DREAM_HOME=$HOME_DIR
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
 unset DREAM_BACKEND DREAM_ADAPTERS DREAM_WIKI
-"$DREAM" init --quiet
-"$DREAM" ingest "$SRC/tests/data/mini-heldout" >/dev/null
-DREAM_MODEL=$MODEL DREAM_ADAPTERS=$SRC/models/adapters "$DREAM" run
-python3 "$SRC/bench/eval.py" --dream "$DREAM" --truth "$SRC/tests/data/mini-heldout/truth.json" --home "$HOME_DIR" \
-    --corpus mini-heldout $(cat "$SRC/tests/data/mini-heldout/THRESHOLDS")
+mkdir -p "$WORK/no-adapters"
 
+one() { # corpus input-dir truth adapters-dir eval.py-thresholds...
+    local name=$1 input=$2 truth=$3 adapters=$4
+    shift 4
+    export DREAM_HOME=$WORK/$name
+    mkdir -p "$DREAM_HOME"
+    "$DREAM" init --quiet
+    "$DREAM" ingest "$input" >/dev/null
+    DREAM_MODEL=$MODEL DREAM_ADAPTERS=$adapters "$DREAM" run
+    python3 "$SRC/bench/eval.py" --dream "$DREAM" --truth "$truth" --home "$DREAM_HOME" --corpus "$name" "$@"
+}
+
+one mini-heldout "$SRC/tests/data/mini-heldout" "$SRC/tests/data/mini-heldout/truth.json" "$SRC/models/adapters" \
+    $(cat "$SRC/tests/data/mini-heldout/THRESHOLDS")
 # The bundled sample conversations as `make demo` dreams them (scripts/demo.sh: the base model,
 # no adapter): the recurring subjects it finds must get articles, and the wiki must check clean.
-SAMPLE_HOME=$HOME_DIR/sample
-mkdir -p "$SAMPLE_HOME/no-adapters"
-export DREAM_HOME=$SAMPLE_HOME
-"$DREAM" init --quiet
-"$DREAM" ingest "$SRC/examples/conversations" >/dev/null
-DREAM_MODEL=$MODEL DREAM_ADAPTERS=$SAMPLE_HOME/no-adapters "$DREAM" run
-python3 "$SRC/bench/eval.py" --dream "$DREAM" --truth "$SRC/bench/data/sample-truth.json" --home "$SAMPLE_HOME" \
-    --corpus samples --min articles=2 --min route_precision=1 --min segment_valid=100 --max leaks=0 --max check_problems=0
+one samples "$SRC/examples/conversations" "$SRC/bench/data/sample-truth.json" "$WORK/no-adapters" \
+    --min articles=2 --min route_precision=1 --min segment_valid=100 --max leaks=0 --max check_problems=0

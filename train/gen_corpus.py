@@ -893,10 +893,8 @@ class SubjectMaker:
             return self._pet(s)
         if self.g.casual and rng.random() < 0.75:
             return self._named_thing(s)
-        fams = [f for f in self.cat.thing_families if f[0]]
-        offs, verbs, uses, root = rng.choice(fams)
-        off = self._pick(offs, key=lambda o: lex.syn[o].words[0])
-        lemma = lex.head(off)
+        fam = self._thing_family()
+        lemma = lex.head(fam[0])
         brand = self.name()
         model = ""
         if rng.random() < 0.5:
@@ -906,14 +904,7 @@ class SubjectMaker:
         s.surfaces = [s.name] + ([f"{model} {lemma}"] if model else []) + [f"the {brand}", f"the {lemma}"]
         s.mentions = ([f"my {model} {lemma}"] if model else []) + [f"the {brand}", f"the {lemma}"]
         s.tn = "the " + s.name
-        s.type = lemma
-        s.gloss = clean_gloss(lex.syn[off].gloss)
-        anc = family_anchor(lex, off, root)
-        s.family = anc
-        s.category = title_case(plural(anc))
-        s.verb, s.gerund = rng.choice(verbs)
-        s.uses = uses
-        s.parts = lex.meronyms(off)
+        anc = self._thing_kind(s, *fam)
         s.description = f"{a(lemma)} ({s.gloss}) that the person owns"
         s.intro = [f"I have {{as0}} — it's {a(lemma)}, a kind of {anc}: {s.gloss}.",
                    f"Some background: my {{s0}} is {a(lemma)} ({s.gloss}), so basically a kind of {anc}.",
@@ -921,25 +912,33 @@ class SubjectMaker:
                    f"A while ago I got {{as0}}, which is {a(lemma)}: {s.gloss}. It's my only {anc} worth mentioning."]
         s.reintro = ["Quick update on my {s0}.", "Back with another question about my {s0}.",
                      "Something about my {s0} again.", "Me again about the {s0}.", "About my {s0}:"]
+
+    def _thing_family(self):
+        """(synset, verbs, uses, root) of a thing: a family, then an unused lemma of it."""
+        lex, rng = self.lex, self.rng
+        offs, verbs, uses, root = rng.choice([f for f in self.cat.thing_families if f[0]])
+        return self._pick(offs, key=lambda o: lex.syn[o].words[0]), verbs, uses, root
+
+    def _thing_kind(self, s, off, verbs, uses, root):
+        """What a thing is, whatever it is called (drawn after its name); returns its family word."""
+        lex = self.lex
+        s.type = lex.head(off)
+        s.gloss = clean_gloss(lex.syn[off].gloss)
+        s.family = family_anchor(lex, off, root)
+        s.category = title_case(plural(s.family))
+        s.verb, s.gerund = self.rng.choice(verbs)
+        s.uses = uses
+        s.parts = lex.meronyms(off)
         s.templates = [t for t in THING_FACTS if t["aspect"] != "Repairs" or s.parts]
+        return s.family
 
     def _named_thing(self, s):
         """A thing the person calls by a given name (casual style): the name is the subject."""
-        lex, rng = self.lex, self.rng
-        fams = [f for f in self.cat.thing_families if f[0]]
-        offs, verbs, uses, root = rng.choice(fams)
-        off = self._pick(offs, key=lambda o: lex.syn[o].words[0])
-        lemma = lex.head(off)
+        fam = self._thing_family()
+        lemma = self.lex.head(fam[0])
         nick = self.given()
         s.name, s.surfaces, s.mentions, s.tn = nick, [nick], [nick], nick
-        s.type = lemma
-        s.gloss = clean_gloss(lex.syn[off].gloss)
-        anc = family_anchor(lex, off, root)
-        s.family = anc
-        s.category = title_case(plural(anc))
-        s.verb, s.gerund = rng.choice(verbs)
-        s.uses = uses
-        s.parts = lex.meronyms(off)
+        self._thing_kind(s, *fam)
         s.description = f"the person's {lemma} ({s.gloss}), which they call {nick}"
         s.intro = [f"My {lemma}, {{s0}}, has been on my mind lately.",
                    f"{{s0}}, my {lemma}, needs some attention.",
@@ -949,7 +948,6 @@ class SubjectMaker:
                    f"I've had my {lemma} for a while now (I call it {{s0}})."]
         s.reintro = ["{s0} is acting up again.", "Quick one about {s0}.", "So, {s0} again.",
                      f"{{s0}}, my {lemma}, again.", "Another thing about {s0}.", "Me and {s0} again."]
-        s.templates = [t for t in THING_FACTS if t["aspect"] != "Repairs" or s.parts]
 
     def _pet(self, s):
         lex, rng = self.lex, self.rng
