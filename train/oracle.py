@@ -216,7 +216,8 @@ def states(text, value):
 # first sentence names the person instead of starting with "They".
 
 ADVERBS = ("now", "currently", "still", "nowadays", "usually", "always", "often", "mostly", "also", "only",
-           "never", "normally", "generally", "regularly", "sometimes", "rarely", "typically", "mainly", "largely")
+           "never", "normally", "generally", "regularly", "sometimes", "rarely", "typically", "mainly", "largely",
+           "once", "first", "really", "just", "recently", "finally", "already")
 DROP_IN_PAST = {"now", "currently", "still", "nowadays"}
 PAST_OF = {"is": "was", "are": "were", "has": "had", "have": "had", "does": "did", "do": "did", "can": "could",
            "will": "would"}
@@ -315,6 +316,55 @@ def person_form(s):
     return "The person " + m.group(1) + _third_singular(m.group(2)) + m.group(3)
 
 
+# What a fact's prose sentence is (--prose): "restate", the person's own sentence told about them
+# (restate(); the default since run 7: every word of the gold prose is in the cited source), or
+# "catalogue", the generator's third_person paraphrase (runs 1-6).
+PROSE = "restate"
+
+# A correction's wrapping (train/gen_corpus.py, fact_sentence): the statement inside it.
+CORRECTION_RES = [re.compile(r"^Correction: (.*) \u2014 not .*, as I said before\.$", re.S),
+                  re.compile(r"^Sorry, I got that wrong earlier\. (.*?) It was never .*\.$", re.S),
+                  re.compile(r"^I need to correct myself \u2014 (.*), not .*\.$", re.S),
+                  re.compile(r"^Small correction to what I told you before: (.*?)\. I mixed it up with .*\.$", re.S)]
+
+# first-person words and what they become about the person (case of the first letter kept)
+RESTATE_WORDS = [(r"I'm", "they are"), (r"I am", "they are"), (r"I was", "they were"), (r"I wasn't", "they weren't"),
+                 (r"I've", "they have"), (r"I'd", "they'd"), (r"I'll", "they will"), (r"I", "they"),
+                 (r"myself", "themselves"), (r"mine", "theirs"), (r"my", "their"), (r"me", "them"),
+                 (r"we're", "they are"), (r"we've", "they have"), (r"we", "they"), (r"our", "their"), (r"us", "them")]
+RESTATE_RE = re.compile(r"(?<![\w'])(" + "|".join(w for w, _ in RESTATE_WORDS) + r")(?![\w'])", re.I)
+RESTATE_OF = {w.casefold(): t for w, t in RESTATE_WORDS}
+
+
+def restate(fp):
+    """The person's own sentence told about them, words kept: "For the finish on Killdeer I'm
+    going with tung oil." -> "For the finish on Killdeer they're going with tung oil."; "Sergei and
+    I meet every Thursday." -> "Sergei and the person meet every Thursday."; a correction's
+    wrapping dropped ("Correction: X — not Y, as I said before." -> X). The prose a small model
+    can learn to write from any source: what it says is what the source says."""
+    s = " ".join((fp or "").split())
+    for rx in CORRECTION_RES:
+        m = rx.match(s)
+        if m:
+            s = m.group(1)
+            break
+    s = re.sub(r"^Update on (.+?): it's ", lambda m: m.group(1)[:1].upper() + m.group(1)[1:] + " is ", s)
+    s = re.sub(r"^Update: ", "", s)
+    s = re.sub(r"(?<![\w'])(and|with) (I|me)(?![\w'])", lambda m: m.group(1) + " the person", s)
+    s = re.sub(r"(?<![\w'])(I|me) and (?=\w)", "the person and ", s)
+
+    def swap(m):
+        w = m.group(1)
+        if w == "i" or (w.islower() and w.casefold().startswith("i")):
+            return w  # a lowercase "i..." is not the pronoun
+        t = RESTATE_OF[w.casefold()]
+        return t[:1].upper() + t[1:] if m.start() == 0 else t
+
+    s = RESTATE_RE.sub(swap, s)
+    s = s[:1].upper() + s[1:]
+    return sentence(s)
+
+
 def voiced(sentences):
     """A paragraph's sentences with the first that starts with They/Their naming the person."""
     out = list(sentences)
@@ -346,6 +396,8 @@ class Truth:
             self.subjects[s["id"]] = s
             for f in s["facts"]:
                 f["_fp"] = norm(f.get("first_person") or "")
+                f["_prose"] = (restate(f.get("first_person")) if PROSE == "restate" and f.get("first_person")
+                               else sentence(f.get("third_person") or ""))
                 f["_tp"] = norm(f.get("third_person") or "")
                 self.facts[f["id"]] = f
         for sid, s in self.subjects.items():
@@ -357,8 +409,10 @@ class Truth:
                     caps.append("The " + n)
             s["_names"] = list(dict.fromkeys(caps))
             for f in s["facts"]:
-                tp = sentence(f.get("third_person") or "")
-                forms = {tp, person_form(tp), past(tp, s["_names"]), past(person_form(tp), s["_names"])} if tp else set()
+                forms = set()
+                for tp in {sentence(f.get("third_person") or ""), f["_prose"]}:
+                    if tp and tp != ".":
+                        forms |= {tp, person_form(tp), past(tp, s["_names"]), past(person_form(tp), s["_names"])}
                 f["_forms"] = {norm(plain(x)).rstrip(".!?") for x in forms if x}
         self.superseded_by = {}
         for f in self.facts.values():
@@ -675,14 +729,14 @@ class Oracle:
 
     def fact_sentences(self, sid, shown, marker_of):
         """Sentences for the facts shown [(date, order, fact)], oldest first: each fact's
-        third_person sentence with its markers (marker_of(fact) → [n]); a fact another shown fact
+        prose sentence (its "_prose": see PROSE) with its markers (marker_of(fact) → [n]); a fact another shown fact
         replaces told in the past; one statement made twice one sentence with both markers; the
         first sentence naming the person."""
         ids = {f["id"] for _, _, f in shown}
         names = self.t.subjects[sid]["_names"]
         sentences, index = [], {}
         for _, _, f in sorted(shown, key=lambda x: (x[0], x[1])):
-            tp = sentence(f.get("third_person") or "")
+            tp = f["_prose"]
             if not tp:
                 continue
             if self.t.newer(f, ids):
@@ -898,7 +952,7 @@ class Oracle:
         additions = []
         fresh = set()  # the sentences this answer writes
         for f in facts:
-            tp = sentence(f.get("third_person") or "")
+            tp = f["_prose"]
             if not tp or any(self.t.said_in(f, x) for p in said for x in p):
                 continue  # already said
             old = self.t.facts.get(f.get("supersedes") or "")
@@ -1322,8 +1376,13 @@ def main():
     ap.add_argument("--port", type=int, required=True, help="0: any free port (see --port-file)")
     ap.add_argument("--port-file", help="write the port listened on here once serving")
     ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--prose", choices=("restate", "catalogue"), default=os.environ.get("ORACLE_PROSE", "restate"),
+                    help="a fact's prose: the person's sentence restated (default) or the catalogue's "
+                         "third-person paraphrase (runs 1-6); env ORACLE_PROSE")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    global PROSE
+    PROSE = args.prose
     truth = Truth(args.truth)
     oracle = Oracle(truth)
     rec = Recorder(args.records)

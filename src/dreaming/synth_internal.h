@@ -62,6 +62,12 @@ int synth_sources_for(dream_store *store, const char *wiki, const char *const *t
  * and text into f. DREAM_ENOTFOUND when the store has no such conversation. */
 int synth_source_render(dream_store *store, const char *cite, struct synth_file *f);
 
+/* Every marker of a (only > 0: marker only) whose definition cites one of src[0..n_src) re-cited,
+ * sentence by sentence, to the message of that source's chunk sharing the most of the sentence's
+ * content words (a tie keeps the chunk's own message): new definitions added, markers swapped.
+ * Definitions left unused are the caller's normalize to drop. synth_pin.c says why. */
+int synth_pin_citations(dream_store *store, dream_article *a, const struct synth_src *src, size_t n_src, int only);
+
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);
 

@@ -1879,6 +1879,53 @@ static void test_fold_batches_the_pairs_of_distinct_articles(void **state)
     assert_int_equal(teardown((void **)&wide), 0);
 }
 
+/* Pinning: a sentence's footnote moves to the message of its chunk that says it (the assistant's
+ * answer three turns in, the person's question), and stays on the chunk's own message on a tie, on
+ * a single shared word, or when the marker cites something else; `only` pins one marker alone. */
+static void test_pin_cites_the_message_that_says_the_sentence(void **state)
+{
+    struct ctx *c = *state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/corpus/claude", data_dir);
+    assert_int_equal(fixture_ingest(c->store, dir), 0);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(c->store), "SELECT id FROM conversations WHERE cite = '8f504e46'", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    struct synth_src src = {.conversation = sqlite3_column_int64(st, 0), .first = 0, .last = 3, .cite = "8f504e46", .msg = "dr-c5-m0",
+                            .date = "2024-05-02", .title = "Tools for a long ride"};
+    sqlite3_finalize(st);
+    static const char text[] =
+        "# Bicycle Maintenance\n\n"
+        "**Bicycle Maintenance** is a chore the person came back to.[^1] To fix a derailleur knocked out of line, bend the hanger "
+        "back gently and adjust the limit screws.[^1] They asked about bike repair tools for a long ride.[^1]\n\n"
+        "## Tools\n\nA spare tube and tyre levers go on every long ride.[^2][^1] They knocked it back.[^1]\n\n"
+        "## References\n\n[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n"
+        "[^2]: `conv:717766a6#dr-c1-m4` (2024-01-10, Feeding a new sourdough starter)\n";
+    static const char want[] =
+        "# Bicycle Maintenance\n\n"
+        "**Bicycle Maintenance** is a chore the person came back to.[^1] To fix a derailleur knocked out of line, bend the hanger "
+        "back gently and adjust the limit screws.[^2] They asked about bike repair tools for a long ride.[^1]\n\n"
+        "## Tools\n\nA spare tube and tyre levers go on every long ride.[^3][^4] They knocked it back.[^1]\n\n"
+        "## References\n\n[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n"
+        "[^2]: `conv:8f504e46#dr-c5-m3` (2024-05-02, Tools for a long ride)\n"
+        "[^3]: `conv:717766a6#dr-c1-m4` (2024-01-10, Feeding a new sourdough starter)\n"
+        "[^4]: `conv:8f504e46#dr-c5-m1` (2024-05-02, Tools for a long ride)\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    /* only marker 2 (a citation of no source at hand): nothing moves */
+    assert_int_equal(synth_pin_citations(c->store, a, &src, 1, 2), 0);
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    assert_string_equal(dream_article_text(a, NULL), text);
+    assert_int_equal(synth_pin_citations(c->store, a, &src, 1, 0), 0);
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    assert_string_equal(dream_article_text(a, NULL), want);
+    /* a second pin finds every sentence where it belongs */
+    assert_int_equal(synth_pin_citations(c->store, a, &src, 1, 0), 0);
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    assert_string_equal(dream_article_text(a, NULL), want);
+    dream_article_free(a);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1920,6 +1967,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_fold_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_writes_model_links_to_no_article_as_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pin_cites_the_message_that_says_the_sentence, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,324 @@
+/* synth_pin.c — every footnote points at the message that says the sentence.
+ *
+ * A writing stage cites a note (a chunk of a conversation) by one marker, and the marker's
+ * definition names the chunk's first message of the person. A sentence often comes from a later
+ * message of the same chunk ("I switched the finish to lacquer" three turns in), so that
+ * definition sends the reader to the wrong place. Pinning re-cites each sentence, marker by
+ * marker, to the message of the cited chunk that shares the most of the sentence's content words;
+ * the chunk's own message keeps the citation on a tie or on a single shared word, and nothing
+ * moves outside the chunk the model chose. The program, not the model, decides which message:
+ * deterministic, and the same for every model. */
+#include "synth_internal.h"
+
+#include "../util/buf.h"
+#include "dream/error.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- content words ------------------------------------------------------------------------- */
+
+/* Words that say nothing about a claim: never counted (sorted, for bsearch). */
+static const char *const pin_stop[] = {
+    "about", "after", "all", "also", "and", "any", "are", "before", "but", "can", "could", "did", "does", "each", "for",
+    "from", "had", "has", "have", "her", "here", "him", "his", "how", "into", "its", "just", "more", "most", "much",
+    "not", "now", "one", "only", "our", "over", "own", "person", "she", "some", "such", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "too", "under", "very", "was", "were", "what", "when",
+    "where", "which", "while", "who", "why", "will", "with", "would", "you", "your",
+};
+
+static int pin_cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static int pin_cmp_u32(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return (x > y) - (x < y);
+}
+
+static bool pin_wordch(unsigned char c) { return isalnum(c) || c >= 0x80; }
+
+/* The distinct content words of text[0..len) as sorted hashes (casefolded ASCII; 3 bytes or
+ * more; not a stop word; markers [^N] skipped), malloc'd into *out; their count, or -1 when out
+ * of memory. */
+static long pin_words(const char *text, size_t len, unsigned **out)
+{
+    size_t cap = 16, n = 0;
+    unsigned *w = malloc(cap * sizeof *w);
+    if (!w) return -1;
+    for (size_t i = 0; i < len;) {
+        if (text[i] == '[' && i + 1 < len && text[i + 1] == '^') { /* a marker is no word */
+            while (i < len && text[i] != ']') i++;
+            continue;
+        }
+        if (!pin_wordch((unsigned char)text[i])) {
+            i++;
+            continue;
+        }
+        size_t s = i;
+        while (i < len && pin_wordch((unsigned char)text[i])) i++;
+        size_t n_w = i - s;
+        if (n_w < 3) continue;
+        char low[24];
+        const char *key = low;
+        if (n_w < sizeof low) {
+            for (size_t k = 0; k < n_w; k++) low[k] = (char)tolower((unsigned char)text[s + k]);
+            low[n_w] = '\0';
+            if (bsearch(&key, pin_stop, sizeof pin_stop / sizeof pin_stop[0], sizeof pin_stop[0], pin_cmp_str)) continue;
+        }
+        unsigned h = 2166136261u;
+        for (size_t k = 0; k < n_w; k++) h = (h ^ (unsigned char)tolower((unsigned char)text[s + k])) * 16777619u;
+        if (n == cap) {
+            unsigned *g = realloc(w, 2 * cap * sizeof *w);
+            if (!g) {
+                free(w);
+                return -1;
+            }
+            w = g, cap *= 2;
+        }
+        w[n++] = h;
+    }
+    qsort(w, n, sizeof *w, pin_cmp_u32);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || w[k - 1] != w[i]) w[k++] = w[i];
+    *out = w;
+    return (long)k;
+}
+
+static size_t pin_shared(const unsigned *a, size_t na, const unsigned *b, size_t nb)
+{
+    size_t i = 0, j = 0, n = 0;
+    while (i < na && j < nb) {
+        if (a[i] == b[j]) n++, i++, j++;
+        else if (a[i] < b[j]) i++;
+        else j++;
+    }
+    return n;
+}
+
+/* ---- a chunk's messages -------------------------------------------------------------------- */
+
+struct pin_msg {
+    char *id;
+    bool user;
+    unsigned *words;
+    size_t n_words;
+};
+
+struct pin_chunk {
+    bool loaded;
+    struct pin_msg *msgs;
+    size_t n;
+};
+
+static void pin_chunk_free(struct pin_chunk *c)
+{
+    for (size_t i = 0; i < c->n; i++) free(c->msgs[i].id), free(c->msgs[i].words);
+    free(c->msgs);
+}
+
+static int pin_load(dream_store *store, const struct synth_src *s, struct pin_chunk *c)
+{
+    if (c->loaded) return DREAM_OK;
+    c->loaded = true;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT position, role, source_id, text FROM messages WHERE conversation = ? AND position BETWEEN ? AND ? ORDER BY position",
+                           -1, &st, NULL))
+        return store_sql_error(store, "reading a cited chunk's messages");
+    sqlite3_bind_int64(st, 1, s->conversation);
+    sqlite3_bind_int64(st, 2, s->first);
+    sqlite3_bind_int64(st, 3, s->last);
+    int step, rc = DREAM_OK;
+    size_t cap = 0;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (c->n == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct pin_msg *g = realloc(c->msgs, cap * sizeof *g);
+            if (!g) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            c->msgs = g;
+        }
+        struct pin_msg *m = &c->msgs[c->n];
+        memset(m, 0, sizeof *m);
+        const char *role = (const char *)sqlite3_column_text(st, 1), *text = (const char *)sqlite3_column_text(st, 3);
+        m->user = role && strcmp(role, "user") == 0;
+        m->id = synth_msg_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0));
+        long nw = pin_words(text ? text : "", text ? strlen(text) : 0, &m->words);
+        if (!m->id || nw < 0) {
+            free(m->id);
+            if (nw >= 0) free(m->words);
+            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            break;
+        }
+        m->n_words = (size_t)nw;
+        c->n++;
+    }
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading a cited chunk's messages");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Fewer shared words than this are chance ("came back" and "bend it back"), never a reason to
+ * move a citation. */
+#define PIN_MIN_SHARED 2
+
+/* The message of chunk c that best says the sentence (its words w[0..nw)), or -1 to keep the
+ * chunk's own message (cur): only a message sharing strictly more words, and at least
+ * PIN_MIN_SHARED, moves the citation; on a tie between others, the person's message, then the
+ * earlier one. */
+static long pin_best(const struct pin_chunk *c, const char *cur, const unsigned *w, size_t nw)
+{
+    size_t cur_score = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->msgs[i].id, cur) == 0) cur_score = pin_shared(w, nw, c->msgs[i].words, c->msgs[i].n_words);
+    long best = -1;
+    size_t best_score = cur_score < PIN_MIN_SHARED - 1 ? PIN_MIN_SHARED - 1 : cur_score;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t sc = pin_shared(w, nw, c->msgs[i].words, c->msgs[i].n_words);
+        if (sc > best_score || (best >= 0 && sc == best_score && c->msgs[i].user && !c->msgs[best].user)) {
+            best = (long)i;
+            best_score = sc;
+        }
+    }
+    return best >= 0 && strcmp(c->msgs[best].id, cur) == 0 ? -1 : best;
+}
+
+/* ---- the article --------------------------------------------------------------------------- */
+
+/* A marker to re-cite: in region (0: the lead, k: section k-1), the marker at [at, at+len). */
+struct pin_edit {
+    size_t region, at, len;
+    size_t src, msg; /* the new citation: source src's chunk message msg */
+    int number;      /* its footnote number, once added */
+};
+
+/* Whether text[0..i) ends in a marker [^N]. */
+static bool pin_ends_marker(const char *text, size_t i)
+{
+    if (i < 4 || text[i - 1] != ']') return false;
+    size_t k = i - 1;
+    while (k > 0 && isdigit((unsigned char)text[k - 1])) k--;
+    return k < i - 1 && k >= 2 && text[k - 1] == '^' && text[k - 2] == '[';
+}
+
+/* Where the sentence before the marker run starting at text[run] begins: after a line break,
+ * the previous sentence's markers, or its end and a space. */
+static size_t pin_sentence_start(const char *text, size_t run)
+{
+    size_t i = run;
+    while (i > 0 && text[i - 1] && strchr(".!?", text[i - 1])) i--; /* its own end */
+    while (i > 0) {
+        char c = text[i - 1];
+        if (c == '\n' || pin_ends_marker(text, i)) break;
+        if (i >= 2 && c == ' ' && strchr(".!?", text[i - 2])) break;
+        i--;
+    }
+    return i;
+}
+
+static int pin_region(dream_store *store, const dream_article *a, const char *text, size_t region, const struct synth_src *src,
+                      size_t n_src, struct pin_chunk *chunks, int only, struct pin_edit **edits, size_t *n_edits, size_t *cap)
+{
+    int rc = DREAM_OK;
+    size_t len = strlen(text);
+    for (size_t i = 0; !rc && i + 3 < len; i++) {
+        if (text[i] != '[' || text[i + 1] != '^' || !isdigit((unsigned char)text[i + 2])) continue;
+        size_t e = i + 2;
+        while (e < len && isdigit((unsigned char)text[e])) e++;
+        if (e >= len || text[e] != ']') continue;
+        int number = atoi(text + i + 2);
+        if (only > 0 && number != only) continue;
+        /* the definition, and the source whose chunk it cites */
+        const struct dream_article_footnote *fn = NULL;
+        for (size_t f = 0; !fn && f < dream_article_footnote_count(a); f++)
+            if (dream_article_footnote(a, f)->number == number) fn = dream_article_footnote(a, f);
+        if (!fn || !fn->cite.conv || !fn->cite.msg) continue;
+        size_t s = n_src;
+        for (size_t k = 0; k < n_src && s == n_src; k++)
+            if (strcmp(src[k].cite, fn->cite.conv) == 0 && strcmp(src[k].msg, fn->cite.msg) == 0) s = k;
+        if (s == n_src) continue; /* a citation of no source at hand: left as it is */
+        size_t run = i;
+        while (pin_ends_marker(text, run)) { /* markers before this one, in the same run */
+            run--;
+            while (text[run] != '[') run--;
+        }
+        size_t from = pin_sentence_start(text, run);
+        if ((rc = pin_load(store, &src[s], &chunks[s]))) break;
+        unsigned *w = NULL;
+        long nw = pin_words(text + from, run - from, &w);
+        if (nw < 0) {
+            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            break;
+        }
+        long best = nw ? pin_best(&chunks[s], src[s].msg, w, (size_t)nw) : -1;
+        free(w);
+        if (best < 0) continue;
+        if (*n_edits == *cap) {
+            size_t nc = *cap ? 2 * *cap : 16;
+            struct pin_edit *g = realloc(*edits, nc * sizeof *g);
+            if (!g) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            *edits = g, *cap = nc;
+        }
+        (*edits)[(*n_edits)++] = (struct pin_edit){region, i, e + 1 - i, s, (size_t)best, 0};
+    }
+    return rc;
+}
+
+int synth_pin_citations(dream_store *store, dream_article *a, const struct synth_src *src, size_t n_src, int only)
+{
+    if (!n_src) return DREAM_OK;
+    size_t n_sec = dream_article_section_count(a);
+    char **texts = calloc(n_sec + 1, sizeof *texts); /* the regions' text before any change */
+    struct pin_chunk *chunks = calloc(n_src, sizeof *chunks);
+    struct pin_edit *edits = NULL;
+    size_t n_edits = 0, cap = 0;
+    int rc = texts && chunks ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t r = 0; !rc && r <= n_sec; r++) {
+        const char *t = NULL;
+        if (r == 0) {
+            t = dream_article_lead(a);
+        } else {
+            const struct dream_article_section *sec = dream_article_section(a, r - 1);
+            if (sec->kind == DREAM_SECTION_REFERENCES || sec->kind == DREAM_SECTION_SEE_ALSO) continue;
+            t = sec->body;
+        }
+        if (!t || !strstr(t, "[^")) continue;
+        if (!(texts[r] = strdup(t))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        else rc = pin_region(store, a, texts[r], r, src, n_src, chunks, only, &edits, &n_edits, &cap);
+    }
+    /* a definition for each new (source, message), then each region with its markers swapped */
+    for (size_t k = 0; !rc && k < n_edits; k++) {
+        struct dream_citation c = synth_src_citation(&src[edits[k].src]);
+        c.msg = chunks[edits[k].src].msgs[edits[k].msg].id;
+        rc = dream_article_footnote_add(a, &c, &edits[k].number);
+    }
+    for (size_t r = 0; !rc && n_edits && r <= n_sec; r++) {
+        if (!texts[r]) continue;
+        struct dbuf b = {0};
+        size_t done = 0;
+        bool changed = false;
+        for (size_t k = 0; !rc && k < n_edits; k++) {
+            if (edits[k].region != r) continue;
+            rc = dbuf_append(&b, texts[r] + done, edits[k].at - done);
+            if (!rc) rc = dbuf_printf(&b, "[^%d]", edits[k].number);
+            done = edits[k].at + edits[k].len;
+            changed = true;
+        }
+        if (!rc && changed) rc = dbuf_puts(&b, texts[r] + done);
+        if (!rc && changed) rc = r == 0 ? dream_article_set_lead(a, b.data) : dream_article_section_set_body(a, r - 1, b.data);
+        dbuf_free(&b);
+    }
+    for (size_t r = 0; texts && r <= n_sec; r++) free(texts[r]);
+    for (size_t k = 0; chunks && k < n_src; k++) pin_chunk_free(&chunks[k]);
+    free(texts);
+    free(chunks);
+    free(edits);
+    return rc;
+}
