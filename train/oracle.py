@@ -47,6 +47,8 @@ SYSTEMS = {
     "You edit one section of an encyclopedia article. Follow the editorial instructions in the message "
     "exactly and reply with only the requested text.": "editor",
     "You decide whether two names from a person's notes mean the same thing. Reply with one word: yes or no.": "resolve",
+    "You answer a person's question from their own notes only. Reply with the answer and its footnote markers and "
+    "nothing else, or exactly NOTHING ON FILE.": "answer",
 }
 
 # An answer every parser refuses (kept off the records): not JSON, a bracket first (no heading,
@@ -563,8 +565,9 @@ class Unknown(Exception):
 
 
 class Oracle:
-    def __init__(self, truth):
+    def __init__(self, truth, questions=None):
         self.t = truth
+        self.questions = questions or {}  # question -> {"subject": id or None, "key": fact key or None}
 
     # --- dispatch -----------------------------------------------------------------------------
     def classify(self, system, user):
@@ -626,6 +629,8 @@ class Oracle:
                 return stage, "tighten"
             if "Update the infobox of this article" in u:
                 return stage, "refresh"
+        if stage == "answer" and "Answer the person's question from these notes" in u and "\nQuestion: " in u:
+            return stage, "answer"
         return stage, None
 
     def answer(self, kind, user):
@@ -1012,6 +1017,47 @@ class Oracle:
     def a_lead_patch_error(self, user):
         return self.a_patch(user, lead=True, error=True)
 
+    # --- ask ----------------------------------------------------------------------------------
+    def a_answer(self, user):
+        """`dream ask`'s answer: the sentences of the notes that state what the question asks
+        (record_ask.sh wrote the question from a fact: its subject and key, --questions), with
+        their markers, the newest fact of that key first; "What do I know about X?" (no key):
+        the lead's first two sentences with a marker; NOTHING ON FILE when the question is about
+        no subject of the truth or the notes state nothing of it."""
+        q = user.rsplit("\nQuestion: ", 1)[1].strip()
+        notes = between(user, "Notes:\n\n", "\nFootnotes:\n")
+        meta = self.questions.get(q)
+        if meta is None:
+            raise Unknown(f"a question record_ask.sh did not write: {q!r}")
+        sid = meta.get("subject")
+        if not sid or notes is None:
+            return "NOTHING ON FILE"
+        blocks = re.split(r"^## ", notes, flags=re.M)
+        said = []  # (block index, sentence) with markers, in the notes' order
+        for bi, blk in enumerate(blocks):
+            head, _, body = blk.partition("\n")
+            if head.endswith(": facts"):
+                continue  # an infobox: no markers to cite
+            for para in body.split("\n"):
+                for x in split_sentences(para.strip()):
+                    if MARKER_RE.search(x):
+                        said.append((bi, x))
+        facts = self.t.subjects[sid]["facts"]
+        key = meta.get("key")
+        if key:
+            pool = [f for f in facts if f.get("key") == key]
+            shown = [(f, x) for f in pool for _, x in said if self.t.said_in(f, norm(plain(x)))]
+            if not shown:
+                return "NOTHING ON FILE"
+            ids = {f["id"] for f, _ in shown}
+            current = [(f, x) for f, x in shown if not self.t.newer(f, ids) and not re.match(r"^(Earlier|.*\bused to\b)", x)]
+            f, x = max(current or shown, key=lambda fx: (fx[0].get("date") or ""))
+            return x
+        if not said:
+            return "NOTHING ON FILE"
+        lead = [x for bi, x in said if bi == said[0][0]]  # the first read: the article's lead
+        return " ".join(x.replace("**", "") for x in lead[:2])
+
     def a_classify_note(self, user):
         # the prompt names no article: the subject is the one the lead's bold names
         lead = between(user, "Earlier text:\n", "\n\n")
@@ -1379,12 +1425,17 @@ def main():
     ap.add_argument("--prose", choices=("restate", "catalogue"), default=os.environ.get("ORACLE_PROSE", "restate"),
                     help="a fact's prose: the person's sentence restated (default) or the catalogue's "
                          "third-person paraphrase (runs 1-6); env ORACLE_PROSE")
+    ap.add_argument("--questions", help="record_ask.sh's questions (JSON: question, subject, key), for the answer stage")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     global PROSE
     PROSE = args.prose
     truth = Truth(args.truth)
-    oracle = Oracle(truth)
+    questions = {}
+    if args.questions:
+        with open(args.questions, encoding="utf-8") as f:
+            questions = {q["question"]: q for q in json.load(f)}
+    oracle = Oracle(truth, questions)
     rec = Recorder(args.records)
     rec.dump()
     server = ThreadingHTTPServer((args.host, args.port), make_handler(oracle, rec, args.verbose))
