@@ -7,7 +7,8 @@
 # Environment: BIN (default build/bin), MODEL (required), CONVS (conversations, default 4),
 # SEED (default 1), THREADS (default: all cores), WIDTH (the seam's batch width; default the
 # seam's own), BATCH (conversations or chunks per stage call, default 8), OUT (work directory,
-# default build/bench/pipeline).
+# default build/bench/pipeline), CORPUS (a corpus made beforehand, e.g. where wordnet-base is
+# installed, for a machine without it; default OUT/corpus-sSEED-nCONVS, made when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/bin}
@@ -23,7 +24,7 @@ done
 [ -f "$MODEL" ] || { echo "pipeline.sh: MODEL '$MODEL' is not a file" >&2; exit 2; }
 [ -x "$BIN/bench_pipeline" ] || { echo "pipeline.sh: no $BIN/bench_pipeline (make build)" >&2; exit 1; }
 mkdir -p "$OUT"
-CORPUS=$OUT/corpus-s$SEED-n$CONVS
+CORPUS=${CORPUS:-$OUT/corpus-s$SEED-n$CONVS}
 [ -f "$CORPUS/truth.json" ] || python3 train/gen_corpus.py --seed "$SEED" --catalogue train --conversations "$CONVS" --out "$CORPUS" >/dev/null
 
 rm -rf "$OUT/home" "$OUT/oracle.port" "$OUT"/records.jsonl*
