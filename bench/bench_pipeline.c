@@ -1,7 +1,8 @@
 /* bench_pipeline.c — the whole pipeline's throughput, ingest to wikify, in replay mode.
  *
- * In a fresh DREAM_HOME it sets up the wiki, loads the model (not timed), ingests the export
- * files given, and runs every stage of the pipeline once (dream_pipeline_run, as `dream run`)
+ * In a fresh DREAM_HOME it sets up the wiki, loads the model (not timed), and for each EXPORT
+ * given (a night: a file or directory of exports) ingests it and runs every stage of the
+ * pipeline (dream_pipeline_run, as `dream run`), as a person's nightly job would,
  * with the seam in replay mode (dream_seam_config.replay_url): every stage call's real prompt
  * is prefilled on the model and the answer the replay server (train/oracle.py) gives for it is
  * decoded token by token as forced tokens, batched as the pipeline batches. So the stages write
@@ -14,13 +15,14 @@
  *   PIPELINE-BENCH conv_per_hour_wall=X       the same with that time in
  *   PIPELINE-BENCH model_busy_share=P         model time / (ingest + pipeline - replay)
  *   PIPELINE-STAGE stage=S seconds=X share=P model=X replay=X other=X calls=C inputs=I single_calls=K single=X
- *                                             per stage (ingest included); other = the stage's time
- *                                             outside the seam (SQLite, git, parsing, the gate)
+ *                                             per stage over all nights (ingest included); other = the
+ *                                             stage's time outside the seam (SQLite, git, parsing, the
+ *                                             gate); single = the time in calls of one input
  *   PIPELINE-BENCH ..._tokens=N               prompt, prefilled, saved (prefix cache), generated
  *   PIPELINE-BENCH peak_rss_mib=X             the process's peak resident memory
  *   PIPELINE-BENCH articles=N                 articles in the wiki after the run
  *
- * usage: bench_pipeline --model PATH --replay URL --home DIR [--threads T] [--width W] [--batch B] EXPORT... */
+ * usage: bench_pipeline --model PATH --replay URL --home DIR [--threads T] [--width W] [--batch B] EXPORT... (one per night) */
 #include "dream/error.h"
 #include "dream/ingest.h"
 #include "dream/model.h"
@@ -66,19 +68,20 @@ struct run {
     struct dream_seam_stats at_start;
 };
 
-static struct dream_seam_stats seam_diff(struct dream_seam_stats a, struct dream_seam_stats b)
+/* a + sign * b, field by field */
+static struct dream_seam_stats seam_add(struct dream_seam_stats a, struct dream_seam_stats b, int sign)
 {
     return (struct dream_seam_stats){
-        .calls = b.calls - a.calls,
-        .inputs = b.inputs - a.inputs,
-        .single_calls = b.single_calls - a.single_calls,
-        .call_ms = b.call_ms - a.call_ms,
-        .single_ms = b.single_ms - a.single_ms,
-        .replay_ms = b.replay_ms - a.replay_ms,
-        .prompt_tokens = b.prompt_tokens - a.prompt_tokens,
-        .prefill_tokens = b.prefill_tokens - a.prefill_tokens,
-        .saved_tokens = b.saved_tokens - a.saved_tokens,
-        .generated = b.generated - a.generated,
+        .calls = a.calls + sign * b.calls,
+        .inputs = a.inputs + sign * b.inputs,
+        .single_calls = a.single_calls + sign * b.single_calls,
+        .call_ms = a.call_ms + sign * b.call_ms,
+        .single_ms = a.single_ms + sign * b.single_ms,
+        .replay_ms = a.replay_ms + sign * b.replay_ms,
+        .prompt_tokens = a.prompt_tokens + sign * b.prompt_tokens,
+        .prefill_tokens = a.prefill_tokens + sign * b.prefill_tokens,
+        .saved_tokens = a.saved_tokens + sign * b.saved_tokens,
+        .generated = a.generated + sign * b.generated,
     };
 }
 
@@ -89,15 +92,25 @@ static void on_start(void *ud, const char *stage)
     r->at_start = dream_seam_stats();
 }
 
+/* The row of stage name (added when new; NULL when the table is full). */
+static struct stage_row *stage_row(struct run *r, const char *name)
+{
+    for (int i = 0; i < r->n; i++)
+        if (!strcmp(r->rows[i].name, name)) return &r->rows[i];
+    if (r->n == MAX_STAGES) return NULL;
+    struct stage_row *row = &r->rows[r->n++];
+    snprintf(row->name, sizeof row->name, "%s", name);
+    return row;
+}
+
 static void on_stage(void *ud, const struct dream_stage_report *rep)
 {
     struct run *r = ud;
     printf("%s\n", rep->summary);
-    if (r->n == MAX_STAGES) return;
-    struct stage_row *row = &r->rows[r->n++];
-    snprintf(row->name, sizeof row->name, "%s", rep->stage);
-    row->seconds = rep->seconds;
-    row->seam = seam_diff(r->at_start, dream_seam_stats());
+    struct stage_row *row = stage_row(r, rep->stage);
+    if (!row) return;
+    row->seconds += rep->seconds;
+    row->seam = seam_add(row->seam, seam_add(dream_seam_stats(), r->at_start, -1), 1);
 }
 
 /* Markdown files under dir, not counting .git, Meta/ and Sources/ (the wiki's articles). */
@@ -189,23 +202,9 @@ int main(int argc, char **argv)
     if ((rc = dream_seam_load(NULL, NULL))) die("loading the model", rc);
     printf("PIPELINE-BENCH model_load_s=%.2f\n", now_s() - t0);
 
-    /* ingest */
+    /* each night: ingest its exports, then the whole pipeline */
     struct run run = {0};
-    double t_ingest = now_s();
-    dream_store *store = NULL;
-    if ((rc = dream_store_open(store_path, &store))) die("opening the store", rc);
-    struct dream_ingest_params ip = dream_ingest_default_params();
-    struct dream_ingest_stats is = {0};
-    for (int i = 0; i < n_exports; i++)
-        if ((rc = dream_ingest_path(store, exports[i], &ip, &is))) die(exports[i], rc);
-    dream_store_close(store);
-    t_ingest = now_s() - t_ingest;
-    snprintf(run.rows[0].name, sizeof run.rows[0].name, "ingest");
-    run.rows[0].seconds = t_ingest;
-    run.n = 1;
-    printf("ingest: %zu conversation(s) added from %zu file(s) (%.2f s)\n", is.added, is.files, t_ingest);
-    if (!is.added) die("the exports hold no conversation", 0);
-
+    struct stage_row *ingest = stage_row(&run, "ingest");
     struct dream_pipeline_params pp;
     dream_pipeline_default_params(&pp);
     pp.store_path = store_path;
@@ -214,14 +213,31 @@ int main(int argc, char **argv)
     pp.on_start = on_start;
     pp.on_stage = on_stage;
     pp.stage_ud = &run;
-    double t_run = now_s();
+    struct dream_ingest_stats is = {0};
+    double t_ingest = 0, t_run = 0;
     struct dream_seam_stats s0 = dream_seam_stats();
-    if ((rc = dream_pipeline_run(&pp))) die("the pipeline", rc);
-    t_run = now_s() - t_run;
-    struct dream_seam_stats tot = seam_diff(s0, dream_seam_stats());
+    for (int night = 0; night < n_exports; night++) {
+        double t = now_s();
+        dream_store *store = NULL;
+        if ((rc = dream_store_open(store_path, &store))) die("opening the store", rc);
+        struct dream_ingest_params ip = dream_ingest_default_params();
+        size_t before = is.added;
+        if ((rc = dream_ingest_path(store, exports[night], &ip, &is))) die(exports[night], rc);
+        dream_store_close(store);
+        t = now_s() - t;
+        t_ingest += t;
+        ingest->seconds += t;
+        printf("== night %d: %zu conversation(s) added from %s (%.2f s)\n", night + 1, is.added - before, exports[night], t);
+        t = now_s();
+        if ((rc = dream_pipeline_run(&pp))) die("the pipeline", rc);
+        t_run += now_s() - t;
+    }
+    if (!is.added) die("the exports hold no conversation", 0);
+    struct dream_seam_stats tot = seam_add(dream_seam_stats(), s0, -1);
 
     double wall = t_ingest + t_run, replay_s = tot.replay_ms / 1e3, model_s = (tot.call_ms - tot.replay_ms) / 1e3;
     printf("PIPELINE-BENCH conversations=%zu\n", is.added);
+    printf("PIPELINE-BENCH nights=%d\n", n_exports);
     printf("PIPELINE-BENCH wall_s=%.2f\n", wall);
     printf("PIPELINE-BENCH replay_server_s=%.2f\n", replay_s);
     printf("PIPELINE-BENCH conv_per_hour=%.1f\n", (double)is.added * 3600.0 / (wall - replay_s));
