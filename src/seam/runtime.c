@@ -33,6 +33,7 @@ static struct {
     struct dream_backend backend; /* call == NULL: the embedded engine */
     char *replay_url;
     struct dream_backend replay;  /* call != NULL: replay answers come from here (cfg.replay_url) */
+    char replay_error[512];       /* why cfg.replay_url was refused ("": it was not); every call fails with it */
     struct dream_seam_stats stats;
     dream_seam_watch_fn watch;    /* NULL: nobody watches */
     void *watch_ud;
@@ -143,8 +144,8 @@ static int replay_connect(const char *url)
     return 0;
 }
 
-/* Takes configuration c; on failure (a bad replay URL) the runtime stays unconfigured, so the
- * next call fails with the same error instead of running without replay. */
+/* Takes configuration c. A bad replay URL fails it, and every call after fails with the same
+ * error (instead of running without replay) until a configuration without it is taken. */
 static int configure_locked(const struct dream_seam_config *c)
 {
     runtime_unload();
@@ -158,7 +159,8 @@ static int configure_locked(const struct dream_seam_config *c)
     if (rt.cfg.width < 1) rt.cfg.width = 1;
     int rc = replay_connect(c->replay_url);
     rt.cfg.replay_url = rt.replay_url;
-    rt.configured = rc == 0;
+    snprintf(rt.replay_error, sizeof rt.replay_error, "%s", rc ? dream_error_last() : "");
+    rt.configured = true;
     return rc;
 }
 
@@ -189,9 +191,9 @@ static int runtime_load(void)
     if (!rt.configured) {
         struct dream_seam_config c;
         dream_seam_default_config(&c);
-        int rc = configure_locked(&c);
-        if (rc) return rc;
+        configure_locked(&c);
     }
+    if (*rt.replay_error) return dream_error_set(DREAM_EINVAL, "%s", rt.replay_error);
     if (rt.model) return 0;
     char *path = NULL;
     int rc = dream_model_resolve(rt.cfg.model_path, &path);
