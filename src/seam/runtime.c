@@ -315,9 +315,10 @@ static void calls_end(void)
 }
 
 
-/* Replay: asks the replay server for the answers of the n inputs (rendered prompts[i]) and
- * tokenizes each into forced[i] as plain text, as the model would have generated it. An input
- * whose answer could not be had is not decoded (its prompt emptied) and its error returned. */
+/* Replay: asks the replay server for the answers of the n inputs (sent as the remote backend
+ * sends them) and tokenizes each into forced[i] as plain text, as the model would have generated
+ * it. An input whose answer could not be had is not decoded (prompts[i] emptied) and its error
+ * is returned. */
 static int replay_answers(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *o,
                           struct dream_tokens *prompts, struct dream_tokens *forced)
 {
