@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# gpu.sh build|run — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
+# gpu.sh build|run|pipeline — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
 #   build: llama.cpp with CUDA for sm_90 (from node-llama-cpp's tarball in .devdl/ or the npm
 #          registry), dream's engine-only build, and the Gemma-4-E4B-shape model (random weights,
 #          Q4_K, 4.56B parameters).
 #   run:   llama.cpp's llama-bench / llama-batched-bench and dream's bench_seam on that model.
+#   pipeline: bench_pipeline (the whole pipeline, replay mode) on that model: a full build of
+#          dream (not engine-only), CONVS conversations (default 32), seam width WIDTH (16).
 # Outputs under $OUT (default build/gpu-out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,5 +41,18 @@ run)
   "$S" --model "$MODEL" --workload shared-prefix --n 32 --widths 8,32 --flash-attn
   "$LLAMA_BUILD/bin/llama-batched-bench" -m "$MODEL" -c 32768 -b 2048 -ub 512 -npp 512 -ntg 128 -npl 1,8,16,32 -ngl 99 -fa on 2>/dev/null | grep -E '^\|'
   ;;
-*) echo "usage: bench/gpu.sh build|run" >&2; exit 2 ;;
+pipeline)
+  # The whole pipeline in replay mode (bench/pipeline.sh) on the E4B shape. The memory layer needs
+  # the -dev packages the engine-only build goes without, and python3 for the oracle; a corpus
+  # made where wordnet-base is installed can be given as CORPUS.
+  eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
+  missing=$(for p in sqlite3 jansson libgit2 libcurl libmicrohttpd libutf8proc cmocka; do pkg-config --exists $p || printf '%s ' $p; done)
+  [ -z "$missing" ] || { echo "gpu.sh pipeline: these -dev packages are missing: $missing(the memory layer needs them)" >&2; exit 1; }
+  F=$DREAM_DEPS_CACHE/dream-full
+  cmake -S . -B "$F" -DCMAKE_BUILD_TYPE=Release -DDREAM_CUDA=ON -DDREAM_WERROR=OFF \
+    -DLLAMA_SRC="$LLAMA_SRC" -DLLAMA_BUILD="$LLAMA_BUILD" -DDREAM_NODE_MODULES="${DREAM_NODE_MODULES:-}" > "$OUT/cmake-full.log"
+  cmake --build "$F" -j "$(nproc)" --target bench_pipeline > "$OUT/build-full.log" 2>&1 || { tail -30 "$OUT/build-full.log"; exit 1; }
+  BIN=$F/bin MODEL=$MODEL CONVS=${CONVS:-32} WIDTH=${WIDTH:-16} OUT=$OUT/pipeline bash bench/pipeline.sh | tee "$OUT/pipeline.txt"
+  ;;
+*) echo "usage: bench/gpu.sh build|run|pipeline" >&2; exit 2 ;;
 esac

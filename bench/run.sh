@@ -3,7 +3,8 @@
 # same model file, in one run. Results go to build/bench/results.txt (docs/BENCHMARKS.md quotes
 # them with this command). BENCH_THREADS (default: all cores), BENCH_SCALE (prompt/output length
 # factor of the dreaming mix, default 1.0), BENCH_N (calls per workload, default 16),
-# BENCH_WIDTHS (default 2,4,8,16).
+# BENCH_WIDTHS (default 2,4,8,16), BENCH_PIPELINE_CONVS (conversations of the end-to-end replay
+# run, default 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(tail -n1 build/deps.env)"
@@ -41,6 +42,9 @@ log=$OUT/results.txt
   echo
   echo "## flash attention on (agreement is measured, not promised)"
   "$BIN/bench_seam" --model "$MODEL" --workload uniform --n 8 --widths 8 --threads "$THREADS" --flash-attn
+  echo
+  echo "## the whole pipeline, ingest to wikify, replay mode ($MODEL, ${BENCH_PIPELINE_CONVS:-4} generated conversations; bench/pipeline.sh)"
+  MODEL="$MODEL" CONVS="${BENCH_PIPELINE_CONVS:-4}" THREADS="$THREADS" bash bench/pipeline.sh | grep -E '^PIPELINE-'
   echo
   echo "## ingest (generated ChatGPT exports)"
   bash bench/ingest.sh

@@ -1415,6 +1415,14 @@ def make_handler(oracle, rec, verbose):
     return Handler
 
 
+class Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: the seam's 8 parallel requests of a batch then
+    # overflow it, and the kernel retries the dropped connections a second later (a 1 s stall
+    # per batch of the remote backend and of replay).
+    request_queue_size = 128
+    daemon_threads = True
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--truth", required=True)
@@ -1438,8 +1446,7 @@ def main():
     oracle = Oracle(truth, questions)
     rec = Recorder(args.records)
     rec.dump()
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(oracle, rec, args.verbose))
-    server.daemon_threads = True
+    server = Server((args.host, args.port), make_handler(oracle, rec, args.verbose))
 
     def stop(*_):
         threading.Thread(target=server.shutdown, daemon=True).start()

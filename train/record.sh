@@ -51,36 +51,7 @@ STORE=$DREAM_HOME/memory.sqlite
 
 # the nights: the conversations cut by date into NIGHTS slices, each slice written as export
 # files of the same formats (the truth names each conversation's file)
-python3 - "$CORPUS" "$OUT/nights" "$NIGHTS" <<'PY'
-import json, os, sys
-corpus, out, nights = sys.argv[1], sys.argv[2], max(1, int(sys.argv[3]))
-truth = json.load(open(os.path.join(corpus, "truth.json"), encoding="utf-8"))
-convs = sorted(truth["conversations"], key=lambda c: (c.get("date") or "", c["id"]))
-n = len(convs)
-slices = [convs[n * k // nights: n * (k + 1) // nights] for k in range(nights)]
-exports = {}
-for c in convs:
-    exports.setdefault(c["file"], None)
-for f in exports:
-    with open(os.path.join(corpus, f), encoding="utf-8") as fh:
-        exports[f] = json.load(fh)
-def conv_id(x):
-    return x.get("id") or x.get("conversation_id") or x.get("uuid")
-for k, sl in enumerate(slices, 1):
-    ids = {c["id"] for c in sl}
-    for f, data in exports.items():
-        keep = [x for x in data if conv_id(x) in ids]
-        if not keep:
-            continue
-        path = os.path.join(out, str(k), f)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(keep, fh, ensure_ascii=False)
-    got = sum(1 for f, data in exports.items() for x in data if conv_id(x) in ids)
-    if got != len(ids):
-        sys.exit(f"record.sh: night {k}: {len(ids) - got} conversation(s) of truth.json are in no export file")
-    print(f"night {k}: {len(sl)} conversation(s), {sl[0]['date'] if sl else '-'} to {sl[-1]['date'] if sl else '-'}")
-PY
+python3 "$ROOT/train/nights.py" "$CORPUS" "$OUT/nights" "$NIGHTS"
 
 # the oracle, on a port of its own
 python3 "$ROOT/train/oracle.py" --truth "$TRUTH" --records "$RECORDS" --port 0 --port-file "$OUT/oracle.port" \

@@ -143,6 +143,14 @@ struct dream_gen_params {
      * or NULL: every request uses grammar. With more, it has room for capacity entries and
      * more writes the joining requests' entries too. */
     const char *const *grammars;
+    /* Replay (forced decoding): the answer of request req is forced[req] (dream_generate is
+     * request 0), token by token, then end-of-generation, as if the model had chosen them.
+     * Every step is computed as in a real generation (prefill, one decode per token, the
+     * logits and the token choice), but the forced token is the one kept and fed back, so a
+     * benchmark does a real model's work while the stages see scripted answers. max_tokens
+     * and the context still cut it. NULL: none (the normal decode). Not with a grammar; with
+     * more, it has room for capacity entries and more writes the joining requests' too. */
+    const struct dream_tokens *forced;
 };
 struct dream_gen_params dream_gen_default_params(void);
 

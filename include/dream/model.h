@@ -76,6 +76,12 @@ struct dream_seam_config {
     int n_gpu_layers;         /* -1 = all (default) */
     bool no_grammar;          /* answers in free text, the stages' grammars ignored (to measure
                                  what they change): DREAM_GRAMMAR=0 */
+    /* Replay (benchmarks: bench_pipeline, `dream run --replay`): the embedded engine first asks
+     * this OpenAI-compatible server (train/oracle.py) for every call's answer, then prefills the
+     * call's real prompt and decodes that answer token by token as forced tokens, serial or
+     * batched as usual (dream_gen_params.forced): a real model's work, scripted answers. Answer
+     * grammars are not applied (the answers are the server's). NULL: off (DREAM_REPLAY). */
+    const char *replay_url;
 };
 void dream_seam_default_config(struct dream_seam_config *config);
 
@@ -100,6 +106,22 @@ void dream_seam_shutdown(void);
 
 /* Counters of the runtime's scheduler (zeros when it has not batched). */
 struct dream_batch_stats dream_seam_batch_stats(void);
+
+/* What the seam has done since the process started, serial and batched together (the embedded
+ * engine's figures; a remote or scripted backend counts calls and time only). */
+struct dream_seam_stats {
+    long calls;           /* dream_call_local / dream_call_local_batch calls */
+    long inputs;          /* stage inputs in them */
+    long single_calls;    /* calls of one input: where a stage hands the seam one at a time */
+    double call_ms;       /* wall time inside the calls (waiting for the operation lock excluded) */
+    double single_ms;     /* of which in calls of one input */
+    double replay_ms;     /* of which fetching replay answers (not the model's work) */
+    long prompt_tokens;   /* prompt tokens of every call */
+    long prefill_tokens;  /* of which computed */
+    long saved_tokens;    /* of which served from a shared prefix */
+    long generated;       /* tokens generated (forced ones included) */
+};
+struct dream_seam_stats dream_seam_stats(void);
 
 /*
  * Watching the seam work (dream run's live line), so a long call is never minutes of silence.

@@ -19,7 +19,7 @@ static void run_usage(FILE *f)
     fprintf(f,
             "usage: dream run [--stage segment|extract|resolve|route|create|fold|reconcile|link|wikify|sources] [--limit N] [--conversation CITE] [--dry-run]\n"
             "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N]\n"
-            "                 [--model PATH | --backend URL]\n"
+            "                 [--model PATH | --backend URL] [--replay URL]\n"
             "\n"
             "Runs the Dreaming's stages over the conversations in the store, oldest first. Each\n"
             "stage takes only the work still to do, so a run can be stopped at any moment and run\n"
@@ -62,6 +62,10 @@ static void run_usage(FILE *f)
             "                      llama-server, vLLM) instead of the embedded model (default:\n"
             "                      $DREAM_BACKEND, unless --model is given; $DREAM_BACKEND_KEY,\n"
             "                      $DREAM_BACKEND_MODEL)\n"
+            "  --replay URL        benchmarks: the embedded model prefills every call's real prompt and\n"
+            "                      decodes, as forced tokens, the answer this OpenAI-compatible server\n"
+            "                      gives (train/oracle.py): a real model's work, scripted answers\n"
+            "                      (also DREAM_REPLAY; not with --backend)\n"
             "  -h, --help          this text\n"
             "\n"
             "While it runs, stderr says when the model loads and how long that took, and shows each\n"
@@ -80,7 +84,7 @@ static void run_usage(FILE *f)
 }
 
 struct run_opts {
-    const char *stage, *store_path, *wiki, *conversation, *model, *backend;
+    const char *stage, *store_path, *wiki, *conversation, *model, *backend, *replay;
     long limit, batch, engagement;
     bool dry_run, tie_break, engagement_set;
 };
@@ -107,7 +111,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
                 return 2;
             i++;
         } else if (!strcmp(a, "--stage") || !strcmp(a, "--store") || !strcmp(a, "--wiki") || !strcmp(a, "--conversation") ||
-                   !strcmp(a, "--model") || !strcmp(a, "--backend")) {
+                   !strcmp(a, "--model") || !strcmp(a, "--backend") || !strcmp(a, "--replay")) {
             if (!val) {
                 fprintf(stderr, "dream run: %s needs a value\n", a);
                 return 2;
@@ -117,6 +121,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             else if (!strcmp(a, "--wiki")) o->wiki = val;
             else if (!strcmp(a, "--model")) o->model = val;
             else if (!strcmp(a, "--backend")) o->backend = val;
+            else if (!strcmp(a, "--replay")) o->replay = val;
             else o->conversation = val;
             i++;
         } else {
@@ -124,6 +129,15 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             run_usage(stderr);
             return 2;
         }
+    }
+    if (o->replay && strncmp(o->replay, "http://", 7) && strncmp(o->replay, "https://", 8)) {
+        fprintf(stderr, "dream run: --replay URL '%s' must start with http:// or https:// (e.g. http://127.0.0.1:8080)\n", o->replay);
+        return 2;
+    }
+    const char *env_backend = getenv("DREAM_BACKEND");
+    if (o->replay && (o->backend || (!o->model && env_backend && *env_backend))) {
+        fprintf(stderr, "dream run: --replay drives the embedded model; it does not go with --backend (or DREAM_BACKEND)\n");
+        return 2;
     }
     if (o->stage && !dream_pipeline_stage_known(o->stage)) {
         fprintf(stderr, "dream run: unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify, sources)\n",
@@ -139,6 +153,8 @@ int cmd_run(int argc, char **argv)
     int prc = run_parse(argc, argv, &o);
     if (prc) return prc < 0 ? 0 : prc;
 
+    /* the seam reads DREAM_REPLAY when it is configured, which cli_model_select does next */
+    if (o.replay && setenv("DREAM_REPLAY", o.replay, 1)) return cli_fail("run", dream_error_set(DREAM_ENOMEM, "out of memory"));
     /* a dry run calls no model: --model and --backend are accepted and not looked at */
     if (!o.dry_run && (prc = cli_model_select("run", o.model, o.backend))) return prc;
     char *store_dflt = NULL;

@@ -71,6 +71,13 @@ void engine_grammar_accept(struct engine_grammar *g, dream_token t);
  * vocabulary (nothing when g is NULL). */
 void engine_grammar_counts(const struct engine_grammar *g, long picks[3]);
 
+/* Replay (dream_gen_params.forced; session.c). check: DREAM_EINVAL naming the token and its
+ * position when the forced answer holds one outside m's vocabulary. token: what the forced
+ * answer puts at generated position k, or LLAMA_TOKEN_NULL once it is spent (the answer ends
+ * there, as at end-of-generation). */
+int engine_forced_check(const dream_model *m, const struct dream_tokens *forced, const char *whose);
+dream_token engine_forced_token(const struct dream_tokens *forced, int k);
+
 /* Sets a context's adapter set to {adapter at scale}; NULL or scale 0 clears it (adapter.c). */
 int engine_set_adapter(struct llama_context *ctx, dream_adapter *adapter, float scale);
 

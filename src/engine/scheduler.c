@@ -19,6 +19,7 @@
 #include "dream/error.h"
 #include "dream/log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -359,6 +360,11 @@ static int take_token(dream_batcher *b, struct slot *s, int i, const struct drea
                 if (logits[v] > logits[best]) best = v;
     }
     struct dream_gen_result *res = &out[s->req];
+    if (gp->forced && (best = engine_forced_token(&gp->forced[s->req], n_gen[s->req])) == LLAMA_TOKEN_NULL) {
+        res->stopped_at_eog = true; /* the forced answer is spent: it ends as at end-of-generation */
+        (*running)--;
+        return finish(b, s, gp, res, n_gen[s->req]);
+    }
     bool eog = !gp->ignore_eog && llama_vocab_is_eog(b->model->vocab, best), stop = false;
     if (eog) res->stopped_at_eog = true;
     else {
@@ -471,6 +477,11 @@ static int check_requests(dream_batcher *b, const struct dream_tokens *prompts, 
         for (int k = 0; !status[i] && k < pr->n; k++)
             if (pr->ids[k] < 0 || pr->ids[k] >= n_vocab)
                 status[i] = dream_error_set(DREAM_EINVAL, "request %d: token %d at position %d is outside the vocabulary", i, pr->ids[k], k);
+        if (!status[i] && gp.forced) {
+            char whose[32];
+            snprintf(whose, sizeof whose, "request %d", i);
+            status[i] = engine_forced_check(b->model, &gp.forced[i], whose);
+        }
         const char *grammar = gp.grammars && gp.grammars[i] ? gp.grammars[i] : gp.grammar;
         if (!status[i] && grammar) {
             int e = engine_grammar_new(b->model, grammar, &b->grammar[i]);
@@ -513,6 +524,8 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
     for (int i = 0; gp.grammars && !grammar && i < n; i++) grammar = gp.grammars[i] != NULL;
     if (grammar && gp.ignore_eog)
         return dream_error_set(DREAM_EINVAL, "an answer grammar ends the answer at end-of-generation; it cannot be used with ignore_eog");
+    if (grammar && gp.forced)
+        return dream_error_set(DREAM_EINVAL, "forced answers (replay) are not decoded under answer grammars; give one or the other");
     int cap = gp.more && gp.capacity > n ? gp.capacity : n;
     llama_memory_t mem = llama_get_memory(b->ctx);
     struct llama_batch bt = llama_batch_init(b->p.step_tokens, 0, 1);

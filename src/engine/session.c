@@ -117,6 +117,19 @@ static dream_token argmax(const float *logits, int n, uint64_t *digest)
     return best;
 }
 
+int engine_forced_check(const dream_model *m, const struct dream_tokens *forced, const char *whose)
+{
+    int n_vocab = llama_vocab_n_tokens(m->vocab);
+    if (forced->n < 0) return dream_error_set(DREAM_EINVAL, "%s: the forced answer has %d tokens", whose, forced->n);
+    for (int k = 0; k < forced->n; k++)
+        if (forced->ids[k] < 0 || forced->ids[k] >= n_vocab)
+            return dream_error_set(DREAM_EINVAL, "%s: forced token %d at position %d is outside the vocabulary (0..%d)", whose, forced->ids[k], k,
+                                   n_vocab - 1);
+    return 0;
+}
+
+dream_token engine_forced_token(const struct dream_tokens *forced, int k) { return k < forced->n ? forced->ids[k] : LLAMA_TOKEN_NULL; }
+
 int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, const struct dream_gen_params *params,
                    struct dream_gen_result *out)
 {
@@ -132,6 +145,12 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
         return dream_error_set(DREAM_EINVAL, "a logits digest needs the host argmax; make the session with device_sampling = 0");
     if (gp.grammar && gp.ignore_eog)
         return dream_error_set(DREAM_EINVAL, "an answer grammar ends the answer at end-of-generation; it cannot be used with ignore_eog");
+    if (gp.forced && gp.grammar)
+        return dream_error_set(DREAM_EINVAL, "a forced answer (replay) is not decoded under an answer grammar; give one or the other");
+    if (gp.forced) {
+        int e = engine_forced_check(s->model, gp.forced, "the call");
+        if (e) return e;
+    }
     if (n_prompt >= s->n_ctx)
         return dream_error_set(DREAM_ETOOBIG,
                                "the prompt has %d tokens but the context holds %d (and at least one must be left to generate); shorten the input or raise the context size",
@@ -195,6 +214,10 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
                 rc = dream_error_wrap(rc, "after %d generated tokens", n_gen);
                 break;
             }
+        }
+        if (gp.forced && (t = engine_forced_token(gp.forced, n_gen)) == LLAMA_TOKEN_NULL) {
+            out->stopped_at_eog = true; /* the forced answer is spent: it ends as at end-of-generation */
+            break;
         }
         if (!gp.ignore_eog && llama_vocab_is_eog(s->model->vocab, t)) {
             out->stopped_at_eog = true;

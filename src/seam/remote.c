@@ -33,6 +33,7 @@ struct remote {
     bool schema_refused; /* learned in this run: the server takes no response_format */
     int max_parallel, max_retries, backoff_ms;
     long timeout_s;
+    bool silent; /* replay's fetch of gold answers: the engine reports the calls done, not this */
 };
 
 void dream_remote_default_params(struct dream_remote_params *p)
@@ -290,7 +291,7 @@ static int remote_call(void *ud, const char *stage, const struct dream_local_inp
             else e = parse_reply(r, t, http, &out[t->index]);
             if (!e && t->schema_dropped) schema_refused(r, t);
             if (e && !first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, t->index);
-            seam_call_done(t->index);
+            if (!r->silent) seam_call_done(t->index);
         }
         if (left > 0) curl_multi_poll(multi, NULL, 0, 50, NULL);
     }
@@ -324,6 +325,13 @@ static void remote_destroy(void *ud)
 }
 
 int dream_seam_use_remote(const struct dream_remote_params *params)
+{
+    struct dream_backend b;
+    int rc = seam_remote_new(params, false, &b);
+    return rc ? rc : dream_seam_set_backend(&b);
+}
+
+int seam_remote_new(const struct dream_remote_params *params, bool silent, struct dream_backend *out)
 {
     struct dream_remote_params p;
     dream_remote_default_params(&p);
@@ -363,6 +371,7 @@ int dream_seam_use_remote(const struct dream_remote_params *params)
         remote_destroy(r);
         return dream_error_set(DREAM_ENOMEM, "out of memory");
     }
-    struct dream_backend b = {.name = "remote", .call = remote_call, .destroy = remote_destroy, .ud = r};
-    return dream_seam_set_backend(&b);
+    r->silent = silent;
+    *out = (struct dream_backend){.name = "remote", .call = remote_call, .destroy = remote_destroy, .ud = r};
+    return 0;
 }

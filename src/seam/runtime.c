@@ -31,6 +31,10 @@ static struct {
     struct stage_adapter adapters[32];
     int n_adapters;
     struct dream_backend backend; /* call == NULL: the embedded engine */
+    char *replay_url;
+    struct dream_backend replay;  /* call != NULL: replay answers come from here (cfg.replay_url) */
+    char replay_error[512];       /* why cfg.replay_url was refused ("": it was not); every call fails with it */
+    struct dream_seam_stats stats;
     dream_seam_watch_fn watch;    /* NULL: nobody watches */
     void *watch_ud;
     /* the call in progress, for the watcher: which of its inputs have been reported finished */
@@ -102,6 +106,7 @@ void dream_seam_default_config(struct dream_seam_config *c)
         .n_threads = env_int("DREAM_THREADS", 0, 0, 1024),
         .n_gpu_layers = -1,
         .no_grammar = getenv("DREAM_GRAMMAR") && !strcmp(getenv("DREAM_GRAMMAR"), "0"),
+        .replay_url = getenv("DREAM_REPLAY") && *getenv("DREAM_REPLAY") ? getenv("DREAM_REPLAY") : NULL,
     };
 }
 
@@ -120,6 +125,27 @@ static void runtime_unload(void)
     rt.model = NULL;
 }
 
+/* The replay server's client, for cfg.replay_url (none when it is NULL). It sends no answer
+ * constraints: the server answers from its own truth. */
+static int replay_connect(const char *url)
+{
+    if (rt.replay.destroy) rt.replay.destroy(rt.replay.ud);
+    memset(&rt.replay, 0, sizeof rt.replay);
+    free(rt.replay_url);
+    rt.replay_url = NULL;
+    if (!url) return 0;
+    struct dream_remote_params rp;
+    dream_remote_default_params(&rp);
+    rp.url = url;
+    rp.grammar_field = "none";
+    int rc = seam_remote_new(&rp, true, &rt.replay);
+    if (rc) return dream_error_wrap(rc, "replay (DREAM_REPLAY)");
+    if (!(rt.replay_url = strdup(url))) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Takes configuration c. A bad replay URL fails it, and every call after fails with the same
+ * error (instead of running without replay) until a configuration without it is taken. */
 static int configure_locked(const struct dream_seam_config *c)
 {
     runtime_unload();
@@ -131,8 +157,11 @@ static int configure_locked(const struct dream_seam_config *c)
     rt.cfg.model_path = rt.model_path;
     rt.cfg.adapters_dir = rt.adapters_dir;
     if (rt.cfg.width < 1) rt.cfg.width = 1;
+    int rc = replay_connect(c->replay_url);
+    rt.cfg.replay_url = rt.replay_url;
+    snprintf(rt.replay_error, sizeof rt.replay_error, "%s", rc ? dream_error_last() : "");
     rt.configured = true;
-    return 0;
+    return rc;
 }
 
 int dream_seam_configure(const struct dream_seam_config *c)
@@ -164,6 +193,7 @@ static int runtime_load(void)
         dream_seam_default_config(&c);
         configure_locked(&c);
     }
+    if (*rt.replay_error) return dream_error_set(DREAM_EINVAL, "%s", rt.replay_error);
     if (rt.model) return 0;
     char *path = NULL;
     int rc = dream_model_resolve(rt.cfg.model_path, &path);
@@ -285,6 +315,29 @@ static void calls_end(void)
 }
 
 
+/* Replay: asks the replay server for the answers of the n inputs (sent as the remote backend
+ * sends them) and tokenizes each into forced[i] as plain text, as the model would have generated
+ * it. An input whose answer could not be had is not decoded (prompts[i] emptied) and its error
+ * is returned. */
+static int replay_answers(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *o,
+                          struct dream_tokens *prompts, struct dream_tokens *forced)
+{
+    char **gold = calloc(n ? n : 1, sizeof *gold);
+    if (!gold) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    double t0 = now_s();
+    int first_err = rt.replay.call(rt.replay.ud, stage, in, n, o, gold);
+    if (first_err) first_err = dream_error_wrap(first_err, "replay from %s", rt.replay_url);
+    rt.stats.replay_ms += (now_s() - t0) * 1e3;
+    for (size_t i = 0; i < n; i++) {
+        int e = gold[i] ? dream_tokenize(rt.model, gold[i], strlen(gold[i]), false, false, &forced[i]) : 0;
+        if (e && !first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu: the replayed answer", stage, i);
+        if (!gold[i] || e) prompts[i].n = 0; /* not decoded */
+        free(gold[i]);
+    }
+    free(gold);
+    return first_err;
+}
+
 /* The embedded engine: n calls of one stage, with its adapter set for the whole operation and
  * always cleared afterwards, also on error. */
 static int engine_calls(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *o, char **out)
@@ -295,7 +348,12 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
     if ((rc = stage_adapter(stage, &a))) return rc;
     const char *dflt = dream_stage_default_system(stage);
     struct dream_tokens *prompts = calloc(n ? n : 1, sizeof *prompts);
-    if (!prompts) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    struct dream_tokens *forced = rt.replay.call ? calloc(n ? n : 1, sizeof *forced) : NULL;
+    if (!prompts || (rt.replay.call && !forced)) {
+        free(prompts);
+        free(forced);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
     int first_err = 0;
     for (size_t i = 0; i < n; i++) {
         out[i] = NULL;
@@ -309,10 +367,16 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
             prompts[i].n = 0; /* not decoded */
         }
     }
+    if (forced) {
+        int e = replay_answers(stage, in, n, o, prompts, forced);
+        if (e && !first_err) first_err = e;
+    }
     struct dream_gen_params gp = dream_gen_default_params();
     gp.max_tokens = o->max_tokens;
     gp.ignore_eog = o->ignore_eog;
-    gp.grammar = o->grammar;
+    gp.grammar = forced ? NULL : o->grammar;
+    gp.forced = forced;
+    struct dream_batch_stats before = rt.batcher ? dream_batcher_stats(rt.batcher) : (struct dream_batch_stats){0};
     bool batched = rt.cfg.width > 1 && n > 1 && !first_err;
     if (batched && !(rc = runtime_batcher())) {
         struct dream_gen_result *res = calloc(n, sizeof *res);
@@ -321,13 +385,18 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
         char **message = calloc(n, sizeof *message);
         struct batch_errors errs = {.status = status, .message = message};
         if (!res || !status || !grammars || !message) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        for (size_t i = 0; i < n && !rc; i++) grammars[i] = in[i].grammar;
+        for (size_t i = 0; i < n && !rc; i++) grammars[i] = forced ? NULL : in[i].grammar;
         gp.grammars = grammars;
         gp.on_done = batch_done;
         gp.hook_ud = &errs;
         if (!rc) rc = dream_batcher_set_adapter(rt.batcher, a, o->adapter_scale);
         if (!rc) rc = dream_batcher_run(rt.batcher, prompts, (int)n, &gp, NULL, res, status);
         dream_batcher_set_adapter(rt.batcher, NULL, 0.0f);
+        struct dream_batch_stats after = dream_batcher_stats(rt.batcher);
+        rt.stats.prompt_tokens += after.prompt_tokens - before.prompt_tokens;
+        rt.stats.prefill_tokens += after.prefill_tokens - before.prefill_tokens;
+        rt.stats.saved_tokens += after.saved_tokens - before.saved_tokens;
+        rt.stats.generated += after.generated - before.generated;
         for (size_t i = 0; i < n && !rc; i++) {
             if (status[i] && !first_err)
                 first_err = dream_error_set(status[i], "stage '%s', input %zu: %s", stage, i, message[i] ? message[i] : "failed in the batch");
@@ -345,21 +414,29 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
         for (size_t i = 0; i < n && !rc; i++) {
             if (!prompts[i].n) continue; /* its render failed: already reported */
             struct dream_gen_result r;
-            gp.grammar = in[i].grammar ? in[i].grammar : o->grammar;
+            gp.grammar = forced ? NULL : in[i].grammar ? in[i].grammar : o->grammar;
+            gp.forced = forced ? &forced[i] : NULL;
             int e = dream_generate(rt.session, prompts[i].ids, prompts[i].n, &gp, &r);
             seam_call_done(i);
             if (e) {
                 if (!first_err) first_err = dream_error_wrap(e, "stage '%s', input %zu", stage, i);
                 continue;
             }
+            rt.stats.prompt_tokens += prompts[i].n;
+            rt.stats.prefill_tokens += prompts[i].n;
+            rt.stats.generated += r.n_tokens;
             out[i] = r.text;
             r.text = NULL;
             dream_gen_result_free(&r);
         }
         dream_session_set_adapter(rt.session, NULL, 0.0f);
     }
-    for (size_t i = 0; i < n; i++) dream_tokens_free(&prompts[i]);
+    for (size_t i = 0; i < n; i++) {
+        dream_tokens_free(&prompts[i]);
+        if (forced) dream_tokens_free(&forced[i]);
+    }
     free(prompts);
+    free(forced);
     return rc ? rc : first_err;
 }
 
@@ -368,8 +445,17 @@ static int calls_run(const char *stage, const struct dream_local_input *in, size
 {
     int rc = calls_begin(stage, n);
     if (rc) return rc;
+    double t0 = now_s();
     if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, n, o, out);
     else rc = engine_calls(stage, in, n, o, out); /* one input: always the serial path */
+    double ms = (now_s() - t0) * 1e3;
+    rt.stats.calls++;
+    rt.stats.inputs += (long)n;
+    rt.stats.call_ms += ms;
+    if (n == 1) {
+        rt.stats.single_calls++;
+        rt.stats.single_ms += ms;
+    }
     calls_end();
     return rc;
 }
@@ -439,6 +525,14 @@ struct dream_batch_stats dream_seam_batch_stats(void)
     pthread_mutex_lock(&op_lock);
     struct dream_batch_stats st = {0};
     if (rt.batcher) st = dream_batcher_stats(rt.batcher);
+    pthread_mutex_unlock(&op_lock);
+    return st;
+}
+
+struct dream_seam_stats dream_seam_stats(void)
+{
+    pthread_mutex_lock(&op_lock);
+    struct dream_seam_stats st = rt.stats;
     pthread_mutex_unlock(&op_lock);
     return st;
 }

@@ -20,4 +20,9 @@ int seam_chat_tokens(dream_model *m, const dream_template *t, const struct dream
  * later reports of the same input are ignored. With op_lock held, on the calling thread. */
 void seam_call_done(size_t i);
 
+/* The remote backend as a value (what dream_seam_use_remote installs). silent: it does not
+ * report its calls to the watcher (replay fetches gold answers with one, and the engine then
+ * reports each call as it decodes it). The URL is checked as dream_seam_use_remote's. */
+int seam_remote_new(const struct dream_remote_params *params, bool silent, struct dream_backend *out);
+
 #endif

@@ -71,3 +71,17 @@ if(TARGET dream AND DREAM_GIT_PROG)
            ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus ${CMAKE_BINARY_DIR}/tests/dreaming-cli/forget)
   set_tests_properties(cli_forget PROPERTIES PASS_REGULAR_EXPRESSION "PASS: dream forget" FAIL_REGULAR_EXPRESSION "FAIL:")
 endif()
+
+# Replay (tests/dreaming/replay_cli.sh): `dream run --replay` on the tiny model writes the same
+# wiki as `dream run --backend` from the same ground-truth oracle (train/oracle.py), so the
+# oracle's answers really go through the engine's forced decoding.
+find_program(DREAM_PYTHON_PROG python3)
+if(TARGET dream AND DREAM_PYTHON_PROG AND EXISTS /usr/share/wordnet/data.noun)
+  add_test(NAME cli_run_replay COMMAND bash ${CMAKE_SOURCE_DIR}/tests/dreaming/replay_cli.sh $<TARGET_FILE:dream>
+           ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/tests/dreaming-cli/replay)
+  set_tests_properties(cli_run_replay PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 900
+    PASS_REGULAR_EXPRESSION "PASS: replay" FAIL_REGULAR_EXPRESSION "FAIL:"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+else()
+  message(STATUS "cli_run_replay: not registered (needs python3 and wordnet-base for train/gen_corpus.py)")
+endif()

@@ -3,7 +3,8 @@
  * 4, 8 and 16, prompts of 10 to 3,000 tokens, outputs of 1 to 300 tokens, with and without
  * prefix reuse; and requests queue rather than fail when the KV budget is short. Under answer
  * grammars too: per-request grammars give the serial decode's tokens at widths 1 and 4, and
- * a grammar llama.cpp rejects or one that dead-ends fails its request alone, at once. */
+ * a grammar llama.cpp rejects or one that dead-ends fails its request alone, at once. And
+ * forced answers (replay) come out exactly as forced. */
 #include "dream/engine.h"
 #include "dream/error.h"
 #include "util/buf.h"
@@ -329,6 +330,93 @@ static void run_grammar(dream_model *m, const char *path, const struct dream_tok
     dream_session_free(s);
 }
 
+/* Replay: a forced answer comes out token for token, serial and batched, then ends as at
+ * end-of-generation; max_tokens still cuts it; an empty one ends at once; a forced token outside
+ * the vocabulary fails its request alone; forced answers and grammars do not mix. The forced
+ * tokens are arbitrary ids, not what the random-weight model would choose, so an engine that
+ * kept its own choice fails here. */
+static void run_forced(dream_model *m, const char *path, const struct dream_tokens *prompts)
+{
+    static const int pick[] = {0, 4, 6, 10, 11, 2};
+    static const int forced_len[] = {5, 0, 30, 12, 3, 40};
+    static const int budget[] = {20, 8, 30, 4, 16, 64}; /* request 2 ends at its budget, request 3 is cut */
+    enum { N_PICK = (int)(sizeof pick / sizeof pick[0]) };
+    const char *name = strrchr(path, '/') + 1;
+    struct dream_tokens sub[N_PICK], forced[N_PICK];
+    int mt[N_PICK];
+    for (int j = 0; j < N_PICK; j++) {
+        sub[j] = prompts[pick[j]];
+        mt[j] = budget[j];
+        memset(&forced[j], 0, sizeof forced[j]);
+        for (int k = 0; k < forced_len[j]; k++) dream_tokens_push(&forced[j], 2000 + 37 * j + 11 * k);
+    }
+    /* what each request must give: its forced tokens up to its budget */
+    for (int pass = 0; pass < 2; pass++) { /* 0: serial, 1: batched at width 4 */
+        struct dream_gen_result out[N_PICK];
+        int status[N_PICK] = {0};
+        struct dream_gen_params gp = dream_gen_default_params();
+        dream_batcher *b = NULL;
+        long generated0 = 0;
+        if (pass == 0) {
+            struct dream_session_params sp = dream_session_default_params();
+            sp.n_ctx = 4096;
+            sp.n_threads = 1;
+            dream_session *s = NULL;
+            CHECK(dream_session_new(m, &sp, &s) == 0, "session: %s", dream_error_last());
+            for (int j = 0; j < N_PICK && s; j++) {
+                gp.max_tokens = mt[j];
+                gp.forced = &forced[j];
+                status[j] = dream_generate(s, sub[j].ids, sub[j].n, &gp, &out[j]);
+            }
+            dream_session_free(s);
+        } else {
+            struct dream_batch_params bp = dream_batch_default_params();
+            bp.width = 4;
+            bp.seq_ctx = 4096;
+            bp.n_threads = 1;
+            CHECK(dream_batcher_new(m, &bp, &b) == 0, "batcher: %s", dream_error_last());
+            if (!b) return;
+            gp.forced = forced;
+            CHECK(dream_batcher_run(b, sub, N_PICK, &gp, mt, out, status) == 0, "forced run: %s", dream_error_last());
+            generated0 = dream_batcher_stats(b).generated;
+        }
+        long want_generated = 0;
+        for (int j = 0; j < N_PICK; j++) {
+            int want = forced_len[j] < mt[j] ? forced_len[j] : mt[j];
+            want_generated += want;
+            bool eq = status[j] == 0 && out[j].n_tokens == want && (!want || !memcmp(out[j].tokens, forced[j].ids, (size_t)want * sizeof(dream_token)));
+            CHECK(eq, "%s %s: request %d (%d forced, budget %d) gave %d tokens, not its forced ones (status %d)", name, pass ? "batched" : "serial",
+                  j, forced_len[j], mt[j], status[j] ? -1 : out[j].n_tokens, status[j]);
+            if (status[j]) continue;
+            CHECK(out[j].stopped_at_eog == (forced_len[j] < mt[j]), "%s %s: request %d stopped_at_eog is %d", name, pass ? "batched" : "serial", j,
+                  out[j].stopped_at_eog);
+            char *text = NULL;
+            CHECK(dream_detokenize(m, forced[j].ids, want, &text) == 0 && text && !strcmp(text, out[j].text), "%s: request %d's text is not its forced tokens'",
+                  name, j);
+            free(text);
+            dream_gen_result_free(&out[j]);
+        }
+        if (b) {
+            CHECK(generated0 == want_generated, "%s batched: %ld tokens generated, %ld forced", name, generated0, want_generated);
+            /* a bad forced token fails its request alone; forced answers and a grammar do not mix */
+            dream_token keep = forced[2].ids[3];
+            forced[2].ids[3] = dream_model_n_vocab(m) + 5;
+            CHECK(dream_batcher_run(b, sub, N_PICK, &gp, mt, out, status) == 0, "forced run 2: %s", dream_error_last());
+            CHECK(status[2] == DREAM_EINVAL && strstr(dream_error_last(), "outside the vocabulary"), "a forced token outside the vocabulary gave status %d",
+                  status[2]);
+            CHECK(status[0] == 0 && out[0].n_tokens == forced_len[0], "request 0 failed beside the bad one");
+            for (int j = 0; j < N_PICK; j++)
+                if (!status[j]) dream_gen_result_free(&out[j]);
+            forced[2].ids[3] = keep;
+            gp.grammar = grammar_yes_no;
+            CHECK(dream_batcher_run(b, sub, N_PICK, &gp, mt, out, status) == DREAM_EINVAL, "forced answers under a grammar were not refused");
+            dream_batcher_free(b);
+        }
+    }
+    printf("  %s forced decoding: serial and batched give the forced tokens\n", name);
+    for (int j = 0; j < N_PICK; j++) dream_tokens_free(&forced[j]);
+}
+
 static void run_model(const char *path)
 {
     dream_model *m = NULL;
@@ -425,6 +513,7 @@ static void run_model(const char *path)
         dream_batcher_free(b);
     }
     run_grammar(m, path, prompts);
+    run_forced(m, path, prompts);
     run_gpu_layout(m, path, prompts, max_tokens, ref);
     run_joining(m, path, prompts, max_tokens, ref);
     for (int r = 0; r < N_REQ; r++) {

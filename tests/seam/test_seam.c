@@ -1,6 +1,6 @@
 /* test_seam.c — the model-call seam on the tiny models: batch equals serial (also under answer
  * grammars), stage systems, per-stage adapters (set, cleared, refused), the operation lock, the
- * backend switch, and grammar errors that name the stage. */
+ * backend switch, grammar errors that name the stage, the seam's counters, and a bad replay URL. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -603,6 +603,48 @@ static void test_watcher_hears_the_load_and_every_call_as_it_ends(void **state)
     dream_seam_set_watch(NULL, NULL);
 }
 
+/* The seam's counters: a call of one input and a batch of three, their tokens and times. */
+static void test_stats_count_calls_and_tokens(void **state)
+{
+    configure(gemma, dir, 4);
+    struct dream_seam_stats s0 = dream_seam_stats();
+    char *out = call1("entity", users[0], 1.0f);
+    assert_non_null(out);
+    free(out);
+    struct dream_local_input in[3] = {{.user = users[0]}, {.user = users[2]}, {.user = users[3]}};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 5;
+    o.ignore_eog = true;
+    char *outs[3];
+    assert_int_equal(dream_call_local_batch("entity", in, 3, &o, outs), 0);
+    for (int i = 0; i < 3; i++) free(outs[i]);
+    struct dream_seam_stats s1 = dream_seam_stats();
+    assert_int_equal(s1.calls - s0.calls, 2);
+    assert_int_equal(s1.inputs - s0.inputs, 4);
+    assert_int_equal(s1.single_calls - s0.single_calls, 1);
+    assert_int_equal(s1.generated - s0.generated, 16 + 3 * 5);
+    assert_true(s1.prompt_tokens - s0.prompt_tokens > 4 * 10);
+    assert_true(s1.prefill_tokens - s0.prefill_tokens <= s1.prompt_tokens - s0.prompt_tokens);
+    assert_true(s1.call_ms > s0.call_ms && s1.single_ms - s0.single_ms <= s1.call_ms - s0.call_ms);
+    assert_true(s1.replay_ms == s0.replay_ms); /* no replay configured */
+}
+
+/* A replay URL that is not http(s) is refused naming it, and the calls after fail with it
+ * rather than run without replay. */
+static void test_bad_replay_url_is_refused_by_name(void **state)
+{
+    struct dream_seam_config c;
+    dream_seam_default_config(&c);
+    c.model_path = gemma;
+    c.adapters_dir = dir;
+    c.replay_url = "ftp://oracle.example";
+    assert_int_equal(dream_seam_configure(&c), DREAM_EINVAL);
+    assert_non_null(strstr(dream_error_last(), "ftp://oracle.example"));
+    assert_null(call1("entity", users[0], 1.0f));
+    assert_non_null(strstr(dream_error_last(), "ftp://oracle.example"));
+    configure(gemma, dir, 1);
+}
+
 static void test_backend_switch_routes_every_call(void **state)
 {
     struct dream_backend fake = {.name = "fake", .call = fake_call};
@@ -637,6 +679,8 @@ int main(void)
         cmocka_unit_test(test_adapter_for_another_model_is_refused),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),
         cmocka_unit_test(test_backend_switch_routes_every_call),
+        cmocka_unit_test(test_stats_count_calls_and_tokens),
+        cmocka_unit_test(test_bad_replay_url_is_refused_by_name),
         cmocka_unit_test(test_watcher_hears_the_load_and_every_call_as_it_ends),
         cmocka_unit_test(test_prompt_tokens_equal_plain_tokenization_of_the_render),
     };
