@@ -1051,8 +1051,7 @@ class Oracle:
                 return "NOTHING ON FILE"
             ids = {f["id"] for f, _ in shown}
             current = [(f, x) for f, x in shown if not self.t.newer(f, ids) and not re.match(r"^(Earlier|.*\bused to\b)", x)]
-            f, x = max(current or shown, key=lambda fx: (fx[0].get("date") or ""))
-            return x
+            return max(current or shown, key=lambda fx: fx[0].get("date") or "")[1]
         if not said:
             return "NOTHING ON FILE"
         lead = [x for bi, x in said if bi == said[0][0]]  # the first read: the article's lead

@@ -41,6 +41,8 @@ void synth_src_free(struct synth_src *s, size_t n)
         free(s[i].title);
         free(s[i].note);
         free(s[i].text);
+        for (size_t k = 0; k < s[i].n_msgs; k++) free(s[i].msgs[k].id);
+        free(s[i].msgs);
     }
     free(s);
 }
@@ -77,8 +79,7 @@ char *synth_msg_id(const char *source_id, int64_t position)
     return strdup(buf);
 }
 
-/* Fills s's msg, date and text from its messages. */
-static int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms)
+int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(store),
@@ -93,6 +94,7 @@ static int synth_src_messages(dream_store *store, struct synth_src *s, int64_t c
     int step, rc = DREAM_OK;
     int64_t msg_ms = 0;
     bool have_user = false;
+    size_t cap = 0;
     while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
         const char *role = (const char *)sqlite3_column_text(st, 1);
         bool user = role && strcmp(role, "user") == 0;
@@ -105,8 +107,22 @@ static int synth_src_messages(dream_store *store, struct synth_src *s, int64_t c
         }
         const char *text = (const char *)sqlite3_column_text(st, 4);
         size_t full = text ? strlen(text) : 0, len = text ? utf8_prefix(text, full, 1400) : 0;
-        if (!rc && b.len < 6000)
-            rc = dbuf_printf(&b, "[%s] %.*s%s\n", role ? role : "?", (int)len, text ? text : "", len < full ? " [...]" : "");
+        if (rc || b.len >= 6000) continue;
+        if (s->n_msgs == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct synth_src_msg *g = realloc(s->msgs, cap * sizeof *g);
+            if (!g) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            s->msgs = g;
+        }
+        if ((rc = dbuf_printf(&b, "[%s] ", role ? role : "?"))) break;
+        struct synth_src_msg *m = &s->msgs[s->n_msgs];
+        *m = (struct synth_src_msg){synth_msg_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0)), user, b.len, len};
+        if (!m->id) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        else s->n_msgs++;
+        if (!rc) rc = dbuf_printf(&b, "%.*s%s\n", (int)len, text ? text : "", len < full ? " [...]" : "");
     }
     sqlite3_finalize(st);
     if (rc) {

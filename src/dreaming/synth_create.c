@@ -361,8 +361,8 @@ static int cr_unlink_box(const struct dbuf *box, const struct synth_stems *live,
  * keeps only those to an article that exists as it writes); infobox links only against live
  * (see dream_synth_create). Each sentence's footnote is pinned to the message of its source that
  * says it (synth_pin_citations). */
-static int cr_assemble(dream_store *store, const struct cr_entity *e, const char *lead, bool stub, const struct synth_stems *stems,
-                       const struct synth_stems *live, dream_article **out)
+static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, const struct synth_stems *stems, const struct synth_stems *live,
+                       dream_article **out)
 {
     struct dbuf b = {0}, raw = {0}, box = {0};
     char *cats[4] = {0};
@@ -395,7 +395,7 @@ static int cr_assemble(dream_store *store, const struct cr_entity *e, const char
     dream_article *a = NULL;
     if (!rc) rc = dream_article_parse(b.data, b.len, &a);
     if (!rc && n_cats) rc = dream_article_set_categories(a, (const char *const *)cats, n_cats);
-    if (!rc && !stub) rc = synth_pin_citations(store, a, e->src, e->n_src, 0);
+    if (!rc && !stub) rc = synth_pin_citations(a, e->src, e->n_src, 0);
     if (!rc) rc = synth_normalize(a, e->stem, stems);
     for (size_t i = 0; i < n_cats; i++) free(cats[i]);
     dbuf_free(&b);
@@ -436,7 +436,7 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
         lead = NULL;
     }
     dream_article *a = NULL;
-    int rc = cr_assemble(store, e, lead, stub, stems, live, &a);
+    int rc = cr_assemble(e, lead, stub, stems, live, &a);
     free(lead);
     if (rc) return rc;
     struct synth_ledger *rows = calloc(2 * e->n_src + 1, sizeof *rows);

@@ -586,7 +586,7 @@ static int fd_apply(dream_store *store, const struct dream_synth_params *p, stru
     if (!rc && n_touched == 0) {
         rc = fd_fail(store, p, art, s, "no usable patch (empty, leaky, or without the new marker or an old one)", res);
     } else if (!rc) {
-        rc = synth_pin_citations(store, after, s, 1, q->marker);
+        rc = synth_pin_citations(after, s, 1, q->marker);
         if (!rc) rc = synth_normalize(after, art->stem, stems);
         struct synth_ledger rows[FOLD_MAX_CANDIDATES + 2];
         size_t n_rows = 0;

@@ -11,6 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A message of a source's chunk, as the source's text shows it. */
+struct synth_src_msg {
+    char *id;       /* synth_msg_id */
+    bool user;      /* the person's */
+    size_t at, len; /* its text's bytes in the source's text (after its [role] tag) */
+};
+
 /* A chunk as a source of an article. */
 struct synth_src {
     int64_t chunk, conversation, first, last;
@@ -23,9 +30,15 @@ struct synth_src {
     char *note;  /* the conversation's transcript note, "Sources/NAME" (synth_source_note); NULL
                     when the vault keeps none */
     char *text;  /* the chunk's messages, "[role] text" lines */
+    struct synth_src_msg *msgs; /* the messages text shows (a long chunk's last ones may not fit) */
+    size_t n_msgs;
 };
 
 void synth_src_free(struct synth_src *s, size_t n);
+
+/* Fills s's msg, date, text and msgs from the messages first..last of its conversation (conv_ms:
+ * the conversation's time, the date when the message has none). */
+int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms);
 
 /* The chunks mentioning entity, oldest conversation first then in message order; with
  * unrouted_stem, only those not yet section-routed to that article; no_sources: without notes. */
@@ -63,10 +76,11 @@ int synth_sources_for(dream_store *store, const char *wiki, const char *const *t
 int synth_source_render(dream_store *store, const char *cite, struct synth_file *f);
 
 /* Every marker of a (only > 0: marker only) whose definition cites one of src[0..n_src) re-cited,
- * sentence by sentence, to the message of that source's chunk sharing the most of the sentence's
- * content words (a tie keeps the chunk's own message): new definitions added, markers swapped.
+ * sentence by sentence, to the message of that source's text (its msgs) sharing the most of the
+ * sentence's content words (a tie keeps the chunk's own message): new definitions added, markers
+ * swapped.
  * Definitions left unused are the caller's normalize to drop. synth_pin.c says why. */
-int synth_pin_citations(dream_store *store, dream_article *a, const struct synth_src *src, size_t n_src, int only);
+int synth_pin_citations(dream_article *a, const struct synth_src *src, size_t n_src, int only);
 
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);

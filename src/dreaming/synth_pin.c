@@ -4,7 +4,8 @@
  * definition names the chunk's first message of the person. A sentence often comes from a later
  * message of the same chunk ("I switched the finish to lacquer" three turns in), so that
  * definition sends the reader to the wrong place. Pinning re-cites each sentence, marker by
- * marker, to the message of the cited chunk that shares the most of the sentence's content words;
+ * marker, to the message of the cited chunk that shares the most of the sentence's content words
+ * (among the messages its source's text shows: what the model read, synth_src.msgs);
  * the chunk's own message keeps the citation on a tie or on a single shared word, and nothing
  * moves outside the chunk the model chose. The program, not the model, decides which message:
  * deterministic, and the same for every model. */
@@ -97,94 +98,60 @@ static size_t pin_shared(const unsigned *a, size_t na, const unsigned *b, size_t
     return n;
 }
 
-/* ---- a chunk's messages -------------------------------------------------------------------- */
+/* ---- a source's messages ------------------------------------------------------------------ */
 
-struct pin_msg {
-    char *id;
-    bool user;
-    unsigned *words;
-    size_t n_words;
+/* The content words of each message a source's text shows, computed once per source. */
+struct pin_words {
+    bool done;
+    unsigned **w; /* per message of src->msgs */
+    size_t *n;
 };
 
-struct pin_chunk {
-    bool loaded;
-    struct pin_msg *msgs;
-    size_t n;
-};
-
-static void pin_chunk_free(struct pin_chunk *c)
+static void pin_words_free(struct pin_words *p, size_t n_msgs)
 {
-    for (size_t i = 0; i < c->n; i++) free(c->msgs[i].id), free(c->msgs[i].words);
-    free(c->msgs);
+    for (size_t i = 0; p->w && i < n_msgs; i++) free(p->w[i]);
+    free(p->w);
+    free(p->n);
 }
 
-static int pin_load(dream_store *store, const struct synth_src *s, struct pin_chunk *c)
+static int pin_words_of(const struct synth_src *s, struct pin_words *p)
 {
-    if (c->loaded) return DREAM_OK;
-    c->loaded = true;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(store),
-                           "SELECT position, role, source_id, text FROM messages WHERE conversation = ? AND position BETWEEN ? AND ? ORDER BY position",
-                           -1, &st, NULL))
-        return store_sql_error(store, "reading a cited chunk's messages");
-    sqlite3_bind_int64(st, 1, s->conversation);
-    sqlite3_bind_int64(st, 2, s->first);
-    sqlite3_bind_int64(st, 3, s->last);
-    int step, rc = DREAM_OK;
-    size_t cap = 0;
-    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (c->n == cap) {
-            cap = cap ? 2 * cap : 8;
-            struct pin_msg *g = realloc(c->msgs, cap * sizeof *g);
-            if (!g) {
-                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-                break;
-            }
-            c->msgs = g;
-        }
-        struct pin_msg *m = &c->msgs[c->n];
-        memset(m, 0, sizeof *m);
-        const char *role = (const char *)sqlite3_column_text(st, 1), *text = (const char *)sqlite3_column_text(st, 3);
-        m->user = role && strcmp(role, "user") == 0;
-        m->id = synth_msg_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0));
-        long nw = pin_words(text ? text : "", text ? strlen(text) : 0, &m->words);
-        if (!m->id || nw < 0) {
-            free(m->id);
-            if (nw >= 0) free(m->words);
-            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-            break;
-        }
-        m->n_words = (size_t)nw;
-        c->n++;
+    if (p->done) return DREAM_OK;
+    p->done = true;
+    p->w = calloc(s->n_msgs + 1, sizeof *p->w);
+    p->n = calloc(s->n_msgs + 1, sizeof *p->n);
+    if (!p->w || !p->n) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < s->n_msgs; i++) {
+        long nw = pin_words(s->text + s->msgs[i].at, s->msgs[i].len, &p->w[i]);
+        if (nw < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
+        p->n[i] = (size_t)nw;
     }
-    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading a cited chunk's messages");
-    sqlite3_finalize(st);
-    return rc;
+    return DREAM_OK;
 }
 
 /* Fewer shared words than this are chance ("came back" and "bend it back"), never a reason to
  * move a citation. */
 #define PIN_MIN_SHARED 2
 
-/* The message of chunk c that best says the sentence (its words w[0..nw)), or -1 to keep the
- * chunk's own message (cur): only a message sharing strictly more words, and at least
+/* The message of source s (its words p) that best says the sentence (its words w[0..nw)), or -1
+ * to keep the chunk's own message (s->msg): only a message sharing strictly more words, and at least
  * PIN_MIN_SHARED, moves the citation; on a tie between others, the person's message, then the
  * earlier one. */
-static long pin_best(const struct pin_chunk *c, const char *cur, const unsigned *w, size_t nw)
+static long pin_best(const struct synth_src *s, const struct pin_words *p, const unsigned *w, size_t nw)
 {
     size_t cur_score = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->msgs[i].id, cur) == 0) cur_score = pin_shared(w, nw, c->msgs[i].words, c->msgs[i].n_words);
+    for (size_t i = 0; i < s->n_msgs; i++)
+        if (strcmp(s->msgs[i].id, s->msg) == 0) cur_score = pin_shared(w, nw, p->w[i], p->n[i]);
     long best = -1;
     size_t best_score = cur_score < PIN_MIN_SHARED - 1 ? PIN_MIN_SHARED - 1 : cur_score;
-    for (size_t i = 0; i < c->n; i++) {
-        size_t sc = pin_shared(w, nw, c->msgs[i].words, c->msgs[i].n_words);
-        if (sc > best_score || (best >= 0 && sc == best_score && c->msgs[i].user && !c->msgs[best].user)) {
+    for (size_t i = 0; i < s->n_msgs; i++) {
+        size_t sc = pin_shared(w, nw, p->w[i], p->n[i]);
+        if (sc > best_score || (best >= 0 && sc == best_score && s->msgs[i].user && !s->msgs[best].user)) {
             best = (long)i;
             best_score = sc;
         }
     }
-    return best >= 0 && strcmp(c->msgs[best].id, cur) == 0 ? -1 : best;
+    return best >= 0 && strcmp(s->msgs[best].id, s->msg) == 0 ? -1 : best;
 }
 
 /* ---- the article --------------------------------------------------------------------------- */
@@ -220,8 +187,8 @@ static size_t pin_sentence_start(const char *text, size_t run)
     return i;
 }
 
-static int pin_region(dream_store *store, const dream_article *a, const char *text, size_t region, const struct synth_src *src,
-                      size_t n_src, struct pin_chunk *chunks, int only, struct pin_edit **edits, size_t *n_edits, size_t *cap)
+static int pin_region(const dream_article *a, const char *text, size_t region, const struct synth_src *src, size_t n_src,
+                      struct pin_words *words, int only, struct pin_edit **edits, size_t *n_edits, size_t *cap)
 {
     int rc = DREAM_OK;
     size_t len = strlen(text);
@@ -247,14 +214,14 @@ static int pin_region(dream_store *store, const dream_article *a, const char *te
             while (text[run] != '[') run--;
         }
         size_t from = pin_sentence_start(text, run);
-        if ((rc = pin_load(store, &src[s], &chunks[s]))) break;
+        if ((rc = pin_words_of(&src[s], &words[s]))) break;
         unsigned *w = NULL;
         long nw = pin_words(text + from, run - from, &w);
         if (nw < 0) {
             rc = dream_error_set(DREAM_ENOMEM, "out of memory");
             break;
         }
-        long best = nw ? pin_best(&chunks[s], src[s].msg, w, (size_t)nw) : -1;
+        long best = nw ? pin_best(&src[s], &words[s], w, (size_t)nw) : -1;
         free(w);
         if (best < 0) continue;
         if (*n_edits == *cap) {
@@ -271,15 +238,15 @@ static int pin_region(dream_store *store, const dream_article *a, const char *te
     return rc;
 }
 
-int synth_pin_citations(dream_store *store, dream_article *a, const struct synth_src *src, size_t n_src, int only)
+int synth_pin_citations(dream_article *a, const struct synth_src *src, size_t n_src, int only)
 {
     if (!n_src) return DREAM_OK;
     size_t n_sec = dream_article_section_count(a);
     char **texts = calloc(n_sec + 1, sizeof *texts); /* the regions' text before any change */
-    struct pin_chunk *chunks = calloc(n_src, sizeof *chunks);
+    struct pin_words *words = calloc(n_src, sizeof *words);
     struct pin_edit *edits = NULL;
     size_t n_edits = 0, cap = 0;
-    int rc = texts && chunks ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = texts && words ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t r = 0; !rc && r <= n_sec; r++) {
         const char *t = NULL;
         if (r == 0) {
@@ -291,12 +258,12 @@ int synth_pin_citations(dream_store *store, dream_article *a, const struct synth
         }
         if (!t || !strstr(t, "[^")) continue;
         if (!(texts[r] = strdup(t))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        else rc = pin_region(store, a, texts[r], r, src, n_src, chunks, only, &edits, &n_edits, &cap);
+        else rc = pin_region(a, texts[r], r, src, n_src, words, only, &edits, &n_edits, &cap);
     }
     /* a definition for each new (source, message), then each region with its markers swapped */
     for (size_t k = 0; !rc && k < n_edits; k++) {
         struct dream_citation c = synth_src_citation(&src[edits[k].src]);
-        c.msg = chunks[edits[k].src].msgs[edits[k].msg].id;
+        c.msg = src[edits[k].src].msgs[edits[k].msg].id;
         rc = dream_article_footnote_add(a, &c, &edits[k].number);
     }
     for (size_t r = 0; !rc && n_edits && r <= n_sec; r++) {
@@ -316,9 +283,9 @@ int synth_pin_citations(dream_store *store, dream_article *a, const struct synth
         dbuf_free(&b);
     }
     for (size_t r = 0; texts && r <= n_sec; r++) free(texts[r]);
-    for (size_t k = 0; chunks && k < n_src; k++) pin_chunk_free(&chunks[k]);
+    for (size_t k = 0; words && k < n_src; k++) pin_words_free(&words[k], src[k].n_msgs);
     free(texts);
-    free(chunks);
+    free(words);
     free(edits);
     return rc;
 }
