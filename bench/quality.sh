@@ -4,7 +4,9 @@
 # subjects the model never saw), the casual-style held-out corpora (bench/data/casual-heldout/S:
 # train/gen_corpus.py --seed S --catalogue heldout --style casual, S = 3001..3004) and the bundled
 # sample conversations, with the base model and
-# with the committed adapter(s), and prints the DREAM-EVAL lines and each run's wall time.
+# with the committed adapter(s), and prints the DREAM-EVAL lines and each run's wall time; on the
+# generated corpora it then asks the dreamed wiki questions (bench/ask_eval.py: `dream ask` with
+# the same model, scored against the truth).
 #
 #   bash bench/quality.sh [MODEL]       (default models/dream-mini.gguf)
 set -euo pipefail
@@ -26,6 +28,9 @@ one() { # corpus-name input-dir truth adapters-dir
     local t1=$(date +%s%N)
     python3 bench/eval.py --dream "$BIN/dream" --truth "$3" --home "$home" --corpus "$1"
     echo "DREAM-EVAL corpus=$1 measure=run_seconds value=$(( (t1 - t0) / 1000000000 ))"
+    case $1 in sample-*) ;; *)
+        DREAM_ADAPTERS=$4 python3 bench/ask_eval.py --dream "$BIN/dream" --truth "$3" --home "$home" --corpus "$1" --model "$MODEL" ;;
+    esac
 }
 one heldout-base bench/data/heldout bench/data/heldout/truth.json "$WORK/none"
 one sample-base examples/conversations bench/data/sample-truth.json "$WORK/none"
