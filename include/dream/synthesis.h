@@ -53,6 +53,9 @@ struct dream_synth_params {
     size_t batch;          /* entities (fold: pairs of distinct articles) per batched round of model calls (default 8) */
     int max_attempts;      /* failed attempts before an entity is given a stub (default 3) */
     int max_tokens;        /* answer budget of a draft (default 768) */
+    size_t section_budget; /* create: bytes of source text one section prompt holds (0: the default,
+                              24000, about 6k tokens, so the prompt and its answer fit an 8k
+                              context); the sources of a heading over it lose their last messages */
     bool dry_run;          /* count the work only */
     bool no_commit;        /* write files but make no git commit (tests of the journal) */
     bool no_sources;       /* footnotes cite `conv:HASH#MSG` without a link, and no transcript note is

@@ -29,6 +29,7 @@ void dream_synth_default_params(struct dream_synth_params *p)
     p->batch = 8;
     p->max_attempts = 3;
     p->max_tokens = 768;
+    p->section_budget = 24000;
 }
 
 void synth_src_free(struct synth_src *s, size_t n)
@@ -136,6 +137,35 @@ int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms)
     if (!s->text) s->text = strdup("");
     if (!s->msg) s->msg = strdup("m0");
     return s->date && s->text && s->msg ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+/* The messages s must keep: its cited message and those before it (at least one). */
+static size_t src_keep(const struct synth_src *s)
+{
+    for (size_t k = 0; s->msg && k < s->n_msgs; k++)
+        if (!strcmp(s->msgs[k].id, s->msg)) return k + 1;
+    return 1;
+}
+
+void synth_src_fit(struct synth_src *const *srcs, size_t n, size_t budget)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += strlen(srcs[i]->text);
+    while (total > budget) {
+        struct synth_src *s = NULL;
+        size_t longest = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t len = strlen(srcs[i]->text);
+            if (srcs[i]->n_msgs > src_keep(srcs[i]) && len > longest) s = srcs[i], longest = len;
+        }
+        if (!s) return;
+        struct synth_src_msg *m = &s->msgs[--s->n_msgs];
+        size_t cut = m->at;
+        while (cut > 0 && s->text[cut - 1] != '\n') cut--; /* back over its "[role] " tag */
+        free(m->id);
+        s->text[cut] = '\0';
+        total -= longest - cut;
+    }
 }
 
 int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, bool no_sources, struct synth_src **out, size_t *n)
@@ -1111,5 +1141,6 @@ int synth_stage_params(const char *stage, const struct dream_synth_params *param
     if (p->batch == 0) p->batch = 1;
     if (p->max_attempts < 1) p->max_attempts = 1;
     if (p->max_tokens < 1) p->max_tokens = 768;
+    if (p->section_budget == 0) p->section_budget = 24000;
     return 0;
 }

@@ -488,9 +488,28 @@ static int cr_call(char **prompts, size_t n, int max_tokens, const char *all, co
     return DREAM_OK;
 }
 
+/* Frees p[0..n) and clears them: a later phase frees the same array again on its way out. */
 static void cr_free_prompts(char **p, size_t n)
 {
-    for (size_t i = 0; p && i < n; i++) free(p[i]);
+    for (size_t i = 0; p && i < n; i++) {
+        free(p[i]);
+        p[i] = NULL;
+    }
+}
+
+/* Fits the sources of each of e's headings into budget bytes (synth_src_fit). */
+static int cr_fit_sections(struct cr_entity *e, size_t budget)
+{
+    struct synth_src **of = calloc(e->n_src + 1, sizeof *of);
+    if (!of) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t h = 0; h < e->n_head; h++) {
+        size_t k = 0;
+        for (size_t i = 0; i < e->n_src; i++)
+            if (e->assign[i] == h) of[k++] = &e->src[i];
+        synth_src_fit(of, k, budget);
+    }
+    free(of);
+    return DREAM_OK;
 }
 
 /* Appended to a section or lead prompt whose answer narrated the task instead of giving prose. */
@@ -554,6 +573,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     for (size_t i = 0; !rc && i < n; i++) {
         cr_parse_outline(&e[i], answers[i]);
         rc = cr_assign(&e[i]);
+        if (!rc) rc = cr_fit_sections(&e[i], p->section_budget);
     }
     cr_free_prompts(prompts, n);
     cr_free_prompts(answers, n);

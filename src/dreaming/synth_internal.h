@@ -40,6 +40,13 @@ void synth_src_free(struct synth_src *s, size_t n);
  * the conversation's time, the date when the message has none). */
 int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms);
 
+/* Fits the sources srcs[0..n) of one prompt into budget bytes of text together: while they are
+ * over it, the longest one that can loses its last message (its text ends where that message's
+ * line began). A source keeps its cited message and every message before it, so a prompt over the
+ * budget may stay over it. What a source no longer holds, no prompt shows and no footnote is
+ * pinned to. */
+void synth_src_fit(struct synth_src *const *srcs, size_t n, size_t budget);
+
 /* The chunks mentioning entity, oldest conversation first then in message order; with
  * unrouted_stem, only those not yet section-routed to that article; no_sources: without notes. */
 int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, bool no_sources, struct synth_src **out, size_t *n);

@@ -1933,6 +1933,118 @@ static void test_pin_cites_the_message_that_says_the_sentence(void **state)
     synth_src_free(src, 1);
 }
 
+
+/* synth_src_fit: sources over the budget lose their last messages, the longest first, down to
+ * their cited message; what is left is a prefix of the text that ends where a message began. */
+static void test_fit_trims_the_longest_source_to_its_cited_message(void **state)
+{
+    struct ctx *c = *state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/corpus/claude", data_dir);
+    assert_int_equal(fixture_ingest(c->store, dir), 0);
+    int64_t conv = test_store_scalar(c->store, "SELECT id FROM conversations WHERE cite = '8f504e46'");
+    struct synth_src *src = calloc(2, sizeof *src);
+    assert_non_null(src);
+    src[0] = (struct synth_src){.conversation = conv, .first = 0, .last = 3};
+    src[1] = (struct synth_src){.conversation = conv, .first = 2, .last = 3};
+    assert_int_equal(synth_src_messages(c->store, &src[0], 0), 0);
+    assert_int_equal(synth_src_messages(c->store, &src[1], 0), 0);
+    assert_int_equal(src[0].n_msgs, 4);
+    assert_int_equal(src[1].n_msgs, 2);
+    char *whole = strdup(src[0].text);
+    size_t len0 = strlen(src[0].text), len1 = strlen(src[1].text);
+    struct synth_src *both[] = {&src[0], &src[1]};
+    /* within the budget: nothing changes */
+    synth_src_fit(both, 2, len0 + len1);
+    assert_int_equal(src[0].n_msgs, 4);
+    assert_string_equal(src[0].text, whole);
+    /* one byte over: the longer source loses its last message, and only that */
+    synth_src_fit(both, 2, len0 + len1 - 1);
+    assert_int_equal(src[0].n_msgs, 3);
+    assert_int_equal(src[1].n_msgs, 2);
+    assert_null(strstr(src[0].text, "limit screws"));
+    assert_non_null(strstr(src[0].text, "knocked out of line"));
+    assert_int_equal(strncmp(src[0].text, whole, strlen(src[0].text)), 0);
+    assert_int_equal(whole[strlen(src[0].text)], '[');               /* cut where m3's "[assistant] " began */
+    assert_int_equal(src[0].text[strlen(src[0].text) - 1], '\n');
+    /* no budget at all: each keeps its cited message (the person's first) and those before it */
+    synth_src_fit(both, 2, 1);
+    assert_int_equal(src[0].n_msgs, 1);
+    assert_string_equal(src[0].msgs[0].id, src[0].msg);
+    assert_non_null(strstr(src[0].text, "long ride"));
+    assert_null(strstr(src[0].text, "multitool"));
+    assert_int_equal(src[1].n_msgs, 1);
+    assert_non_null(strstr(src[1].text, "derailleur"));
+    free(whole);
+    synth_src_free(src, 2);
+}
+
+/* The sources of one section prompt are fitted to section_budget: with the least budget a section
+ * prompt shows each source only up to its cited message, and the articles are still written. */
+static long section_prompts, section_later;
+
+static int section_spy_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                            char **out)
+{
+    for (size_t i = 0; !strcmp(stage, "synthesis") && i < n; i++)
+        if (strstr(in[i].user, "Write the prose of this one section")) {
+            section_prompts++;
+            section_later += strstr(in[i].user, "limit screws") != NULL || strstr(in[i].user, "multitool") != NULL;
+        }
+    return dreaming_fake_call(ud, stage, in, n, opts, out);
+}
+
+static void test_create_fits_section_sources_to_the_budget(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    struct dream_backend spy = {.name = "section-spy", .call = section_spy_call};
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    p.dry_run = false;
+    p.no_commit = true;
+    struct dream_synth_result r;
+    section_prompts = section_later = 0;
+    p.section_budget = 1;
+    assert_int_equal(dream_seam_set_backend(&spy), 0);
+    assert_int_equal(dream_synth_create(c->store, &p, &r), 0);
+    assert_true(section_prompts > 0);
+    assert_int_equal(section_later, 0); /* the ride's later messages were cut */
+    assert_int_equal(r.created, 5);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/articles/Bicycle_Maintenance.md", c->wiki);
+    assert_int_equal(access(path, F_OK), 0);
+}
+
+/* A model call that fails outright stops the run with the error (spec: no answer at all), and
+ * frees what the phases built once: the section prompts of a failed call are not freed again. */
+static int section_fail_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                             char **out)
+{
+    if (!strcmp(stage, "synthesis") && n && strstr(in[0].user, "Write the prose of this one section"))
+        return dream_error_set(DREAM_EIO, "the backend answered 400");
+    return dreaming_fake_call(ud, stage, in, n, opts, out);
+}
+
+static void test_create_stops_cleanly_when_the_section_call_fails(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    struct dream_backend failing = {.name = "section-fails", .call = section_fail_call};
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    struct dream_synth_result r;
+    assert_int_equal(dream_seam_set_backend(&failing), 0);
+    assert_int_not_equal(dream_synth_create(c->store, &p, &r), 0);
+    assert_non_null(strstr(dream_error_last(), "400"));
+    char names[8][256], dir[4200];
+    snprintf(dir, sizeof dir, "%s/articles", c->wiki);
+    assert_int_equal(list_md(dir, names, 8), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1975,6 +2087,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_reconcile_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_cites_the_message_that_says_the_sentence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_fits_section_sources_to_the_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_stops_cleanly_when_the_section_call_fails, setup, teardown),
     };
     (void)sh;
     return cmocka_run_group_tests(tests, NULL, NULL);
