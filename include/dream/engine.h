@@ -196,8 +196,8 @@ int dream_session_set_adapter(dream_session *session, dream_adapter *adapter, fl
  * Every sequence has its own KV stream (llama.cpp's non-unified cache), so a sequence attends
  * over exactly the cells it would have alone. Each step decodes one token for every running
  * sequence, in one llama_decode per wave of similar KV lengths (wave_cells), then prefills
- * admitted requests in chunks aligned as the serial
- * decode aligns them (multiples of step_tokens from position 0); requests join and leave at
+ * admitted requests in chunks aligned as the serial decode aligns them (multiples of
+ * step_tokens from position 0); requests join and leave at
  * any step and queue for a free sequence, never failing for lack of room; a request that can
  * never fit a sequence fails alone. With prefix_reuse, the longest token prefixes shared by
  * several requests of a run are computed once into spare streams and copied to each sequence
@@ -256,8 +256,9 @@ struct dream_batch_stats {
     long saved_tokens;    /* prompt tokens served from a shared prefix */
     long steps;           /* decode steps */
     long generated;       /* tokens generated */
-    long decode_runs;     /* runs of consecutive decoding sequence ids over all steps (per-stream
-                             layout: llama.cpp makes one ubatch, one pass over the weights, each) */
+    long decode_runs;     /* ubatches of the decode steps: runs of consecutive decoding sequence
+                             ids, cut further into waves (per-stream layout: llama.cpp makes one
+                             ubatch, one pass over the weights, of each) */
     long moves;           /* sequences moved to another slot to keep those runs whole */
     long decode_cells;    /* KV cells attended over in decode steps: for each ubatch, its
                              sequences times its fullest stream's cells (256-cell padded, as
