@@ -242,12 +242,13 @@ struct dream_batch_params {
 };
 
 /* The wave_cells defaults (docs/BENCHMARKS.md, issue 16, "Length-aware decode waves"). On the
- * 2-core CPU a decode ubatch costs about a pass over the weights and attention little, so an
- * extra wave never paid there: off. The GPU figure is estimated from the H200 step times (a
- * 6k-cell step of 16–32 sequences 11–16 ms dearer, an extra ubatch ~3.5 ms); bench/gpu.sh waves
- * measures it. */
+ * 2-core CPU an extra wave costs ~7.6 ms, as much as ~16k cells of attention (0.46 us each), and
+ * lost even at that threshold (width 8, dreaming mix): off. The GPU figure is twice the break-even
+ * estimated from the H200 step times (a 6k-cell step of 16–32 sequences 11–16 ms dearer, so
+ * ~100 ns a cell; an extra ubatch ~3.5 ms, ~35k cells), so that only clear wins split; not yet
+ * measured: bench/gpu.sh waves does. */
 #define DREAM_WAVE_CELLS_CPU 0
-#define DREAM_WAVE_CELLS_GPU 32768
+#define DREAM_WAVE_CELLS_GPU 65536
 struct dream_batch_params dream_batch_default_params(void);
 
 struct dream_batch_stats {
