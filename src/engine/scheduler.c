@@ -554,11 +554,11 @@ static void slot_move(dream_batcher *b, int from, int to)
     b->stats.moves++;
 }
 
-/* With waves on: which decoding slot above hole should fill it. The highest one fills it in one
- * move (top); any other, x, takes two (x into the hole, top into x's place), and is chosen only
- * when the layout that leaves decodes in cheaper waves (plan_waves) every step after, e.g. a
- * long call that moves down next to the other long ones instead of a short call landing among
- * them. Widths above 64 keep the one move (the search is cubic in the width). */
+/* With waves on: which decoding slot above hole should fill it. The highest one (top) fills it
+ * in one move; any other, x, takes two (x into the hole, top into x's place) and is chosen only
+ * when the layout it leaves decodes in cheaper waves (plan_waves) at every later step: a long
+ * call moving down beside the other long ones, say, instead of a short call landing among them.
+ * Widths above 64 keep the one move (the search is cubic in the width). */
 static int fill_choice(const dream_batcher *b, int hole, int top)
 {
     int width = b->p.width, best = top, n;
