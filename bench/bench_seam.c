@@ -8,6 +8,8 @@
  *   shared-prefix  N calls sharing one 1,024-token prefix, 32-token tails, 32 out
  *   rounds         a fold round: groups of 6 calls sharing a 660-token chunk prefix (its own per
  *                  group), 40-token tails, 2 out; --prefix-slots N sets how many prefixes are kept
+ *   long-short     of every 4 calls one has a 3,000-token prompt and three 300, all 100 out: what
+ *                  length-aware waves save and cost, in isolation
  * Every output runs to its planned length (end-of-generation ignored), so random weights give
  * real lengths. Serial is dream_generate per call; batched is one dream_batcher_run per width;
  * both in this one process and run, so the ratio is meaningful on any machine. Prints one line
@@ -69,6 +71,8 @@ static void make_workload(const char *name, int n, double scale, struct workload
                 for (int j = 0; j < 660; j++) shared[j] = j < 60 ? sys[2][j] : rnd(1000, 30000);
             add(w, shared, 660, 40, 2);
         }
+    } else if (!strcmp(name, "long-short")) {
+        for (int i = 0; i < n; i++) add(w, sys[0], 60, (int)((i % 4 ? 240 : 2940) * scale), (int)(100 * scale));
     } else if (!strcmp(name, "shared-prefix")) {
         for (int i = 0; i < 1024; i++) shared[i] = rnd(1000, 30000);
         for (int i = 0; i < n; i++) add(w, shared, 1024, 32, 32);
@@ -99,7 +103,7 @@ static double now_s(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix|rounds] [--n N] [--widths 2,4,8,8n]\n"
+    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix|rounds|long-short] [--n N] [--widths 2,4,8,8n]\n"
                     "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n"
                     "                  [--unified] [--step N] [--host-sampling] [--device-sampling] [--no-compact] [--prefix-slots N]\n"
                     "  --unified        one shared KV pool, decode and prefill packed in one decode (GPU layout; not exact)\n"
@@ -108,15 +112,19 @@ static void usage(void)
                     "  --device-sampling take it in llama.cpp's graph even on a CPU\n"
                     "  --prefix-slots N shared prefixes the batcher keeps (default 2)\n"
                     "  --no-compact     leave finished sequences' slots as holes (to measure what compaction saves);\n"
-                    "                   a width written '8n' runs width 8 so, in the same run as the others\n");
+                    "                   a width written '8n' runs width 8 so, in the same run as the others\n"
+                    "  --no-serial      batched runs only (no speedup, agreement 0: to compare widths quickly)\n"
+                    "  --wave-cells N   length-aware decode waves: the attention (in KV cells) a wave must save\n"
+                    "                   (default: the device's); a width written '4f' runs width 4 flat (one wave\n"
+                    "                   per step, the scheduling before issue 16), '4w2048' with N = 2048\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *workload = "dreaming", *widths_s = "2,4,8,16";
-    int n = 16, threads = 0, seed = 1, fa = 0, step = 512, device_sampling = -1, prefix_slots = -1;
+    int n = 16, threads = 0, seed = 1, fa = 0, step = 512, device_sampling = -1, prefix_slots = -1, wave_cells = -1;
     double scale = 1.0;
-    bool reuse = true, unified = false, compact = true;
+    bool reuse = true, unified = false, compact = true, serial = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--model") && v) model_path = argv[++i];
@@ -130,7 +138,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--flash-attn")) fa = 1;
         else if (!strcmp(a, "--unified")) unified = true;
         else if (!strcmp(a, "--no-compact")) compact = false;
+        else if (!strcmp(a, "--no-serial")) serial = false;
         else if (!strcmp(a, "--prefix-slots") && v) prefix_slots = atoi(argv[++i]);
+        else if (!strcmp(a, "--wave-cells") && v) wave_cells = atoi(argv[++i]);
         else if (!strcmp(a, "--host-sampling")) device_sampling = 0;
         else if (!strcmp(a, "--device-sampling")) device_sampling = 1; /* llama.cpp's sampler even on a CPU */
         else if (!strcmp(a, "--step") && v) step = atoi(argv[++i]);
@@ -185,7 +195,7 @@ int main(int argc, char **argv)
     struct dream_gen_params gp = dream_gen_default_params();
     gp.ignore_eog = true;
     double t0 = now_s();
-    for (int i = 0; i < w.n; i++) {
+    for (int i = 0; serial && i < w.n; i++) {
         gp.max_tokens = w.out[i];
         if (dream_generate(s, w.prompts[i].ids, w.prompts[i].n, &gp, &ref[i])) {
             fprintf(stderr, "bench_seam: serial call %d: %s\n", i, dream_error_last());
@@ -222,6 +232,9 @@ int main(int argc, char **argv)
         bp.step_tokens = step;
         bp.device_sampling = device_sampling;
         if (prefix_slots >= 0) bp.prefix_slots = prefix_slots;
+        bp.wave_cells = wave_cells;
+        if (strchr(tok, 'f')) bp.wave_cells = 0; /* "4f": flat, one wave per step */
+        if (strchr(tok, 'w')) bp.wave_cells = atoi(strchr(tok, 'w') + 1); /* "4w2048" */
         dream_batcher *b = NULL;
         if (dream_batcher_new(m, &bp, &b)) {
             fprintf(stderr, "bench_seam: width %d: %s\n", width, dream_error_last());
@@ -244,12 +257,13 @@ int main(int argc, char **argv)
         }
         struct dream_batch_stats st = dream_batcher_stats(b);
         double tps = out_tokens / bs;
-        printf("batched width=%d%s: %.2f s, %.3f calls/s, %.2f output tok/s, prefill computed %ld of %ld, %ld steps "
-               "(%.1f ms each, %.2f ubatches each, %ld moves), %.0f ms in prefill-only decodes\n",
-               width, unified ? " unified" : bp.compact ? "" : " no-compact", bs, w.n / bs, tps, st.prefill_tokens, st.prompt_tokens, st.steps,
+        printf("batched width=%s%s: %.2f s, %.3f calls/s, %.2f output tok/s, prefill computed %ld of %ld, %ld steps "
+               "(%.1f ms each, %.2f ubatches each, %ld moves), %.0f ms in prefill-only decodes, decode attends %.2fx its own cells (%.0f per step)\n",
+               tok, unified ? " unified" : bp.compact ? "" : " no-compact", bs, w.n / bs, tps, st.prefill_tokens, st.prompt_tokens, st.steps,
                st.steps ? st.step_ms / (double)st.steps : 0.0, st.steps ? (double)st.decode_runs / (double)st.steps : 0.0, st.moves,
-               st.prefill_ms);
-        printf("SEAM-BENCH workload=%s width=%d speedup=%.2f agreement=%.1f saved_prefill=%ld\n", workload, width, tps / serial_tps,
+               st.prefill_ms, st.decode_cells_own ? (double)st.decode_cells / (double)st.decode_cells_own : 0.0,
+               st.steps ? (double)st.decode_cells / (double)st.steps : 0.0);
+        printf("SEAM-BENCH workload=%s width=%s speedup=%.2f agreement=%.1f saved_prefill=%ld\n", workload, tok, serial ? tps / serial_tps : 0.0,
                100.0 * agree / w.n, st.saved_tokens);
         fflush(stdout);
         free(out);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# gpu.sh build|run|pipeline — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
+# gpu.sh build|run|waves|pipeline — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
 #   build: llama.cpp with CUDA for sm_90 (from node-llama-cpp's tarball in .devdl/ or the npm
 #          registry), dream's engine-only build, and the Gemma-4-E4B-shape model (random weights,
 #          Q4_K, 4.56B parameters).
 #   run:   llama.cpp's llama-bench / llama-batched-bench and dream's bench_seam on that model.
+#   waves: length-aware decode waves (issue 16; the GPU default, 65536 cells) against flat steps
+#          ('16f') and two other thresholds ('16w32768', '16w131072'), alternated in one process.
 #   pipeline: bench_pipeline (the whole pipeline, replay mode) on that model: a full build of
 #          dream (not engine-only), CONVS conversations (default 32), seam width WIDTH (16).
 # Outputs under $OUT (default build/gpu-out).
@@ -41,6 +43,13 @@ run)
   "$S" --model "$MODEL" --workload shared-prefix --n 32 --widths 8,32 --flash-attn
   "$LLAMA_BUILD/bin/llama-batched-bench" -m "$MODEL" -c 32768 -b 2048 -ub 512 -npp 512 -ntg 128 -npl 1,8,16,32 -ngl 99 -fa on 2>/dev/null | grep -E '^\|'
   ;;
+waves)
+  eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
+  S=$B/bin/bench_seam
+  "$S" --model "$MODEL" --workload dreaming --n 32 --widths 16f,16,16w32768,16w131072,16f,16 --flash-attn
+  "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f,32,32w32768,32w131072,32f,32 --flash-attn
+  "$S" --model "$MODEL" --workload long-short --n 32 --widths 16f,16,16w32768,16f,16 --flash-attn --no-serial
+  ;;
 pipeline)
   # The whole pipeline in replay mode (bench/pipeline.sh) on the E4B shape. The memory layer needs
   # the -dev packages the engine-only build goes without, and python3 for the oracle; a corpus
@@ -54,5 +63,5 @@ pipeline)
   cmake --build "$F" -j "$(nproc)" --target bench_pipeline > "$OUT/build-full.log" 2>&1 || { tail -30 "$OUT/build-full.log"; exit 1; }
   BIN=$F/bin MODEL=$MODEL CONVS=${CONVS:-32} WIDTH=${WIDTH:-16} OUT=$OUT/pipeline bash bench/pipeline.sh | tee "$OUT/pipeline.txt"
   ;;
-*) echo "usage: bench/gpu.sh build|run|pipeline" >&2; exit 2 ;;
+*) echo "usage: bench/gpu.sh build|run|waves|pipeline" >&2; exit 2 ;;
 esac

@@ -195,8 +195,9 @@ int dream_session_set_adapter(dream_session *session, dream_adapter *adapter, fl
  *
  * Every sequence has its own KV stream (llama.cpp's non-unified cache), so a sequence attends
  * over exactly the cells it would have alone. Each step decodes one token for every running
- * sequence in one llama_decode, then prefills admitted requests in chunks aligned as the serial
- * decode aligns them (multiples of step_tokens from position 0); requests join and leave at
+ * sequence, in one llama_decode per wave of similar KV lengths (wave_cells), then prefills
+ * admitted requests in chunks aligned as the serial decode aligns them (multiples of
+ * step_tokens from position 0); requests join and leave at
  * any step and queue for a free sequence, never failing for lack of room; a request that can
  * never fit a sequence fails alone. With prefix_reuse, the longest token prefixes shared by
  * several requests of a run are computed once into spare streams and copied to each sequence
@@ -227,7 +228,27 @@ struct dream_batch_params {
     bool compact;      /* per-stream layout: move sequences down into free slots so decoding ids
                           stay consecutive, one ubatch per step (default true; false only to
                           measure what it saves) */
+    int wave_cells;    /* per-stream layout: length-aware decode waves. llama.cpp makes every
+                          sequence of a ubatch attend over as many KV cells as its fullest stream,
+                          so a step that decodes a 6k-token call with short ones makes each short
+                          one pay 6k cells. A step is cut into waves of similar KV length (each
+                          its own llama_decode, one more pass over the weights) wherever that
+                          saves more than wave_cells cells of attention, the price of one more
+                          pass in cells; a freed slot is refilled so that sequences of similar
+                          length stay on consecutive ids (a wave is such a run). 0: one wave per
+                          step (the scheduling before issue 16);
+                          -1 (default): by the device, DREAM_WAVE_CELLS_CPU or _GPU. Answers do
+                          not change: a sequence's stream is the same in any wave */
 };
+
+/* The wave_cells defaults (docs/BENCHMARKS.md, issue 16, "Length-aware decode waves"). On the
+ * 2-core CPU an extra wave costs ~7.6 ms, as much as ~16k cells of attention (0.46 us each), and
+ * lost even at that threshold (width 8, dreaming mix): off. The GPU figure is twice the break-even
+ * estimated from the H200 step times (a 6k-cell step of 16–32 sequences 11–16 ms dearer, so
+ * ~100 ns a cell; an extra ubatch ~3.5 ms, ~35k cells), so that only clear wins split; not yet
+ * measured: bench/gpu.sh waves does. */
+#define DREAM_WAVE_CELLS_CPU 0
+#define DREAM_WAVE_CELLS_GPU 65536
 struct dream_batch_params dream_batch_default_params(void);
 
 struct dream_batch_stats {
@@ -236,9 +257,15 @@ struct dream_batch_stats {
     long saved_tokens;    /* prompt tokens served from a shared prefix */
     long steps;           /* decode steps */
     long generated;       /* tokens generated */
-    long decode_runs;     /* runs of consecutive decoding sequence ids over all steps (per-stream
-                             layout: llama.cpp makes one ubatch, one pass over the weights, each) */
-    long moves;           /* sequences moved down to a free slot to keep those runs whole */
+    long decode_runs;     /* ubatches of the decode steps: runs of consecutive decoding sequence
+                             ids, cut further into waves (per-stream layout: llama.cpp makes one
+                             ubatch, one pass over the weights, of each) */
+    long moves;           /* sequences moved to another slot to keep those runs whole */
+    long decode_cells;    /* KV cells attended over in decode steps: for each ubatch, its
+                             sequences times its fullest stream's cells (256-cell padded, as
+                             llama.cpp sizes the view) */
+    long decode_cells_own; /* the same if each sequence attended over its own cells only: the
+                              floor that length-aware waves approach */
     long grammar_picks[3]; /* tokens chosen under answer grammars: the argmax was allowed; one of
                               the 32 best was; only a look over the whole vocabulary found one */
     double step_ms;       /* wall time in steps that decode (token choice included) */

@@ -6,10 +6,18 @@
  * the attention sums then round differently, so greedy answers drift from the serial decode.
  * In its own stream a sequence's cells are where the serial decode puts them.
  *
- * A step is one llama_decode with a token for every decoding sequence (one token per stream,
- * as in the serial decode) and then prefill chunks, each its own llama_decode and aligned as the
- * serial decode aligns them, so every row is computed by the same kernels on the same inputs.
+ * A step decodes a token for every decoding sequence (one token per stream, as in the serial
+ * decode) and then prefill chunks, each its own llama_decode and aligned as the serial decode
+ * aligns them, so every row is computed by the same kernels on the same inputs.
  * tests/engine/test_scheduler.c checks token identity at widths 1–16.
+ *
+ * Length-aware waves (issue 16): llama.cpp sizes a ubatch's KV view by its fullest stream, so
+ * every sequence of a ubatch attends over the longest one's cells: one 6k-token call made each
+ * short call beside it cost a 6k-token decode. A step's decode is therefore cut into waves, runs
+ * of consecutive ids with similar KV lengths, each its own llama_decode, wherever the attention
+ * saved outweighs one more pass over the weights (wave_cells); compaction refills freed slots so
+ * that similar lengths stay adjacent. A stream's cells do not depend on its wave, so neither do
+ * the answers.
  *
  * Outside the exact configuration (kv_unified, for GPUs) all sequences share one KV pool and a
  * step is ONE llama_decode: a token for every decoding sequence, then prompt tokens of admitted
@@ -77,6 +85,7 @@ struct dream_batch_params dream_batch_default_params(void)
         .kv_unified = false,
         .device_sampling = -1,
         .compact = true,
+        .wave_cells = -1,
     };
     return p;
 }
@@ -129,6 +138,7 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
     /* With streams each holds seq_ctx cells; a unified pool holds them all, and each sequence
      * is still held to the seq_ctx it asked for, so the pool always has room for every one. */
     if (!p.kv_unified) p.seq_ctx = (int)llama_n_ctx_seq(b->ctx);
+    if (p.wave_cells < 0) p.wave_cells = model->on_gpu ? DREAM_WAVE_CELLS_GPU : DREAM_WAVE_CELLS_CPU;
     b->p = p;
     *out = b;
     return 0;
@@ -382,19 +392,122 @@ static int take_token(dream_batcher *b, struct slot *s, int i, const struct drea
     return 0;
 }
 
-/* Starts a step's batch with one token for every decoding sequence (its logit_index set; -1
- * for the others); returns how many. */
-static int add_decode_tokens(dream_batcher *b, struct llama_batch *bt)
+/* Starts a batch with one token for every decoding sequence of slots [from, to) (its
+ * logit_index set; -1 for every other slot); returns how many. */
+static int add_decode_tokens(dream_batcher *b, struct llama_batch *bt, int from, int to)
 {
     bt->n_tokens = 0;
     for (int k = 0; k < b->p.width; k++) {
         struct slot *s = &b->slots[k];
         s->logit_index = -1;
-        if (s->state != SLOT_DECODE) continue;
+        if (s->state != SLOT_DECODE || k < from || k >= to) continue;
         s->logit_index = bt->n_tokens;
         batch_add(bt, s->next, s->pos++, k, true);
     }
     return bt->n_tokens;
+}
+
+/* The KV cells llama.cpp's view of a decoding slot's stream spans when it decodes its next
+ * token (at s->pos): the used cells padded to 256, at least 256 (llama_kv_cache::get_n_kv). */
+static long slot_cells(const dream_batcher *b, const struct slot *s)
+{
+    long n = ((long)s->pos + 1 + 255) / 256 * 256;
+    return n > b->p.seq_ctx ? b->p.seq_ctx : n;
+}
+
+/* Cuts the decoding sequences of slots[0..width) into waves, each a run of consecutive
+ * decoding slot ids (the only sequences llama.cpp puts in one ubatch). A run is cut where the
+ * waves' attention (each wave's sequences times its fullest stream's cells) plus wave_cells per
+ * wave is least: a dynamic program over the run, exact for any order of lengths. Writes the
+ * waves' bounds [start[w], end[w]) (NULL: not wanted) and returns that least cost in cells;
+ * wave_cells 0 keeps each run whole. *n_waves: how many. */
+static long plan_waves(const dream_batcher *b, const struct slot *slots, int *start, int *end, int *n_waves_out)
+{
+    int n_waves = 0, width = b->p.width;
+    long W = b->p.wave_cells, total = 0;
+    for (int lo = 0; lo < width;) {
+        if (slots[lo].state != SLOT_DECODE) {
+            lo++;
+            continue;
+        }
+        int hi = lo;
+        while (hi < width && slots[hi].state == SLOT_DECODE) hi++;
+        if (W <= 0) {
+            long widest = 0;
+            for (int k = lo; k < hi; k++)
+                if (slot_cells(b, &slots[k]) > widest) widest = slot_cells(b, &slots[k]);
+            total += widest * (hi - lo);
+            if (start) start[n_waves] = lo, end[n_waves] = hi;
+            n_waves++;
+            lo = hi;
+            continue;
+        }
+        /* best[j]: cheapest cover of [lo, lo + j); cut[j]: where its last wave starts */
+        long best[257];
+        int cut[257];
+        best[0] = 0;
+        for (int j = 1; j <= hi - lo; j++) {
+            long widest = 0;
+            best[j] = -1;
+            for (int i = j - 1; i >= 0; i--) { /* last wave [lo + i, lo + j) */
+                long c = slot_cells(b, &slots[lo + i]);
+                if (c > widest) widest = c;
+                long cost = best[i] + W + (long)(j - i) * widest;
+                if (best[j] < 0 || cost < best[j]) best[j] = cost, cut[j] = i;
+            }
+        }
+        total += best[hi - lo];
+        int first = n_waves;
+        for (int j = hi - lo; j > 0; j = cut[j], n_waves++)
+            if (start) start[n_waves] = lo + cut[j], end[n_waves] = lo + j;
+        for (int a = first, z = n_waves - 1; start && a < z; a++, z--) { /* back into slot order */
+            int t = start[a];
+            start[a] = start[z], start[z] = t;
+            t = end[a];
+            end[a] = end[z], end[z] = t;
+        }
+        lo = hi;
+    }
+    *n_waves_out = n_waves;
+    return total;
+}
+
+/* One token for every decoding sequence: one llama_decode per wave (plan_waves), or one for
+ * all when waves are off (llama.cpp then makes a ubatch of each run of consecutive ids).
+ * Counts the step's ubatches and the cells they attend over. *n_decode: tokens decoded. */
+static int decode_step(dream_batcher *b, struct llama_batch *bt, const struct dream_gen_params *gp, struct dream_gen_result *out, int *n_gen,
+                       int *running, int *n_decode)
+{
+    int start[256], end[256], n_waves = 0;
+    plan_waves(b, b->slots, start, end, &n_waves);
+    *n_decode = 0;
+    if (n_waves == 0) return 0;
+    double t0 = now_ms();
+    for (int w = 0; w < n_waves; w++) {
+        long widest = 0;
+        for (int k = start[w]; k < end[w]; k++) {
+            long c = slot_cells(b, &b->slots[k]);
+            if (c > widest) widest = c;
+            b->stats.decode_cells_own += c;
+        }
+        b->stats.decode_cells += widest * (end[w] - start[w]);
+    }
+    b->stats.decode_runs += n_waves;
+    b->stats.steps++;
+    /* waves off: the whole step in one call */
+    int calls = b->p.wave_cells > 0 ? n_waves : 1;
+    int rc = 0;
+    for (int w = 0; w < calls && !rc; w++) {
+        int from = b->p.wave_cells > 0 ? start[w] : 0, to = b->p.wave_cells > 0 ? end[w] : b->p.width;
+        int n = add_decode_tokens(b, bt, from, to);
+        *n_decode += n;
+        int d = llama_decode(b->ctx, *bt);
+        if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed in a decode step of %d sequences (code %d)", n, d);
+        for (int k = from; k < to && !rc; k++)
+            if (b->slots[k].logit_index >= 0) rc = take_token(b, &b->slots[k], b->slots[k].logit_index, gp, out, n_gen, running);
+    }
+    b->stats.step_ms += now_ms() - t0;
+    return rc;
 }
 
 /* One step of the unified layout: a token for every decoding sequence, then prompt tokens of
@@ -403,7 +516,7 @@ static int unified_step(dream_batcher *b, struct llama_batch *bt, const struct d
                         struct dream_gen_result *out, int *n_gen, int *running)
 {
     double t0 = now_ms();
-    int n_decode = add_decode_tokens(b, bt);
+    int n_decode = add_decode_tokens(b, bt, 0, b->p.width);
     for (int k = 0; k < b->p.width && bt->n_tokens < b->p.step_tokens; k++) {
         struct slot *s = &b->slots[k];
         if (s->state != SLOT_PREFILL) continue;
@@ -429,14 +542,52 @@ static int unified_step(dream_batcher *b, struct llama_batch *bt, const struct d
     return rc;
 }
 
+/* Moves the sequence of slot from into the free slot to (the stream buffer is copied whole;
+ * cells keep their indices, so answers are unchanged). */
+static void slot_move(dream_batcher *b, int from, int to)
+{
+    llama_memory_t mem = llama_get_memory(b->ctx);
+    llama_memory_seq_cp(mem, from, to, -1, -1);
+    llama_memory_seq_rm(mem, from, -1, -1);
+    b->slots[to] = b->slots[from];
+    b->slots[from] = (struct slot){.state = SLOT_IDLE, .logit_index = -1};
+    b->stats.moves++;
+}
+
+/* With waves on: which decoding slot above hole should fill it. The highest one (top) fills it
+ * in one move; any other, x, takes two (x into the hole, top into x's place) and is chosen only
+ * when the layout it leaves decodes in cheaper waves (plan_waves) at every later step: a long
+ * call moving down beside the other long ones, say, instead of a short call landing among them.
+ * Widths above 64 keep the one move (the search is cubic in the width). */
+static int fill_choice(const dream_batcher *b, int hole, int top)
+{
+    int width = b->p.width, best = top, n;
+    if (b->p.wave_cells <= 0 || width > 64) return top;
+    struct slot trial[64];
+    memcpy(trial, b->slots, (size_t)width * sizeof *trial);
+    trial[hole] = trial[top];
+    trial[top].state = SLOT_IDLE;
+    long best_cost = plan_waves(b, trial, NULL, NULL, &n);
+    for (int x = hole + 1; x < top; x++) {
+        if (b->slots[x].state != SLOT_DECODE) continue;
+        memcpy(trial, b->slots, (size_t)width * sizeof *trial);
+        trial[hole] = trial[x];
+        trial[x] = trial[top];
+        trial[top].state = SLOT_IDLE;
+        long cost = plan_waves(b, trial, NULL, NULL, &n);
+        if (cost < best_cost) best_cost = cost, best = x;
+    }
+    return best;
+}
+
 /* Keeps the layout [decoding][prefilling][idle] by moving sequences down into free slots.
  * llama.cpp puts only consecutive sequence ids of a per-stream cache into one ubatch, and every
  * ubatch reads all the weights again: a decode step over slots {0, 5, 9} costs three weight
- * passes, where {0, 1, 2} costs one. A move copies the whole stream buffer (cells keep their
- * indices, so answers are unchanged) and happens only when a sequence finishes. */
+ * passes, where {0, 1, 2} costs one. A move copies the whole stream buffer and happens only when
+ * a sequence finishes. With waves on, the sequence that fills a hole is chosen so that sequences
+ * of similar length stay next to each other (fill_choice). */
 static void compact(dream_batcher *b)
 {
-    llama_memory_t mem = llama_get_memory(b->ctx);
     for (;;) {
         int hole = -1, from = -1;
         for (int k = 0; k < b->p.width && hole < 0; k++)
@@ -444,14 +595,17 @@ static void compact(dream_batcher *b)
         if (hole < 0) return;
         for (int j = b->p.width - 1; j > hole && from < 0; j--) /* the highest decoding one above */
             if (b->slots[j].state == SLOT_DECODE) from = j;
+        if (from >= 0) {
+            int x = fill_choice(b, hole, from);
+            if (x != from) {
+                slot_move(b, x, hole);
+                hole = x;
+            }
+        }
         for (int j = b->p.width - 1; j > hole && from < 0; j--) /* else the highest prefilling one */
             if (b->slots[j].state == SLOT_PREFILL) from = j;
         if (from < 0) return;
-        llama_memory_seq_cp(mem, from, hole, -1, -1);
-        llama_memory_seq_rm(mem, from, -1, -1);
-        b->slots[hole] = b->slots[from];
-        b->slots[from] = (struct slot){.state = SLOT_IDLE, .logit_index = -1};
-        b->stats.moves++;
+        slot_move(b, from, hole);
     }
 }
 
@@ -603,19 +757,9 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             continue;
         }
 
-        /* One decode token for every decoding sequence, in one llama_decode. */
-        double t0 = now_ms();
-        int n_decode = add_decode_tokens(b, &bt);
-        if (n_decode > 0) {
-            for (int k = 0; k < b->p.width; k++) /* runs of consecutive decoding ids: one ubatch each */
-                b->stats.decode_runs += b->slots[k].logit_index >= 0 && (k == 0 || b->slots[k - 1].logit_index < 0);
-            int d = llama_decode(b->ctx, bt);
-            b->stats.steps++;
-            if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed in a decode step of %d sequences (code %d)", n_decode, d);
-            for (int k = 0; k < b->p.width && !rc; k++)
-                if (b->slots[k].logit_index >= 0) rc = take_token(b, &b->slots[k], b->slots[k].logit_index, &gp, out, n_gen, &running);
-            b->stats.step_ms += now_ms() - t0;
-        }
+        /* One decode token for every decoding sequence, in waves of similar KV length. */
+        int n_decode = 0;
+        if (!rc) rc = decode_step(b, &bt, &gp, out, n_gen, &running, &n_decode);
 
         /* Prefill chunks, each its own llama_decode, up to the step budget. */
         int budget = b->p.step_tokens - n_decode;

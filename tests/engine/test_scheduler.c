@@ -4,7 +4,8 @@
  * prefix reuse; and requests queue rather than fail when the KV budget is short. Under answer
  * grammars too: per-request grammars give the serial decode's tokens at widths 1 and 4, and
  * a grammar llama.cpp rejects or one that dead-ends fails its request alone, at once. And
- * forced answers (replay) come out exactly as forced. */
+ * forced answers (replay) come out exactly as forced. Length-aware waves keep each step's
+ * attention near its sequences' own lengths without changing an answer (widths 2, 4 and 16). */
 #include "dream/engine.h"
 #include "dream/error.h"
 #include "util/buf.h"
@@ -417,6 +418,77 @@ static void run_forced(dream_model *m, const char *path, const struct dream_toke
     for (int j = 0; j < N_PICK; j++) dream_tokens_free(&forced[j]);
 }
 
+/* Length-aware waves (issue 16): two long prompts decoding beside short ones, at width 4. Flat
+ * (wave_cells 0, the scheduling before and still the CPU default), every sequence of a step
+ * attends over the fullest stream's cells; with waves (wave_cells 1024) a step is cut into waves
+ * of similar length, so the cells attended come close to each sequence's own. The first long call finishes first, from slot 0:
+ * the other long one must move down beside nothing but long ones, not a short call into its
+ * place (a short one among long ones splits a step into three waves). Answers are the serial
+ * decode's in both. */
+static void run_waves(dream_model *m, const char *path)
+{
+    enum { N = 8 };
+    static const int tail[N] = {2900, 2300, 120, 60, 200, 90, 150, 30};
+    static const int outs[N] = {30, 60, 45, 50, 40, 45, 50, 40};
+    const char *name = strrchr(path, '/') + 1;
+    struct dream_tokens prompts[N];
+    struct dream_gen_result ref[N];
+    unsigned x = 4242;
+    int n_vocab = dream_model_n_vocab(m);
+    struct dream_session_params sp = dream_session_default_params();
+    sp.n_ctx = 4096;
+    sp.n_threads = 1;
+    dream_session *s = NULL;
+    CHECK(dream_session_new(m, &sp, &s) == 0, "session: %s", dream_error_last());
+    struct dream_gen_params gp = dream_gen_default_params();
+    gp.ignore_eog = true;
+    for (int r = 0; r < N; r++) {
+        memset(&prompts[r], 0, sizeof prompts[r]);
+        for (int i = 0; i < tail[r]; i++)
+            dream_tokens_push(&prompts[r], 1000 + (int)((x = x * 1103515245u + 12345u) >> 8) % (n_vocab < 30000 ? n_vocab - 1000 : 29000));
+        gp.max_tokens = outs[r];
+        CHECK(s && dream_generate(s, prompts[r].ids, prompts[r].n, &gp, &ref[r]) == 0, "serial %d: %s", r, dream_error_last());
+    }
+    dream_session_free(s);
+    double ratio[2] = {0, 0};
+    for (int waves = 0; waves <= 1; waves++) {
+        struct dream_batch_params bp = dream_batch_default_params();
+        bp.width = 4;
+        bp.seq_ctx = 4096;
+        bp.n_threads = 1;
+        bp.wave_cells = waves ? 1024 : 0;
+        dream_batcher *b = NULL;
+        if (dream_batcher_new(m, &bp, &b)) {
+            CHECK(0, "batcher: %s", dream_error_last());
+            continue;
+        }
+        struct dream_gen_result out[N];
+        int status[N];
+        CHECK(dream_batcher_run(b, prompts, N, &gp, outs, out, status) == 0, "waves run: %s", dream_error_last());
+        for (int r = 0; r < N; r++) {
+            CHECK(status[r] == 0 && out[r].n_tokens == ref[r].n_tokens &&
+                      !memcmp(out[r].tokens, ref[r].tokens, (size_t)ref[r].n_tokens * sizeof *ref[r].tokens),
+                  "%s waves %d: request %d (%d prompt, %d out) differs from the serial decode", name, waves, r, prompts[r].n, outs[r]);
+            dream_gen_result_free(&out[r]);
+        }
+        struct dream_batch_stats st = dream_batcher_stats(b);
+        ratio[waves] = st.decode_cells_own ? (double)st.decode_cells / (double)st.decode_cells_own : 0;
+        printf("  %s length-aware waves %s: %ld steps, %.2f ubatches each, %ld moves, decode attends %.2fx its own cells\n", name,
+               waves ? "on " : "off", st.steps, st.steps ? (double)st.decode_runs / (double)st.steps : 0.0, st.moves, ratio[waves]);
+        if (waves) {
+            CHECK(ratio[1] < 1.15, "%s: with waves, decode attends %.2fx its own cells (want < 1.15x)", name, ratio[1]);
+            /* 1.57 per step; 1.89 when a short call is moved in among the long ones */
+            CHECK(st.decode_runs > st.steps && st.decode_runs * 10 <= st.steps * 17, "%s: %ld waves in %ld steps (want 1-1.7 per step)",
+                  name, st.decode_runs, st.steps);
+        } else CHECK(ratio[0] > 2.0, "%s: flat steps attend only %.2fx their own cells: the workload does not mix lengths", name, ratio[0]);
+        dream_batcher_free(b);
+    }
+    for (int r = 0; r < N; r++) {
+        dream_gen_result_free(&ref[r]);
+        dream_tokens_free(&prompts[r]);
+    }
+}
+
 static void run_model(const char *path)
 {
     dream_model *m = NULL;
@@ -425,6 +497,7 @@ static void run_model(const char *path)
         return;
     }
     run_prefix_groups(m, path);
+    run_waves(m, path);
     struct dream_tokens prompts[N_REQ];
     int max_tokens[N_REQ];
     make_prompts(m, prompts, max_tokens);
@@ -454,6 +527,7 @@ static void run_model(const char *path)
             bp.seq_ctx = 4096;
             bp.n_threads = 1;
             bp.prefix_reuse = reuse;
+            bp.wave_cells = reuse ? 256 : 0; /* length-aware waves (a GPU's default) at widths 2, 4 and 16 */
             dream_batcher *b = NULL;
             if (dream_batcher_new(m, &bp, &b)) {
                 CHECK(0, "batcher: %s", dream_error_last());
@@ -475,8 +549,9 @@ static void run_model(const char *path)
                 dream_gen_result_free(&out[r]);
             }
             struct dream_batch_stats st = dream_batcher_stats(b);
-            printf("  %s width=%-2d prefix_reuse=%d identical=%d/%d steps=%ld prefill=%ld saved=%ld\n", strrchr(path, '/') + 1,
-                   widths[w], reuse, same, N_REQ, st.steps, st.prefill_tokens, st.saved_tokens);
+            printf("  %s width=%-2d prefix_reuse=%d waves=%d identical=%d/%d steps=%ld ubatches=%ld prefill=%ld saved=%ld\n",
+                   strrchr(path, '/') + 1, widths[w], reuse, bp.wave_cells > 0, same, N_REQ, st.steps, st.decode_runs, st.prefill_tokens,
+                   st.saved_tokens);
             if (reuse) CHECK(st.saved_tokens >= 200 * 6, "prefix reuse saved only %ld tokens", st.saved_tokens);
             else CHECK(st.saved_tokens == 0, "saved %ld tokens with reuse off", st.saved_tokens);
             dream_batcher_free(b);
