@@ -4,8 +4,9 @@
 #          registry), dream's engine-only build, and the Gemma-4-E4B-shape model (random weights,
 #          Q4_K, 4.56B parameters).
 #   run:   llama.cpp's llama-bench / llama-batched-bench and dream's bench_seam on that model.
-#   waves: length-aware decode waves (issue 16; the GPU default, 65536 cells) against flat steps
-#          ('16f') and two other thresholds ('16w32768', '16w131072'), alternated in one process.
+#   waves: length-aware decode waves (issue 16) at 65536 cells (the estimated break-even x 2) and
+#          two other thresholds ('16w32768', '16w131072') against flat steps ('16f', the default
+#          until this is measured), alternated in one process.
 #   pipeline: bench_pipeline (the whole pipeline, replay mode) on that model: a full build of
 #          dream (not engine-only), CONVS conversations (default 32), seam width WIDTH (16).
 # Outputs under $OUT (default build/gpu-out).
@@ -46,9 +47,9 @@ run)
 waves)
   eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
   S=$B/bin/bench_seam
-  "$S" --model "$MODEL" --workload dreaming --n 32 --widths 16f,16,16w32768,16w131072,16f,16 --flash-attn
-  "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f,32,32w32768,32w131072,32f,32 --flash-attn
-  "$S" --model "$MODEL" --workload long-short --n 32 --widths 16f,16,16w32768,16f,16 --flash-attn --no-serial
+  "$S" --model "$MODEL" --workload dreaming --n 32 --widths 16f,16w65536,16w32768,16w131072,16f,16w65536 --flash-attn
+  "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f,32w65536,32w32768,32w131072,32f,32w65536 --flash-attn
+  "$S" --model "$MODEL" --workload long-short --n 32 --widths 16f,16w65536,16w32768,16f,16w65536 --flash-attn --no-serial
   ;;
 pipeline)
   # The whole pipeline in replay mode (bench/pipeline.sh) on the E4B shape. The memory layer needs

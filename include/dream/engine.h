@@ -245,10 +245,13 @@ struct dream_batch_params {
  * 2-core CPU an extra wave costs ~7.6 ms, as much as ~16k cells of attention (0.46 us each), and
  * lost even at that threshold (width 8, dreaming mix): off. The GPU figure is twice the break-even
  * estimated from the H200 step times (a 6k-cell step of 16–32 sequences 11–16 ms dearer, so
- * ~100 ns a cell; an extra ubatch ~3.5 ms, ~35k cells), so that only clear wins split; not yet
- * measured: bench/gpu.sh waves does. */
+ * ~100 ns a cell; an extra ubatch ~3.5 ms, ~35k cells) would be 65536, but that is an estimate:
+ * the H200 figures we have were measured with one wave per step, each wave is its own
+ * llama_decode (graph shapes alternate, which can cost llama.cpp's graph reuse and CUDA-graph
+ * capture), and on the CPU the cuts lost. So off on the GPU too until bench/gpu.sh waves has
+ * measured a threshold that wins; a caller can set wave_cells to try one. */
 #define DREAM_WAVE_CELLS_CPU 0
-#define DREAM_WAVE_CELLS_GPU 65536
+#define DREAM_WAVE_CELLS_GPU 0
 struct dream_batch_params dream_batch_default_params(void);
 
 struct dream_batch_stats {
