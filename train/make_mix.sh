@@ -17,7 +17,10 @@
 #
 # Environment: JOBS, N_PLAIN (default 220: runs 5-7's), PLAIN_FRAC (default 0.55: run 7's), ENT_SEEDS_CASUAL (default "2 3 4 5"),
 # ENT_SEEDS_PLAIN (default "2"), BIN (default build/bin). Deterministic: the same environment
-# gives byte-identical .bin files.
+# gives byte-identical .bin files, since record.sh sorts its records (the seam's parallel calls
+# reach the oracle in any order). Run 8's data was made before that sort, so its record order,
+# and with it augment.py's pseudo-names and the sampling, followed the arrival order: the same
+# records, not the same bytes.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${1:?usage: make_mix.sh OUT_DIR}

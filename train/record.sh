@@ -7,7 +7,8 @@
 # DREAM_HOME under OUT_DIR this runs `dream init`, ingests the corpus, starts train/oracle.py (the
 # ground-truth backend) on a free port, runs `dream run --backend` over the whole pipeline, then
 # `dream check` (which must pass), stops the oracle and prints the records per prompt kind and
-# what `dream status` says. Every stage call lands in OUT_DIR/records.jsonl.
+# what `dream status` says. Every stage call lands in OUT_DIR/records.jsonl,
+# sorted (byte order), so the same corpus gives the same file.
 #
 # The conversations are dreamed in NIGHTS rounds (default 3), oldest first: night k ingests the
 # k-th slice of the conversations by date and runs the pipeline, as a person's nightly job would.
@@ -94,6 +95,10 @@ if ! "$DREAM" check; then
     status=1
 fi
 stop_oracle
+# The seam sends a batch's calls in parallel, so the oracle writes them in the order they
+# arrive; sorted, the same corpus gives the same file on every run (augment.py's names and
+# make_mix.sh's sampling follow the order, so the training data does too).
+LC_ALL=C sort -o "$RECORDS" "$RECORDS"
 
 echo "== records ($RECORDS)"
 if python3 - "$RECORDS.stats.json" <<'PY'
