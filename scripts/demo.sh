@@ -8,9 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
 MODEL=models/dream-mini.gguf
-# No adapter: the committed entity adapter (models/adapters) raises held-out extraction on
-# generated corpora, but on these samples it loses the names that recur (0 articles with it, 2
-# without; docs/BENCHMARKS.md, "Run 6"), so the demo runs the base model alone. An empty
+# No adapter: the committed entity adapter (models/adapters) raises extraction on the plain
+# held-out corpus, but on these samples it finds nothing the base model does not (one article
+# either way; docs/BENCHMARKS.md, "Run 8"), so the demo runs the base model alone. An empty
 # directory also keeps any adapters of the person's own (~/.cache/dream/adapters) out of it.
 ADAPTERS=$PWD/build/demo-no-adapters
 export DREAM_HOME=$PWD/build/demo
@@ -51,8 +51,8 @@ if [ -n "$first" ]; then
 fi
 echo
 echo "The wiki is at $DREAM_HOME/wiki (git log there shows one memory: commit per stage)."
-echo "dream-mini finds the subjects that recur here (Gus the starter, sourdough), but the prose it"
-echo "writes about them is still mostly invented in its training data's phrasing (docs/BENCHMARKS.md,"
-echo "\"Run 6\"): read these articles as a demonstration of the pipeline, not of the writing."
+echo "dream-mini finds Gus the starter here, but not yet the bike commute or the crumb project, and"
+echo "part of the prose it writes is still invented (docs/BENCHMARKS.md, \"Run 8\"): read the article"
+echo "as a demonstration of the pipeline, not of the writing."
 echo "dream-mini is a small model trained by this project on synthetic conversations, for demos and"
 echo "tests; for your own memories use Gemma 4 (the README says how)."
