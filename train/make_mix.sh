@@ -61,18 +61,14 @@ export OUT ROOT BIN
 # --- 2. augment ------------------------------------------------------------------------------
 A=$OUT/aug
 mkdir -p "$A"
-set_of() { # name glob: the truths and the record files of one set, in seed order
-    find "$OUT" -maxdepth 1 -type d -name "$2" | sort -V > "$A/$1.dirs"
+set_of() { # name glob [max-seed]: the truths and the record files of one set, in seed order
+    find "$OUT" -maxdepth 1 -type d -name "$2" | sort -V |
+        awk -v n="${3:-0}" '{ k = split($0, a, "-"); if (n == 0 || a[k] + 0 <= n) print }' > "$A/$1.dirs"
     sed 's|$|/corpus/truth.json|' "$A/$1.dirs" > "$A/$1.truths"
     sed 's|$|/rec/records.jsonl|' "$A/$1.dirs" > "$A/$1.recs"
     sed 's|$|/rec/ask-records.jsonl|' "$A/$1.dirs" >> "$A/$1.recs"
 }
-set_of plain 'train-*'
-# (only the seeds asked for, should OUT hold more)
-awk -F/ -v n="$N_PLAIN" '{ split($NF, a, "-"); if (a[2] + 0 <= n) print }' "$A/plain.dirs" > "$A/plain.dirs.n"
-mv "$A/plain.dirs.n" "$A/plain.dirs"
-sed 's|$|/corpus/truth.json|' "$A/plain.dirs" > "$A/plain.truths"
-{ sed 's|$|/rec/records.jsonl|' "$A/plain.dirs"; sed 's|$|/rec/ask-records.jsonl|' "$A/plain.dirs"; } > "$A/plain.recs"
+set_of plain 'train-*' "$N_PLAIN" # only the seeds asked for, should OUT hold more
 set_of casual 'ctrain-*'
 set_of plainval 'heldout-*'
 set_of casualval 'cheldout-*'

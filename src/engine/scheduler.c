@@ -479,19 +479,14 @@ static int decode_step(dream_batcher *b, struct llama_batch *bt, const struct dr
                        int *running, int *n_decode)
 {
     int start[256], end[256], n_waves = 0;
-    plan_waves(b, b->slots, start, end, &n_waves);
+    long cost = plan_waves(b, b->slots, start, end, &n_waves);
     *n_decode = 0;
     if (n_waves == 0) return 0;
     double t0 = now_ms();
-    for (int w = 0; w < n_waves; w++) {
-        long widest = 0;
-        for (int k = start[w]; k < end[w]; k++) {
-            long c = slot_cells(b, &b->slots[k]);
-            if (c > widest) widest = c;
-            b->stats.decode_cells_own += c;
-        }
-        b->stats.decode_cells += widest * (end[w] - start[w]);
-    }
+    /* the plan's cost is the cells its waves attend over, plus wave_cells a wave when on */
+    b->stats.decode_cells += cost - (b->p.wave_cells > 0 ? b->p.wave_cells * (long)n_waves : 0);
+    for (int w = 0; w < n_waves; w++)
+        for (int k = start[w]; k < end[w]; k++) b->stats.decode_cells_own += slot_cells(b, &b->slots[k]);
     b->stats.decode_runs += n_waves;
     b->stats.steps++;
     /* waves off: the whole step in one call */
