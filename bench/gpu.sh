@@ -12,7 +12,7 @@
 # Outputs under $OUT (default build/gpu-out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export DREAM_DEPS_CACHE=${DREAM_DEPS_CACHE:-$PWD/.devbuild} DREAM_SKIP_APT=1 DREAM_CUDA=1 DREAM_DEPS_TOOLS=1
+export DREAM_DEPS_CACHE=${DREAM_DEPS_CACHE:-$PWD/.devbuild} DREAM_SKIP_APT=1 DREAM_CUDA=1 DREAM_DEPS_TOOLS=${DREAM_DEPS_TOOLS:-bench}
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-build/gpu-out}
 mkdir -p "$OUT" "$DREAM_DEPS_CACHE/dl"

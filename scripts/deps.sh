@@ -136,7 +136,12 @@ key=$(printf '%s\n' "${opts[@]}" | sha256sum | cut -c1-8)
 BUILD=$CACHE/build/llama-$LLAMA_SHORT-$flavor-$key-$cpu_sig-$cc_sig
 
 targets=(llama llama-simple)
-[ -n "${DREAM_DEPS_TOOLS:-}" ] && targets+=(llama-bench llama-batched-bench llama-server)
+# DREAM_DEPS_TOOLS=1: llama.cpp's benchmark tools and its server; =bench: the benchmark tools only
+case ${DREAM_DEPS_TOOLS:-} in
+  "" | 0) ;;
+  bench) targets+=(llama-bench llama-batched-bench) ;;
+  *) targets+=(llama-bench llama-batched-bench llama-server) ;;
+esac
 
 need=0
 for t in "${targets[@]}"; do [ -f "$BUILD/.built-$t" ] || need=1; done

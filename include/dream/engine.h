@@ -243,13 +243,12 @@ struct dream_batch_params {
 
 /* The wave_cells defaults (docs/BENCHMARKS.md, issue 16, "Length-aware decode waves"). On the
  * 2-core CPU an extra wave costs ~7.6 ms, as much as ~16k cells of attention (0.46 us each), and
- * lost even at that threshold (width 8, dreaming mix): off. The GPU figure is twice the break-even
- * estimated from the H200 step times (a 6k-cell step of 16–32 sequences 11–16 ms dearer, so
- * ~100 ns a cell; an extra ubatch ~3.5 ms, ~35k cells) would be 65536, but that is an estimate:
- * the H200 figures we have were measured with one wave per step, each wave is its own
- * llama_decode (graph shapes alternate, which can cost llama.cpp's graph reuse and CUDA-graph
- * capture), and on the CPU the cuts lost. So off on the GPU too until bench/gpu.sh waves has
- * measured a threshold that wins; a caller can set wave_cells to try one. */
+ * lost even at that threshold (width 8, dreaming mix): off. On the H200 (bench/gpu.sh waves,
+ * 2026-12-04, E4B shape, flash attention) every threshold lost or tied: 128 calls at width 32,
+ * flat 2.65x serial, waves at 65536 cells 2.47x, at 32768 2.36x; from those steps a cell of
+ * attention costs ~3.4 ns and an extra ubatch ~8.7 ms (~2.5M cells), so the cells a flat step
+ * wastes (~58k) are worth ~0.2 ms of a 24 ms step. Off on the GPU too; a caller can still set
+ * wave_cells. */
 #define DREAM_WAVE_CELLS_CPU 0
 #define DREAM_WAVE_CELLS_GPU 0
 struct dream_batch_params dream_batch_default_params(void);
