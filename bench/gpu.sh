@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu.sh build|run|waves|pipeline — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
-#   build: llama.cpp with CUDA for sm_90 (from node-llama-cpp's tarball in .devdl/ or the npm
-#          registry), dream's engine-only build, and the Gemma-4-E4B-shape model (random weights,
+#   build: llama.cpp with CUDA for sm_90 (from the source bench/gpu_pack.sh packed into .devsrc/,
+#          node-llama-cpp's tarball in .devdl/ or the npm registry), dream's engine-only build, and the Gemma-4-E4B-shape model (random weights,
 #          Q4_K, 4.56B parameters).
 #   run:   llama.cpp's llama-bench / llama-batched-bench and dream's bench_seam on that model.
 #   waves: length-aware decode waves (issue 16) at 65536 cells (the estimated break-even x 2) and
@@ -18,6 +18,23 @@ OUT=${OUT:-build/gpu-out}
 mkdir -p "$OUT" "$DREAM_DEPS_CACHE/dl"
 B=$DREAM_DEPS_CACHE/dream
 MODEL=$DREAM_DEPS_CACHE/e4b-q4_k.gguf
+# What bench/gpu_pack.sh packed into .devsrc/ on a machine with registries: the pinned llama.cpp
+# source, and the memory layer's -dev packages for a device that has none of them.
+if [ -f .devsrc/llama.tar.xz ] && [ ! -f "$DREAM_DEPS_CACHE"/src/llama.cpp-*/.dream-ok ]; then
+  mkdir -p "$DREAM_DEPS_CACHE/src" && tar -xJf .devsrc/llama.tar.xz -C "$DREAM_DEPS_CACHE/src"
+  for d in "$DREAM_DEPS_CACHE"/src/llama.cpp-*/; do touch "$d/.dream-ok"; done
+fi
+if [ -f .devsrc/sysroot.tar.xz ] && ! pkg-config --exists libgit2; then
+  SR=$DREAM_DEPS_CACHE/sysroot
+  if [ ! -d "$SR" ]; then
+    tar -xJf .devsrc/sysroot.tar.xz -C "$DREAM_DEPS_CACHE"
+    sed -i "s|@SR@|$SR|" "$SR"/pc/*.pc
+    mkdir -p "$SR/lib"   # only the libraries this machine lacks are loaded from the carried copies
+    for f in "$SR"/all/*; do ldconfig -p | grep -q "[[:space:]]$(basename "$f") " || ln -sf "$f" "$SR/lib/"; done
+  fi
+  export PKG_CONFIG_PATH=$SR/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} LD_LIBRARY_PATH=$SR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export LDFLAGS="-Wl,-rpath-link,$SR/all${LDFLAGS:+ $LDFLAGS}"
+fi
 case ${1:-} in
 build)
   [ -f .devdl/node-llama-cpp-3.22.1.tgz ] && cp -n .devdl/node-llama-cpp-3.22.1.tgz "$DREAM_DEPS_CACHE/dl/"
