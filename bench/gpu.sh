@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu.sh build|run|waves|pipeline — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
+# gpu.sh build|run|waves|steps|pipeline — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
 #   build: llama.cpp with CUDA for sm_90 (from the source bench/gpu_pack.sh packed into .devsrc/,
 #          node-llama-cpp's tarball in .devdl/ or the npm registry), dream's engine-only build, and the Gemma-4-E4B-shape model (random weights,
 #          Q4_K, 4.56B parameters).
@@ -7,6 +7,7 @@
 #   waves: length-aware decode waves (issue 16) at 65536 cells (the estimated break-even x 2) and
 #          two other thresholds ('16w32768', '16w131072') against flat steps ('16f', the default
 #          until this is measured), alternated in one process.
+#   steps: the dreaming mix (128 calls, width 32, flat) at step budgets 512, 1024 and 2048 tokens.
 #   pipeline: bench_pipeline (the whole pipeline, replay mode) on that model: a full build of
 #          dream (not engine-only), CONVS conversations (default 32), seam width WIDTH (16).
 # Outputs under $OUT (default build/gpu-out).
@@ -68,6 +69,17 @@ waves)
   "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f,32w65536,32w32768,32w131072,32f,32w65536 --flash-attn
   "$S" --model "$MODEL" --workload long-short --n 32 --widths 16f,16w65536,16w32768,16f,16w65536 --flash-attn --no-serial
   ;;
+steps)
+  # The step budget (prefill chunk = n_batch = n_ubatch, 512 by default, the serial path's so the
+  # CPU stays exact): on the H200 about half of the 128-call mix's batched time is prefill
+  # (139k tokens at ~14k tok/s), which larger ubatches may speed up. Exactness is a CPU promise
+  # only, so a GPU default may differ if it wins here.
+  eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
+  S=$B/bin/bench_seam
+  for st in 512 1024 2048; do
+    "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f --flash-attn --step "$st" | grep -E '^(serial|batched|SEAM)'
+  done
+  ;;
 pipeline)
   # The whole pipeline in replay mode (bench/pipeline.sh) on the E4B shape. The memory layer needs
   # the -dev packages the engine-only build goes without, and python3 for the oracle; a corpus
@@ -81,5 +93,5 @@ pipeline)
   cmake --build "$F" -j "$(nproc)" --target bench_pipeline > "$OUT/build-full.log" 2>&1 || { tail -30 "$OUT/build-full.log"; exit 1; }
   BIN=$F/bin MODEL=$MODEL CONVS=${CONVS:-32} WIDTH=${WIDTH:-16} OUT=$OUT/pipeline bash bench/pipeline.sh | tee "$OUT/pipeline.txt"
   ;;
-*) echo "usage: bench/gpu.sh build|run|waves|pipeline" >&2; exit 2 ;;
+*) echo "usage: bench/gpu.sh build|run|waves|steps|pipeline" >&2; exit 2 ;;
 esac
