@@ -62,7 +62,7 @@ export OUT ROOT BIN
 A=$OUT/aug
 mkdir -p "$A"
 set_of() { # name glob [max-seed]: the truths and the record files of one set, in seed order
-    find "$OUT" -maxdepth 1 -type d -name "$2" | sort -V |
+    find -L "$OUT" -maxdepth 1 -type d -name "$2" | sort -V |
         awk -v n="${3:-0}" '{ k = split($0, a, "-"); if (n == 0 || a[k] + 0 <= n) print }' > "$A/$1.dirs"
     sed 's|$|/corpus/truth.json|' "$A/$1.dirs" > "$A/$1.truths"
     sed 's|$|/rec/records.jsonl|' "$A/$1.dirs" > "$A/$1.recs"

@@ -257,6 +257,46 @@ static size_t ask_words(const char *q, char words[][64])
     return n;
 }
 
+/* Two words are the same word for ask_answers_the_question: equal, or alike over their first
+ * five letters (or all of the shorter, of three or more): oil/oiling, start/started/starter,
+ * battery/batteries. Loose on purpose: the rule only silences answers about something else.
+ * ASCII case folded; other bytes compared as they are. */
+static bool ask_same_word(const char *a, size_t la, const char *b, size_t lb)
+{
+    if (la == lb && !strncasecmp(a, b, la)) return true;
+    if (la < 3 || lb < 3) return false;
+    size_t want = la < lb ? la : lb;
+    if (want > 5) want = 5;
+    return !strncasecmp(a, b, want);
+}
+
+/* Whether an answer shares a content word with the question it was asked: a model that reads
+ * notes about one thing and answers with another ("Alice's birthday is in July" to "How many
+ * solar batteries did I order?") has not found the question on file. Footnote markers and words
+ * under three letters do not count. A question without content words passes. */
+static bool ask_answers_the_question(const char *answer, char words[][64], size_t nw)
+{
+    if (!nw) return true;
+    for (const char *p = answer; *p;) {
+        if (p[0] == '[' && p[1] == '^') { /* a footnote marker */
+            p += 2;
+            while (*p && *p != ']') p++;
+            continue;
+        }
+        if (!(isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)) {
+            p++;
+            continue;
+        }
+        const char *s = p;
+        while (*p && (isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)) p++;
+        size_t l = (size_t)(p - s);
+        if (l < 3) continue;
+        for (size_t i = 0; i < nw; i++)
+            if (ask_same_word(s, l, words[i], strlen(words[i]))) return true;
+    }
+    return false;
+}
+
 char *dream_ask_prompt(const char *question, const char *reads)
 {
     struct dbuf b = {0};
@@ -475,9 +515,12 @@ int dream_ask(dream_reader *r, const char *question, const struct dream_ask_para
             const char *t = raw;
             while (*t && isspace((unsigned char)*t)) t++;
             if (strncasecmp(t, "NOTHING ON FILE", 15) != 0) answer = ask_clean_answer(raw, listed, src.n, used, &n_used);
-            if (answer && !n_used) { /* the silence rule: an answer that cites nothing is not on file */
+            /* the silence rule: an answer that cites nothing, or that shares no word with the
+             * question, is not on file */
+            if (answer && (!n_used || !ask_answers_the_question(answer, words, nw))) {
                 free(answer);
                 answer = NULL;
+                n_used = 0;
             }
         }
         free(raw);

@@ -5,7 +5,8 @@
  * An answer comes from the reads and cites footnotes that are the articles' own citations;
  * every read stays under 2 KB and the context under 8 KB; a question nothing answers is
  * "nothing on file" (without a model call when nothing was read); a preamble and markers of
- * footnotes not given are removed; an answer that cites nothing is silence; the CLI prints the
+ * footnotes not given are removed; an answer that cites nothing, or shares no word with the
+ * question, is silence; the CLI prints the
  * answer and its footnotes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -188,6 +189,21 @@ static void test_ask_drops_a_preamble_and_footnotes_it_was_not_given(void **stat
     dreaming_fake_answer_wrap = NULL;
     assert_false(json_is_true(json_object_get(o, "answered")));
     assert_string_equal(str(o, "answer"), DREAM_ASK_NOTHING);
+    json_decref(o);
+    /* an answer about something else, citing a footnote it was given, answers another
+     * question: silence (it shares no word with this one) */
+    dreaming_fake_answer_wrap = "Alice's birthday is on July 12[^1].%.0s";
+    o = ask("How often do I oil the bike chain?");
+    dreaming_fake_answer_wrap = NULL;
+    assert_false(json_is_true(json_object_get(o, "answered")));
+    assert_string_equal(str(o, "answer"), DREAM_ASK_NOTHING);
+    assert_int_equal(json_array_size(json_object_get(o, "citations")), 0);
+    json_decref(o);
+    /* the same footnote with a word of the question, inflected, is an answer */
+    dreaming_fake_answer_wrap = "Oiling happens every two weeks[^1].%.0s";
+    o = ask("How often do I oil the bike chain?");
+    dreaming_fake_answer_wrap = NULL;
+    assert_true(json_is_true(json_object_get(o, "answered")));
     json_decref(o);
 }
 
