@@ -96,7 +96,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
 PY
 VOCAB=$OUT/vocab-model.gguf
 "$BIN/dream-make-model" --arch llama --vocab phi3 --preset tiny --seed 1 -o "$VOCAB" >/dev/null
-ENT_FILES=$(ls "$A"/casual-ent-*.jsonl "$A"/plain-ent-*.jsonl 2>/dev/null | sort -V || true)
+# the copies of the seeds asked for, not whatever an earlier run with more seeds left in $A
+ENT_FILES=$(for s in $ENT_SEEDS_CASUAL; do echo "$A/casual-ent-$s.jsonl"; done; for s in $ENT_SEEDS_PLAIN; do echo "$A/plain-ent-$s.jsonl"; done)
 # shellcheck disable=SC2086
 "$BIN/dream-dataset" --model "$VOCAB" --names-from-text --stages "$STAGES" \
     "$A/plain-1-sampled.jsonl" "$A/casual-1.jsonl" $ENT_FILES -o "$OUT/train.bin"
