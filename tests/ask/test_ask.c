@@ -172,37 +172,39 @@ static void test_ask_says_nothing_on_file(void **state)
     json_decref(o);
 }
 
+/* ask, with the fake's answer to the "answer" stage put through wrap (a printf format of the
+ * sentence it would give) */
+static json_t *ask_wrapped(const char *wrap, const char *question)
+{
+    dreaming_fake_answer_wrap = wrap;
+    json_t *o = ask(question);
+    dreaming_fake_answer_wrap = NULL;
+    return o;
+}
+
 static void test_ask_drops_a_preamble_and_footnotes_it_was_not_given(void **state)
 {
     (void)state;
-    dreaming_fake_answer_wrap = "According to your notes, %s[^99]";
-    json_t *o = ask("How often do I oil the bike chain?");
-    dreaming_fake_answer_wrap = NULL;
+    json_t *o = ask_wrapped("According to your notes, %s[^99]", "How often do I oil the bike chain?");
     const char *a = str(o, "answer");
     assert_true(strncmp(a, "They clean and oil the chain", 28) == 0);
     assert_null(strstr(a, "[^99]"));
     assert_int_equal(json_array_size(json_object_get(o, "citations")), 1);
     json_decref(o);
     /* an answer that cites nothing it was given is silence */
-    dreaming_fake_answer_wrap = "The chain is oiled weekly[^7].%.0s";
-    o = ask("How often do I oil the bike chain?");
-    dreaming_fake_answer_wrap = NULL;
+    o = ask_wrapped("The chain is oiled weekly[^7].%.0s", "How often do I oil the bike chain?");
     assert_false(json_is_true(json_object_get(o, "answered")));
     assert_string_equal(str(o, "answer"), DREAM_ASK_NOTHING);
     json_decref(o);
     /* an answer about something else, citing a footnote it was given, answers another
      * question: silence (it shares no word with this one) */
-    dreaming_fake_answer_wrap = "Alice's birthday is on July 12[^1].%.0s";
-    o = ask("How often do I oil the bike chain?");
-    dreaming_fake_answer_wrap = NULL;
+    o = ask_wrapped("Alice's birthday is on July 12[^1].%.0s", "How often do I oil the bike chain?");
     assert_false(json_is_true(json_object_get(o, "answered")));
     assert_string_equal(str(o, "answer"), DREAM_ASK_NOTHING);
     assert_int_equal(json_array_size(json_object_get(o, "citations")), 0);
     json_decref(o);
     /* the same footnote with a word of the question, inflected, is an answer */
-    dreaming_fake_answer_wrap = "Oiling happens every two weeks[^1].%.0s";
-    o = ask("How often do I oil the bike chain?");
-    dreaming_fake_answer_wrap = NULL;
+    o = ask_wrapped("Oiling happens every two weeks[^1].%.0s", "How often do I oil the bike chain?");
     assert_true(json_is_true(json_object_get(o, "answered")));
     json_decref(o);
 }
