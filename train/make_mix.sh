@@ -80,8 +80,10 @@ aug() { # set seed out [augment flags]
 }
 aug plain 1 "$A/plain-1.jsonl"
 aug casual 1 "$A/casual-1.jsonl"
-for s in $ENT_SEEDS_CASUAL; do aug casual "$s" "$A/casual-ent-$s.jsonl" --stages entity --rewritten-only; done
-for s in $ENT_SEEDS_PLAIN; do aug plain "$s" "$A/plain-ent-$s.jsonl" --stages entity --rewritten-only; done
+# the entity copies of the seeds asked for (never whatever an earlier run with more seeds left in $A)
+ENT_FILES=
+for s in $ENT_SEEDS_CASUAL; do aug casual "$s" "$A/casual-ent-$s.jsonl" --stages entity --rewritten-only; ENT_FILES+=" $A/casual-ent-$s.jsonl"; done
+for s in $ENT_SEEDS_PLAIN; do aug plain "$s" "$A/plain-ent-$s.jsonl" --stages entity --rewritten-only; ENT_FILES+=" $A/plain-ent-$s.jsonl"; done
 # held out: positions, real names (the odd lines of --seed 1: each record's unrewritten copy)
 for set in plainval casualval; do aug "$set" 1 /dev/stdout | awk 'NR % 2 == 1' > "$A/$set.jsonl"; done
 
@@ -96,8 +98,6 @@ for line in open(sys.argv[1], encoding="utf-8"):
 PY
 VOCAB=$OUT/vocab-model.gguf
 "$BIN/dream-make-model" --arch llama --vocab phi3 --preset tiny --seed 1 -o "$VOCAB" >/dev/null
-# the copies of the seeds asked for, not whatever an earlier run with more seeds left in $A
-ENT_FILES=$(for s in $ENT_SEEDS_CASUAL; do echo "$A/casual-ent-$s.jsonl"; done; for s in $ENT_SEEDS_PLAIN; do echo "$A/plain-ent-$s.jsonl"; done)
 # shellcheck disable=SC2086
 "$BIN/dream-dataset" --model "$VOCAB" --names-from-text --stages "$STAGES" \
     "$A/plain-1-sampled.jsonl" "$A/casual-1.jsonl" $ENT_FILES -o "$OUT/train.bin"

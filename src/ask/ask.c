@@ -239,14 +239,17 @@ static bool ask_stopword(const char *w)
     return false;
 }
 
+/* A byte of a word: a letter or digit, or any byte of a non-ASCII character. */
+static bool ask_wordch(char c) { return isalnum((unsigned char)c) || (unsigned char)c >= 0x80; }
+
 /* The question's content words (letters and digits; non-ASCII kept), at most ASK_MAX_WORDS. */
 static size_t ask_words(const char *q, char words[][64])
 {
     size_t n = 0;
     for (const char *p = q; *p && n < ASK_MAX_WORDS;) {
-        while (*p && !(isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)) p++;
+        while (*p && !ask_wordch(*p)) p++;
         const char *s = p;
-        while (*p && (isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80 || (*p == '\'' && isalpha((unsigned char)p[1])))) p++;
+        while (*p && (ask_wordch(*p) || (*p == '\'' && isalpha((unsigned char)p[1])))) p++;
         size_t l = (size_t)(p - s);
         if (l < 3 || l >= 64) continue;
         snprintf(words[n], 64, "%.*s", (int)l, s);
@@ -277,22 +280,24 @@ static bool ask_same_word(const char *a, size_t la, const char *b, size_t lb)
 static bool ask_answers_the_question(const char *answer, char words[][64], size_t nw)
 {
     if (!nw) return true;
+    size_t wl[ASK_MAX_WORDS];
+    for (size_t i = 0; i < nw; i++) wl[i] = strlen(words[i]);
     for (const char *p = answer; *p;) {
         if (p[0] == '[' && p[1] == '^') { /* a footnote marker */
             p += 2;
             while (*p && *p != ']') p++;
             continue;
         }
-        if (!(isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)) {
+        if (!ask_wordch(*p)) {
             p++;
             continue;
         }
         const char *s = p;
-        while (*p && (isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)) p++;
+        while (*p && ask_wordch(*p)) p++;
         size_t l = (size_t)(p - s);
         if (l < 3) continue;
         for (size_t i = 0; i < nw; i++)
-            if (ask_same_word(s, l, words[i], strlen(words[i]))) return true;
+            if (ask_same_word(s, l, words[i], wl[i])) return true;
     }
     return false;
 }
