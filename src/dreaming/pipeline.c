@@ -309,8 +309,10 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
         count(rep, "reconciled", r.reconciled);
         count(rep, "history", r.history);
         count(rep, "rejected", r.rejected);
-        say(rep, "reconcile: %zu article(s): %zu changed, %zu history line(s), %zu answer(s) refused; %zu file(s) committed; %.1f s",
-            r.eligible, r.reconciled, r.history, r.rejected, r.committed, dt);
+        count(rep, "lead_patches", r.lead_patches);
+        say(rep, "reconcile: %zu article(s): %zu changed, %zu lead sentence(s) replaced by the body's later one, %zu history line(s), "
+                 "%zu answer(s) refused; %zu file(s) committed; %.1f s",
+            r.eligible, r.reconciled, r.lead_patches, r.history, r.rejected, r.committed, dt);
     } else if (sources || migrate) {
         if (dry) return say(rep, "%s: %zu article(s) would have their footnotes' links or header brought to the format (dry run: nothing written)", stage, r.eligible), 0;
         count(rep, "migrated", r.migrated);

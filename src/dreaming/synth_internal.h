@@ -89,6 +89,24 @@ int synth_source_render(dream_store *store, const char *cite, struct synth_file 
  * Definitions left unused are the caller's normalize to drop. synth_pin.c says why. */
 int synth_pin_citations(dream_article *a, const struct synth_src *src, size_t n_src, int only);
 
+/* The distinct content words of text[0..len) as sorted hashes (casefolded ASCII; 3 bytes or
+ * more; not a stop word; markers [^N] skipped), malloc'd into *out; their count, or -1 when out
+ * of memory. The same words pinning compares. */
+long synth_words(const char *text, size_t len, unsigned **out);
+
+/* How many words two sorted synth_words arrays share. */
+size_t synth_words_shared(const unsigned *a, size_t na, const unsigned *b, size_t nb);
+
+/* How many of the content words w[0..nw) (sorted synth_words hashes) message msg of conversation conv
+ * holds; 0 when there is no such message. */
+typedef size_t (*synth_held_fn)(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw);
+
+/* Reconcile's first step (synth_lead.c): each lead sentence after the first that still states a
+ * position a later-or-same-dated body sentence tells as changed ("... instead of Y", "no longer
+ * Y") is replaced by that body sentence, its markers with it, when a message it cites (held)
+ * says its new position. *replaced: how many. No model call. */
+int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_t *replaced);
+
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);
 

@@ -39,10 +39,8 @@ static int pin_cmp_u32(const void *a, const void *b)
 
 static bool pin_wordch(unsigned char c) { return isalnum(c) || c >= 0x80; }
 
-/* The distinct content words of text[0..len) as sorted hashes (casefolded ASCII; 3 bytes or
- * more; not a stop word; markers [^N] skipped), malloc'd into *out; their count, or -1 when out
- * of memory. */
-static long pin_words(const char *text, size_t len, unsigned **out)
+/* Content words as sorted hashes (synth_internal.h). */
+long synth_words(const char *text, size_t len, unsigned **out)
 {
     size_t cap = 16, n = 0;
     unsigned *w = malloc(cap * sizeof *w);
@@ -87,7 +85,7 @@ static long pin_words(const char *text, size_t len, unsigned **out)
     return (long)k;
 }
 
-static size_t pin_shared(const unsigned *a, size_t na, const unsigned *b, size_t nb)
+size_t synth_words_shared(const unsigned *a, size_t na, const unsigned *b, size_t nb)
 {
     size_t i = 0, j = 0, n = 0;
     while (i < na && j < nb) {
@@ -122,7 +120,7 @@ static int pin_words_of(const struct synth_src *s, struct pin_words *p)
     p->n = calloc(s->n_msgs + 1, sizeof *p->n);
     if (!p->w || !p->n) return dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t i = 0; i < s->n_msgs; i++) {
-        long nw = pin_words(s->text + s->msgs[i].at, s->msgs[i].len, &p->w[i]);
+        long nw = synth_words(s->text + s->msgs[i].at, s->msgs[i].len, &p->w[i]);
         if (nw < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
         p->n[i] = (size_t)nw;
     }
@@ -141,11 +139,11 @@ static long pin_best(const struct synth_src *s, const struct pin_words *p, const
 {
     size_t cur_score = 0;
     for (size_t i = 0; i < s->n_msgs; i++)
-        if (strcmp(s->msgs[i].id, s->msg) == 0) cur_score = pin_shared(w, nw, p->w[i], p->n[i]);
+        if (strcmp(s->msgs[i].id, s->msg) == 0) cur_score = synth_words_shared(w, nw, p->w[i], p->n[i]);
     long best = -1;
     size_t best_score = cur_score < PIN_MIN_SHARED - 1 ? PIN_MIN_SHARED - 1 : cur_score;
     for (size_t i = 0; i < s->n_msgs; i++) {
-        size_t sc = pin_shared(w, nw, p->w[i], p->n[i]);
+        size_t sc = synth_words_shared(w, nw, p->w[i], p->n[i]);
         if (sc > best_score || (best >= 0 && sc == best_score && s->msgs[i].user && !s->msgs[best].user)) {
             best = (long)i;
             best_score = sc;
@@ -216,7 +214,7 @@ static int pin_region(const dream_article *a, const char *text, size_t region, c
         size_t from = pin_sentence_start(text, run);
         if ((rc = pin_words_of(&src[s], &words[s]))) break;
         unsigned *w = NULL;
-        long nw = pin_words(text + from, run - from, &w);
+        long nw = synth_words(text + from, run - from, &w);
         if (nw < 0) {
             rc = dream_error_set(DREAM_ENOMEM, "out of memory");
             break;

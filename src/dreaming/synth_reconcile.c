@@ -346,6 +346,27 @@ static char *rc_earlier_position(const dream_article *a, const char *title, cons
     return line;
 }
 
+/* synth_held_fn over the store: the words of w (sorted) that the stored message holds. */
+static size_t rc_held(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
+{
+    struct dream_store_conversation *c = NULL;
+    if (dream_store_get_by_cite(ud, conv, &c)) {
+        dream_error_clear();
+        return 0;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_messages; i++) {
+        if (strcmp(c->messages[i].id, msg) != 0) continue;
+        unsigned *mw = NULL;
+        long nm = synth_words(c->messages[i].text, strlen(c->messages[i].text), &mw);
+        if (nm > 0) n = synth_words_shared(w, nw, mw, (size_t)nm);
+        free(mw);
+        break;
+    }
+    dream_store_conversation_free(c);
+    return n;
+}
+
 /* Reconciles one article: each stance field against the lead, History for an evolution. */
 static int rc_one(dream_store *store, const struct dream_synth_params *p, const struct rc_article *art, const struct synth_stems *stems,
                   struct dream_synth_result *res)
@@ -358,14 +379,24 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         dream_article_free(before);
         return DREAM_OK;
     }
-    const char *lead = dream_article_lead(before);
     bool changed = false;
     const char *touched[64];
     size_t n_touched = 0;
     char *vanish[16];
     size_t n_vanish = 0;
-    if (!lead || !*lead) goto record;
+    char *lead = NULL;
+    size_t moved = 0;
+    if (!dream_article_lead(before) || !*dream_article_lead(before)) goto record;
     rc = dream_article_clone(before, &after);
+    /* the lead first takes up a change the body tells (synth_lead.c), so the verdict the fields
+     * are checked against is the latest one the article states */
+    if (!rc) rc = synth_lead_follow_body(after, rc_held, store, &moved);
+    if (!rc && moved) {
+        changed = true;
+        res->lead_patches += moved;
+        touched[n_touched++] = strdup(DREAM_ARTICLE_LEAD_ANCHOR);
+    }
+    if (!rc && !(lead = strdup(dream_article_lead(after)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < dream_article_infobox_count(before); i++) {
         const struct dream_article_field *f = dream_article_infobox_field(before, i);
         if (!rc_stance_key(f->key) || !*f->value) continue;
@@ -477,6 +508,7 @@ record:
     if (!rc) rc = stage_state_done(store, RECONCILE_STAGE, art->entity, art->folded, store_now_ms());
     for (size_t i = 0; i < n_touched; i++) free((char *)touched[i]);
     for (size_t i = 0; i < n_vanish; i++) free(vanish[i]);
+    free(lead);
     dream_article_free(before);
     dream_article_free(after);
     return rc;

@@ -1879,6 +1879,143 @@ static void test_fold_batches_the_pairs_of_distinct_articles(void **state)
     assert_int_equal(teardown((void **)&wide), 0);
 }
 
+/* An article whose body tells a change (spelt instead of rye) while its lead still says rye;
+ * lead2 is the lead's second sentence, body the body's sentence, d1 and d2 the dates of notes 1
+ * and 2, key2 the citation key of note 2. */
+static char *stale_lead(const char *lead2, const char *body, const char *d1, const char *d2, const char *key2)
+{
+    size_t cap = 1024 + strlen(lead2) + strlen(body);
+    char *t = malloc(cap);
+    assert_non_null(t);
+    assert_true(snprintf(t, cap,
+                         "# Sourdough\n\n**Sourdough** is bread the person bakes at home.[^1] %s Baking happens on Saturdays.[^1]\n\n"
+                         "## Starter\n\n%s\n\n## References\n\n"
+                         "[^1]: `conv:717766a6#dr-c1-m0` (%s, Feeding a new sourdough starter)\n"
+                         "[^2]: `%s` (%s, Spelt)\n",
+                         lead2, body, d1, key2, d2) < (int)cap);
+    return t;
+}
+
+#define STALE_L "The person feeds the starter with rye flour every morning.[^1]"
+#define STALE_S "they now feed the starter with spelt flour instead of rye flour.[^2]"
+
+/* Reconcile's lead step through the stage: the stale lead sentence gives way to the body's own
+ * sentence (capitalised, its marker with it) since the message it cites says spelt; the article
+ * is committed and checks clean, and a second run has nothing to do. A body sentence whose
+ * message does not say it stays out of the lead. */
+static void test_reconcile_lead_takes_up_the_change_the_body_tells(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    struct dream_message m[1] = {{"user", "spelt-m0", 1714633200000LL, "Since April the starter gets spelt flour, not rye."}};
+    struct dream_conversation conv = {.source = "claude", .id = "spelt", .title = "Spelt", .created_ms = 1714633200000LL,
+                                      .updated_ms = 1714633200000LL, .messages = m, .n_messages = 1};
+    assert_int_equal(dream_store_put(c->store, &conv, &(enum dream_store_outcome){0}), 0);
+    struct dream_store_conversation *sc = NULL;
+    assert_int_equal(dream_store_get(c->store, "claude", "spelt", &sc), 0);
+    char key[96], path[4300];
+    snprintf(key, sizeof key, "conv:%s#spelt-m0", sc->cite);
+    dream_store_conversation_free(sc);
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    /* cited to a message about bike tools: the lead stays */
+    char *t = stale_lead(STALE_L, STALE_S, "2024-01-10", "2024-05-02", "conv:8f504e46#dr-c5-m0");
+    put_article(c, "Sourdough", t);
+    const char *fold = "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'starter' FROM chunks "
+                       "WHERE id NOT IN (SELECT chunk FROM chunk_folded)";
+    assert_int_equal(sqlite3_exec(store_db(c->store), fold, NULL, NULL, NULL), SQLITE_OK);
+    struct dream_synth_result r = reconcile(c);
+    assert_int_equal(r.lead_patches, 0);
+    char *now = slurp(path);
+    assert_string_equal(now, t);
+    free(now);
+    free(t);
+    /* cited to the message that says spelt: it moves up */
+    t = stale_lead(STALE_L, STALE_S, "2024-01-10", "2024-05-02", key);
+    put_article(c, "Sourdough", t);
+    free(t);
+    assert_int_equal(sqlite3_exec(store_db(c->store), fold, NULL, NULL, NULL), SQLITE_OK);
+    r = reconcile(c);
+    assert_int_equal(r.reconciled, 1);
+    assert_int_equal(r.lead_patches, 1);
+    t = slurp(path);
+    const char *want = "**Sourdough** is bread the person bakes at home.[^1] They now feed the starter with spelt flour instead of rye "
+                       "flour.[^2] Baking happens on Saturdays.[^1]\n";
+    if (!strstr(t, want)) fprintf(stderr, "%s", t);
+    assert_non_null(strstr(t, want));
+    assert_null(strstr(t, "rye flour every morning"));
+    assert_non_null(strstr(t, "## Starter\n\nthey now feed the starter with spelt flour")); /* the body as it was */
+    free(t);
+    assert_int_equal(git_head_has(c, "articles/Sourdough.md"), 1);
+    assert_dream_check(c);
+    assert_int_equal(reconcile(c).eligible, 0);
+}
+
+static size_t held_all(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
+{
+    (void)ud, (void)conv, (void)msg, (void)w;
+    return nw;
+}
+
+static size_t held_one(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
+{
+    (void)ud, (void)conv, (void)msg, (void)w;
+    return nw > 2 ? 1 : 0; /* of spelt, feed, starter: under half */
+}
+
+/* synth_lead_follow_body leaves the lead as it is whenever it cannot tell that the body's
+ * sentence is the later position of what the lead says, or its message does not say it. */
+static void test_lead_follow_leaves_what_it_cannot_tell(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *why, *lead2, *body, *d1, *d2;
+        size_t want;
+    } cases[] = {
+        {"the change, in a later note", STALE_L, STALE_S, "2024-01-10", "2024-05-02", 1},
+        {"the change, in the same note", STALE_L, "They now feed the starter with spelt flour instead of rye flour.[^1]", "2024-01-10",
+         "2024-05-02", 1},
+        {"the body's note is the earlier one", STALE_L, STALE_S, "2024-05-02", "2024-01-10", 0},
+        {"the lead already says it", "The person feeds the starter with rye flour every morning.[^1] They now feed it with spelt flour.[^2]",
+         STALE_S, "2024-01-10", "2024-05-02", 0},
+        {"the lead tells it as the past", "The person was feeding the starter with rye flour every morning.[^1]", STALE_S, "2024-01-10",
+         "2024-05-02", 0},
+        {"the lead names another flour", "The person feeds the starter with wheat flour every morning.[^1]", STALE_S, "2024-01-10",
+         "2024-05-02", 0},
+        {"the body tells no change", STALE_L, "They now feed the starter with spelt flour.[^2]", "2024-01-10", "2024-05-02", 0},
+        {"a broken sentence, not a change", STALE_L, "They used to and the person feed the starter with rye flour every morning.[^2]",
+         "2024-01-10", "2024-05-02", 0},
+        {"the lead's footnote would be cited nowhere", "The person feeds the starter with rye flour every morning.[^2]",
+         "They now feed the starter with spelt flour instead of rye flour.[^1]", "2024-01-10", "2024-01-10", 0},
+    };
+    for (size_t i = 0; i <= sizeof cases / sizeof cases[0]; i++) {
+        bool last = i == sizeof cases / sizeof cases[0]; /* the first case, its message not saying it */
+        size_t k = last ? 0 : i;
+        char *t = stale_lead(cases[k].lead2, cases[k].body, cases[k].d1, cases[k].d2, "conv:8f504e46#dr-c5-m0");
+        dream_article *a = NULL;
+        assert_int_equal(dream_article_parse(t, strlen(t), &a), 0);
+        size_t n = 99, want = last ? 0 : cases[k].want;
+        assert_int_equal(synth_lead_follow_body(a, last ? held_one : held_all, NULL, &n), 0);
+        if (n != want) fprintf(stderr, "case \"%s\"%s: %zu replaced, want %zu\n%s", cases[k].why, last ? " (held_one)" : "", n, want, dream_article_text(a, NULL));
+        assert_int_equal(n, want);
+        if (!n) assert_string_equal(dream_article_text(a, NULL), t);
+        dream_article_free(a);
+        free(t);
+    }
+    /* the stale sentence that defines the subject (the lead's first) is never replaced */
+    static const char first[] = "# Sourdough\n\n**Sourdough** is fed with rye flour every morning.[^1] Baking happens on Saturdays.[^1]\n\n"
+                                "## Starter\n\nThey now feed it with spelt flour instead of rye flour.[^2]\n\n## References\n\n"
+                                "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n"
+                                "[^2]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(first, strlen(first), &a), 0);
+    size_t n = 99;
+    assert_int_equal(synth_lead_follow_body(a, held_all, NULL, &n), 0);
+    assert_int_equal(n, 0);
+    assert_string_equal(dream_article_text(a, NULL), first);
+    dream_article_free(a);
+}
+
 /* Pinning: a sentence's footnote moves to the message of its chunk that says it (the assistant's
  * answer three turns in, the person's question), and stays on the chunk's own message on a tie, on
  * a single shared word, or when the marker cites something else; `only` pins one marker alone. */
@@ -2087,6 +2224,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_reconcile_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_cites_the_message_that_says_the_sentence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_lead_takes_up_the_change_the_body_tells, setup, teardown),
+        cmocka_unit_test(test_lead_follow_leaves_what_it_cannot_tell),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fits_section_sources_to_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_stops_cleanly_when_the_section_call_fails, setup, teardown),

@@ -1,0 +1,333 @@
+/* synth_lead.c — the lead follows a change the body tells (reconcile's first step).
+ *
+ * The lead is the article's verdict: reconcile checks the infobox against it, and a reader stops
+ * there. Fold moves it only when the model routes a note to the lead, and a small model often
+ * routes a change ("they rewrote Gosling in Zig instead of TypeScript") to a body section alone,
+ * so the article contradicts itself: the body says Zig, the lead still "is writing Gosling in
+ * TypeScript". This step finds such a lead sentence and puts the body's own sentence in its
+ * place, markers and all: no model call, no new words, and a citation that already says it.
+ *
+ * A body sentence S tells a change when it holds a cue (no longer, instead of, rather than,
+ * switched from, used to, previously...); the words after the cue, up to the end of the clause,
+ * are the old position (Y). A lead sentence L is stale against S when L tells no past of its own,
+ * holds every content word of Y (the subject's own name words aside), does not already hold what
+ * S says new, and S's note is dated no earlier than L's; a lead that already says S somewhere is
+ * left as it is. And S goes up only when a message it cites holds at least half of what it says
+ * new: the lead is what a reader trusts first, so it takes no sentence its own note does not back. The lead's first sentence (the one that
+ * defines the subject in bold) is never replaced, and a replacement that would leave one of L's
+ * footnotes cited nowhere is not made (the gate would refuse the whole article for it). */
+#include "synth_internal.h"
+
+#include "../util/buf.h"
+#include "dream/error.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define LEAD_MAX_SENTENCES 64
+
+struct lead_span {
+    size_t at, len; /* the sentence with its trailing markers, no surrounding space */
+};
+
+/* Whether text[i..) starts a marker run [^N]...; its end in *end. */
+static bool lead_marker_at(const char *text, size_t i, size_t *end)
+{
+    if (text[i] != '[' || text[i + 1] != '^' || !isdigit((unsigned char)text[i + 2])) return false;
+    size_t e = i + 2;
+    while (isdigit((unsigned char)text[e])) e++;
+    if (text[e] != ']') return false;
+    *end = e + 1;
+    return true;
+}
+
+/* The sentences of text: each ends at . ! or ? (with the markers after it) before a space or the
+ * end, or at a line break. Returns their count (at most max). */
+static size_t lead_sentences(const char *text, struct lead_span *out, size_t max)
+{
+    size_t n = 0, i = 0;
+    while (text[i] && n < max) {
+        while (text[i] == ' ' || text[i] == '\t' || text[i] == '\n') i++;
+        if (!text[i]) break;
+        size_t from = i, end = 0;
+        while (text[i] && text[i] != '\n') {
+            if (strchr(".!?", text[i])) {
+                size_t e = i + 1, m;
+                while (lead_marker_at(text, e, &m)) e = m;
+                if (!text[e] || text[e] == ' ' || text[e] == '\n') {
+                    end = e;
+                    break;
+                }
+            }
+            i++;
+        }
+        if (!end) end = i; /* a line without an end mark */
+        out[n++] = (struct lead_span){from, end - from};
+        i = end;
+    }
+    return n;
+}
+
+/* Cues of a change; after the first five, the old position is what follows the cue. */
+static const char *const lead_change[] = {"no longer ", "instead of ", "rather than ", "previously ", "formerly ", "used to ",
+                                          "switched from ", "moved from ", "changed from ", "went from "};
+/* Cues that a sentence tells the past (it asserts nothing as current). */
+static const char *const lead_past[] = {"no longer", "instead of", "rather than", "previous", "formerly", "originally", "used to",
+                                        "switched", " was ", " were ", " had ", "earlier", "anymore", "any more"};
+
+static const char *lead_find(const char *s, size_t len, const char *cue)
+{
+    size_t n = strlen(cue);
+    for (size_t i = 0; i + n <= len; i++)
+        if (strncasecmp(s + i, cue, n) == 0 && (i == 0 || !isalnum((unsigned char)cue[0]) || !isalnum((unsigned char)s[i - 1])))
+            return s + i;
+    return NULL;
+}
+
+static bool lead_tells_past(const char *s, size_t len)
+{
+    char buf[1024];
+    size_t n = len < sizeof buf - 3 ? len : sizeof buf - 3; /* padded, so " was " matches at the edges */
+    buf[0] = ' ';
+    memcpy(buf + 1, s, n);
+    buf[n + 1] = ' ';
+    buf[n + 2] = '\0';
+    for (size_t i = 0; i < sizeof lead_past / sizeof lead_past[0]; i++)
+        if (lead_find(buf, n + 2, lead_past[i])) return true;
+    return false;
+}
+
+/* The old position a sentence tells: the words after its first change cue up to the clause's
+ * end (for "switched from Y to X", up to " to "). Its span in *y; false when S tells no change. */
+static bool lead_old_position(const char *s, size_t len, struct lead_span *y)
+{
+    static const char *const stops[] = {" and ", " but ", " so ", " because ", " since ", " now", " these days", " for now"};
+    for (size_t c = 0; c < sizeof lead_change / sizeof lead_change[0]; c++) {
+        const char *at = lead_find(s, len, lead_change[c]);
+        if (!at) continue;
+        size_t from = (size_t)(at - s) + strlen(lead_change[c]), to = from;
+        while (to < len && !strchr(",;.!?()[\n", s[to])) to++;
+        for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+            const char *st = lead_find(s + from, to - from, stops[k]);
+            if (st) to = (size_t)(st - s);
+        }
+        if (c >= 6) { /* from Y to X */
+            const char *st = lead_find(s + from, to - from, " to ");
+            if (st) to = (size_t)(st - s);
+        }
+        /* "used to and ..." is a broken sentence, not a change: no old position in it */
+        static const char *const joins[] = {"and ", "or ", "but ", "to ", "so "};
+        for (size_t k = 0; k < sizeof joins / sizeof joins[0] && to > from; k++)
+            if (strncasecmp(s + from, joins[k], strlen(joins[k])) == 0) to = from;
+        if (to > from) {
+            *y = (struct lead_span){from, to - from};
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool lead_has(const unsigned *w, size_t n, unsigned h)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (w[mid] == h) return true;
+        if (w[mid] < h) lo = mid + 1;
+        else hi = mid;
+    }
+    return false;
+}
+
+/* The latest date of the footnotes text[0..len) cites (YYYY-MM-DD), or NULL when none is dated. */
+static const char *lead_date(const dream_article *a, const char *text, size_t len)
+{
+    const char *best = NULL;
+    for (size_t i = 0, e; i + 3 < len; i++) {
+        if (!lead_marker_at(text, i, &e)) continue;
+        int num = atoi(text + i + 2);
+        for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
+            const struct dream_article_footnote *fn = dream_article_footnote(a, f);
+            if (fn->number == num && fn->cite.date && (!best || strcmp(fn->cite.date, best) > 0)) best = fn->cite.date;
+        }
+    }
+    return best;
+}
+
+/* How many times marker [^num] is used in text[0..len) (definitions "[^num]:" not counted). */
+static size_t lead_uses(const char *text, size_t len, int num)
+{
+    size_t k = 0;
+    for (size_t i = 0, e; i + 3 < len; i++)
+        if (lead_marker_at(text, i, &e) && e <= len && atoi(text + i + 2) == num && text[e] != ':') k++;
+    return k;
+}
+
+/* Whether every footnote the old lead used is still used by the article once the lead is new
+ * (the uses outside the lead, plus the new lead's). */
+static bool lead_keeps_markers(const char *whole, const char *old, const char *neu)
+{
+    size_t lo = strlen(old), ln = strlen(neu), lw = strlen(whole);
+    for (size_t i = 0, e; i + 3 < lo; i++) {
+        if (!lead_marker_at(old, i, &e)) continue;
+        int num = atoi(old + i + 2);
+        if (lead_uses(whole, lw, num) - lead_uses(old, lo, num) + lead_uses(neu, ln, num) == 0) return false;
+    }
+    return true;
+}
+
+/* A body sentence that tells a change. */
+struct lead_change_s {
+    const char *text; /* its section's body (stable while the article is not changed) */
+    struct lead_span s, y;
+    unsigned *sw, *yw; /* content words of the sentence and of the old position */
+    size_t nsw, nyw;
+    const char *date;
+    bool used;
+};
+
+/* Whether one of the messages S cites holds at least half of what S says new (its words but the
+ * old position's, the subject's and the cue's). */
+static bool lead_grounded(const dream_article *a, const struct lead_change_s *c, const unsigned *tw, size_t ntw, const unsigned *cw,
+                          size_t ncw, synth_held_fn held, void *ud)
+{
+    unsigned fresh[64];
+    size_t nf = 0;
+    for (size_t j = 0; j < c->nsw && nf < 64; j++)
+        if (!lead_has(c->yw, c->nyw, c->sw[j]) && !lead_has(tw, ntw, c->sw[j]) && !lead_has(cw, ncw, c->sw[j])) fresh[nf++] = c->sw[j];
+    const char *st = c->text + c->s.at;
+    for (size_t i = 0, e; nf && i + 3 < c->s.len; i++) {
+        if (!lead_marker_at(st, i, &e)) continue;
+        int num = atoi(st + i + 2);
+        for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
+            const struct dream_article_footnote *fn = dream_article_footnote(a, f);
+            if (fn->number == num && fn->cite.conv && fn->cite.msg && 2 * held(ud, fn->cite.conv, fn->cite.msg, fresh, nf) >= nf) return true;
+        }
+    }
+    return false;
+}
+
+int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_t *replaced)
+{
+    *replaced = 0;
+    const char *lead0 = dream_article_lead(a);
+    if (!lead0 || !*lead0) return DREAM_OK;
+    char *lead = strdup(lead0);
+    unsigned *tw = NULL;
+    const char *title = dream_article_title(a);
+    long ntw = synth_words(title ? title : "", title ? strlen(title) : 0, &tw);
+    struct lead_change_s *ch = NULL;
+    size_t n_ch = 0, cap = 0;
+    int rc = lead && ntw >= 0 ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    /* the body's sentences that tell a change */
+    for (size_t s = 0; !rc && s < dream_article_section_count(a); s++) {
+        const struct dream_article_section *sec = dream_article_section(a, s);
+        if (sec->kind != DREAM_SECTION_BODY) continue;
+        struct lead_span sp[LEAD_MAX_SENTENCES];
+        size_t n = lead_sentences(sec->body, sp, LEAD_MAX_SENTENCES);
+        for (size_t k = 0; !rc && k < n; k++) {
+            struct lead_span y;
+            const char *st = sec->body + sp[k].at;
+            if (!lead_old_position(st, sp[k].len, &y) || !strstr(st, "[^")) continue;
+            if (n_ch == cap) {
+                size_t nc = cap ? 2 * cap : 8;
+                struct lead_change_s *g = realloc(ch, nc * sizeof *g);
+                if (!g) {
+                    rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                    break;
+                }
+                ch = g, cap = nc;
+            }
+            struct lead_change_s *c = &ch[n_ch++];
+            *c = (struct lead_change_s){.text = sec->body, .s = sp[k], .y = y};
+            long nsw = synth_words(st, sp[k].len, &c->sw), nyw = synth_words(st + y.at, y.len, &c->yw);
+            if (nsw < 0 || nyw < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            c->nsw = nsw < 0 ? 0 : (size_t)nsw;
+            c->nyw = nyw < 0 ? 0 : (size_t)nyw;
+            c->date = lead_date(a, st, sp[k].len);
+        }
+    }
+    /* each lead sentence after the first, against them; the new lead in b */
+    struct dbuf b = {0};
+    struct lead_span ls[LEAD_MAX_SENTENCES];
+    size_t n_ls = !rc && n_ch ? lead_sentences(lead, ls, LEAD_MAX_SENTENCES) : 0;
+    size_t done = 0;
+    const char *whole = dream_article_text(a, NULL);
+    unsigned *all = NULL, *cw = NULL; /* the whole lead's words; the cues' */
+    static const char cues[] = "no longer instead rather previously formerly used switched moved changed went";
+    long nall = n_ls ? synth_words(lead, strlen(lead), &all) : 0, ncw = synth_words(cues, sizeof cues - 1, &cw);
+    if (nall < 0 || ncw < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 1; !rc && i < n_ls; i++) {
+        const char *l = lead + ls[i].at;
+        if (lead_tells_past(l, ls[i].len)) continue;
+        unsigned *lw = NULL;
+        long nlw = synth_words(l, ls[i].len, &lw);
+        if (nlw < 0) {
+            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            break;
+        }
+        const char *ldate = lead_date(a, l, ls[i].len);
+        struct lead_change_s *best = NULL;
+        for (size_t k = 0; k < n_ch; k++) {
+            struct lead_change_s *c = &ch[k];
+            if (c->used || !c->date || (ldate && strcmp(c->date, ldate) < 0)) continue;
+            /* the old position: every content word of it (the subject's name aside) in L */
+            size_t ny = 0, in_l = 0;
+            for (size_t j = 0; j < c->nyw; j++) {
+                if (lead_has(tw, (size_t)ntw, c->yw[j])) continue;
+                ny++;
+                in_l += lead_has(lw, (size_t)nlw, c->yw[j]);
+            }
+            if (!ny || in_l < ny) continue;
+            /* what S says new (its words but the old position's, the subject's and the cue's)
+             * is not all in L already, and not all elsewhere in the lead: a lead that already
+             * says S (fold put it there) is left alone, since S twice would be worse, and
+             * dropping L could take the lead under the gate's word floor */
+            size_t fresh = 0, unsaid = 0;
+            for (size_t j = 0; j < c->nsw; j++) {
+                unsigned h = c->sw[j];
+                if (lead_has(c->yw, c->nyw, h) || lead_has(tw, (size_t)ntw, h) || lead_has(cw, (size_t)ncw, h)) continue;
+                fresh += !lead_has(lw, (size_t)nlw, h);
+                unsaid += !lead_has(all, (size_t)nall, h);
+            }
+            if (!fresh || !unsaid) continue;
+            if (!best || strcmp(c->date, best->date) >= 0) best = c;
+        }
+        free(lw);
+        if (!best) continue;
+        /* L's footnotes stay cited: by S, or outside L */
+        bool kept = true;
+        for (size_t j = 0, e; kept && j + 3 < ls[i].len; j++) {
+            if (!lead_marker_at(l, j, &e)) continue;
+            int num = atoi(l + j + 2);
+            kept = lead_uses(best->text + best->s.at, best->s.len, num) > 0 ||
+                   lead_uses(whole, strlen(whole), num) > lead_uses(l, ls[i].len, num);
+        }
+        if (!kept) continue;
+        /* S goes to the lead only when a message it cites says its new position */
+        if (held && !lead_grounded(a, best, tw, (size_t)ntw, cw, (size_t)ncw, held, ud)) continue;
+        best->used = true;
+        rc = dbuf_append(&b, lead + done, ls[i].at - done);
+        const char *st = best->text + best->s.at;
+        if (!rc) rc = dbuf_printf(&b, "%c%.*s", islower((unsigned char)st[0]) ? toupper((unsigned char)st[0]) : st[0], (int)best->s.len - 1, st + 1);
+        done = ls[i].at + ls[i].len;
+        ++*replaced;
+    }
+    if (!rc && *replaced) rc = dbuf_puts(&b, lead + done);
+    /* two replacements may together drop a footnote each kept alone: then none is made */
+    if (!rc && *replaced && !lead_keeps_markers(whole, lead, b.data)) *replaced = 0;
+    if (!rc && *replaced) rc = dream_article_set_lead(a, b.data);
+    dbuf_free(&b);
+    for (size_t k = 0; k < n_ch; k++) {
+        free(ch[k].sw);
+        free(ch[k].yw);
+    }
+    free(ch);
+    free(all);
+    free(cw);
+    free(tw);
+    free(lead);
+    return rc;
+}
