@@ -107,6 +107,11 @@ typedef size_t (*synth_held_fn)(void *ud, const char *conv, const char *msg, con
  * says its new position. *replaced: how many. No model call. */
 int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_t *replaced);
 
+/* Whether a body sentence of a tells value as a past position: a change cue whose old position
+ * holds every content word of value ("used to cost about £32 a month" for "£32 a month");
+ * *section: that sentence's section. */
+bool synth_told_as_past(const dream_article *a, const char *value, size_t *section);
+
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);
 

@@ -331,3 +331,26 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
     free(lead);
     return rc;
 }
+
+bool synth_told_as_past(const dream_article *a, const char *value, size_t *section)
+{
+    unsigned *vw = NULL;
+    long nvw = synth_words(value, strlen(value), &vw);
+    bool told = false;
+    for (size_t s = 0; nvw > 0 && !told && s < dream_article_section_count(a); s++) {
+        const struct dream_article_section *sec = dream_article_section(a, s);
+        if (sec->kind != DREAM_SECTION_BODY) continue;
+        struct lead_span sp[LEAD_MAX_SENTENCES], y;
+        size_t n = lead_sentences(sec->body, sp, LEAD_MAX_SENTENCES);
+        for (size_t k = 0; !told && k < n; k++) {
+            unsigned *yw = NULL;
+            if (!lead_old_position(sec->body + sp[k].at, sp[k].len, &y)) continue;
+            long nyw = synth_words(sec->body + sp[k].at + y.at, y.len, &yw);
+            told = nyw > 0 && synth_words_shared(vw, (size_t)nvw, yw, (size_t)nyw) == (size_t)nvw;
+            free(yw);
+            if (told) *section = s;
+        }
+    }
+    free(vw);
+    return told;
+}

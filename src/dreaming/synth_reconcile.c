@@ -21,12 +21,18 @@
 #define RECONCILE_STAGE "reconcile"
 
 /* Infobox keys that hold the person's stance or relation (never type/kind/aliases/categories). */
+/* Keys reconcile never changes. */
+static bool rc_fixed_key(const char *key)
+{
+    return !strcmp(key, "type") || !strcmp(key, "kind") || !strcmp(key, "aliases") || !strcmp(key, "categories");
+}
+
 static bool rc_stance_key(const char *key)
 {
     static const char *const parts[] = {"favourite", "favorite", "prefer", "pick", "choice", "chosen", "opinion", "verdict",
                                         "status",    "stance",   "current", "rating", "sentiment", "take", "like", "using",
                                         "used_for",  "own",      "acquired"};
-    if (!strcmp(key, "type") || !strcmp(key, "kind") || !strcmp(key, "aliases") || !strcmp(key, "categories")) return false;
+    if (rc_fixed_key(key)) return false;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (strstr(key, parts[i])) return true;
     return false;
@@ -399,12 +405,21 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
     if (!rc && !(lead = strdup(dream_article_lead(after)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < dream_article_infobox_count(before); i++) {
         const struct dream_article_field *f = dream_article_infobox_field(before, i);
-        if (!rc_stance_key(f->key) || !*f->value) continue;
-        struct dbuf b = {0};
-        if (dbuf_printf(&b,
-                        "Article: \"%s\"\nIts lead (the current position):\n%s\nInfobox field: %s: %s\n\nDoes the field still agree with the "
-                        "lead? Answer KEEP if it does; otherwise answer the corrected value only.\n",
-                        art->title, lead, f->key, f->value)) {
+        if (!*f->value || rc_fixed_key(f->key)) continue;
+        /* any other field the body tells as the past ("used to cost ..."), the lead not stating
+         * it: checked against the lead and the section that tells it */
+        size_t told = 0;
+        bool past = !rc_stance_key(f->key) && !rc_states(lead, f->value) && synth_told_as_past(after, f->value, &told);
+        if (!rc_stance_key(f->key) && !past) continue;
+        struct dbuf b = {0}, v = {0};
+        dbuf_puts(&v, lead);
+        if (past) dbuf_printf(&v, "\n%s", dream_article_section(after, told)->body);
+        char *against = dbuf_take(&v);
+        if (!against || dbuf_printf(&b,
+                                    "Article: \"%s\"\nIts lead (the current position):\n%s\nInfobox field: %s: %s\n\nDoes the field still agree with the "
+                                    "lead? Answer KEEP if it does; otherwise answer the corrected value only.\n",
+                                    art->title, against, f->key, f->value)) {
+            free(against);
             rc = DREAM_ENOMEM;
             break;
         }
@@ -413,8 +428,10 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         free(prompt);
         char *value = synth_parse_correction(answer, f->value);
         free(answer);
-        /* only a value the lead itself states as current */
-        if (!value || !rc_states(lead, value)) {
+        /* only a value the lead (or the section that tells the old one as past) states as current */
+        bool stated = value && rc_states(against, value);
+        free(against);
+        if (!stated) {
             free(value);
             /* the value stays; an earlier, different position may still be History */
             char *line = rc_earlier_position(after, art->title, f->key, f->value);

@@ -1951,6 +1951,74 @@ static void test_reconcile_lead_takes_up_the_change_the_body_tells(void **state)
     assert_int_equal(reconcile(c).eligible, 0);
 }
 
+static int cost_asked;
+
+/* The fixture fake, but every field check of `cost` is answered "£115 a month", whatever the
+ * prompt says: the stage must take it only where its text states that value as current. */
+static int cost_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                     char **out)
+{
+    int rc = dreaming_fake_call(ud, stage, in, n, opts, out);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!strstr(in[i].user, "Does the field still agree with the lead?") || !strstr(in[i].user, "Infobox field: cost: ")) continue;
+        cost_asked++;
+        free(out[i]);
+        out[i] = strdup("£115 a month");
+    }
+    return rc;
+}
+
+/* A field reconcile's stance keys leave out (cost) is checked when the body tells its value as
+ * the past ("used to cost"), against the lead and the section that tells it: the later amount
+ * the section states is taken; without such a sentence the field is not asked about, and an
+ * answer the text does not state is refused. */
+static void test_reconcile_checks_a_field_the_body_tells_as_past(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    static const struct {
+        const char *body, *want;
+        int asked;
+    } cases[] = {
+        {"Flour used to cost them about £32 a month.[^1] They spend roughly £115 a month on flour now.[^2]", "cost: £115 a month", 1},
+        {"Flour costs them about £32 a month.[^1] They bake every Saturday.[^2]", "cost: £32 a month", 0},
+        {"Flour used to cost them about £32 a month.[^1] They bake every Saturday.[^2]", "cost: £32 a month", 1},
+    };
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char t[2048];
+        snprintf(t, sizeof t,
+                 "# Sourdough\n\n```info\ncost: £32 a month\n```\n\n**Sourdough** is bread the person bakes at home.[^1]\n\n"
+                 "## Costs\n\n%s\n\n## References\n\n"
+                 "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n"
+                 "[^2]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n",
+                 cases[i].body);
+        put_article(c, "Sourdough", t);
+        assert_int_equal(sqlite3_exec(store_db(c->store),
+                                      "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'costs' FROM chunks "
+                                      "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+        struct dream_backend be = {.name = "cost", .call = cost_call};
+        assert_int_equal(dream_seam_set_backend(&be), 0);
+        cost_asked = 0;
+        struct dream_synth_params p;
+        dream_synth_default_params(&p);
+        p.wiki_dir = c->wiki;
+        struct dream_synth_result r;
+        assert_int_equal(dream_synth_reconcile(c->store, &p, &r), 0);
+        assert_int_equal(r.eligible, 1);
+        assert_int_equal(cost_asked, cases[i].asked);
+        char *now = slurp(path);
+        if (!strstr(now, cases[i].want)) fprintf(stderr, "case %zu:\n%s", i, now);
+        assert_non_null(strstr(now, cases[i].want));
+        free(now);
+    }
+    assert_dream_check(c);
+}
+
 static size_t held_all(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
 {
     (void)ud, (void)conv, (void)msg, (void)w;
@@ -2226,6 +2294,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pin_cites_the_message_that_says_the_sentence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_lead_takes_up_the_change_the_body_tells, setup, teardown),
         cmocka_unit_test(test_lead_follow_leaves_what_it_cannot_tell),
+        cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fits_section_sources_to_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_stops_cleanly_when_the_section_call_fails, setup, teardown),
