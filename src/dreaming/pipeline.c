@@ -289,10 +289,12 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
         count(rep, "stubs", r.stubs);
         count(rep, "failed", r.failed);
         count(rep, "rejected", r.rejected);
+        count(rep, "unfounded", r.unfounded);
+        count(rep, "recited", r.recited);
         say(rep,
-            "create: %zu entit(ies): %zu article(s) written, %zu stub(s), %zu failed attempt(s), %zu answer(s) refused; %zu file(s) committed; "
-            "%.1f s (%.2f articles/s)",
-            r.eligible, r.created, r.stubs, r.failed, r.rejected, r.committed, dt, per_s(r.created + r.stubs, dt));
+            "create: %zu entit(ies): %zu article(s) written, %zu stub(s), %zu failed attempt(s), %zu answer(s) refused, %zu unfounded "
+            "sentence(s) dropped, %zu cited to the note that says them; %zu file(s) committed; %.1f s (%.2f articles/s)",
+            r.eligible, r.created, r.stubs, r.failed, r.rejected, r.unfounded, r.recited, r.committed, dt, per_s(r.created + r.stubs, dt));
     } else if (fold) {
         if (dry) return say(rep, "fold: %zu new chunk(s) would be routed into their articles (dry run: nothing called or written)", r.eligible), 0;
         count(rep, "patched", r.patched);
@@ -300,10 +302,13 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
         count(rep, "lead_patches", r.lead_patches);
         count(rep, "unrouted", r.unrouted);
         count(rep, "rejected", r.rejected);
+        count(rep, "unfounded", r.unfounded);
+        count(rep, "recited", r.recited);
         say(rep,
-            "fold: %zu chunk(s): %zu section(s) patched, %zu new section(s), %zu lead(s) rewritten, %zu went nowhere, %zu answer(s) refused; "
-            "%zu file(s) committed; %.1f s (%.2f chunks/s)",
-            r.eligible, r.patched, r.new_sections, r.lead_patches, r.unrouted, r.rejected, r.committed, dt, per_s(r.eligible, dt));
+            "fold: %zu chunk(s): %zu section(s) patched, %zu new section(s), %zu lead(s) rewritten, %zu went nowhere, %zu answer(s) refused, "
+            "%zu unfounded sentence(s) dropped, %zu cited to the note that says them; %zu file(s) committed; %.1f s (%.2f chunks/s)",
+            r.eligible, r.patched, r.new_sections, r.lead_patches, r.unrouted, r.rejected, r.unfounded, r.recited, r.committed, dt,
+            per_s(r.eligible, dt));
     } else if (reconcile) {
         if (dry) return say(rep, "reconcile: %zu article(s) would be reconciled (dry run: nothing called or written)", r.eligible), 0;
         count(rep, "reconciled", r.reconciled);

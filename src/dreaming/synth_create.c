@@ -360,9 +360,10 @@ static int cr_unlink_box(const struct dbuf *box, const struct synth_stems *live,
  * Prose links are spelled against stems (the vault and every article of this run; synth_write
  * keeps only those to an article that exists as it writes); infobox links only against live
  * (see dream_synth_create). Each sentence's footnote is pinned to the message of its source that
- * says it (synth_pin_citations). */
+ * says it (synth_pin_citations), and a sentence no source says anything of goes
+ * (synth_drop_unfounded). */
 static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, const struct synth_stems *stems, const struct synth_stems *live,
-                       dream_article **out)
+                       dream_article **out, size_t *dropped, size_t *recited)
 {
     struct dbuf b = {0}, raw = {0}, box = {0};
     char *cats[4] = {0};
@@ -396,6 +397,8 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
     if (!rc) rc = dream_article_parse(b.data, b.len, &a);
     if (!rc && n_cats) rc = dream_article_set_categories(a, (const char *const *)cats, n_cats);
     if (!rc && !stub) rc = synth_pin_citations(a, e->src, e->n_src, 0);
+    *dropped = *recited = 0;
+    if (!rc && !stub) rc = synth_drop_unfounded(a, e->src, e->n_src, 0, dropped, recited);
     if (!rc) rc = synth_normalize(a, e->stem, stems);
     for (size_t i = 0; i < n_cats; i++) free(cats[i]);
     dbuf_free(&b);
@@ -436,7 +439,8 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
         lead = NULL;
     }
     dream_article *a = NULL;
-    int rc = cr_assemble(e, lead, stub, stems, live, &a);
+    size_t dropped = 0, recited = 0;
+    int rc = cr_assemble(e, lead, stub, stems, live, &a, &dropped, &recited);
     free(lead);
     if (rc) return rc;
     struct synth_ledger *rows = calloc(2 * e->n_src + 1, sizeof *rows);
@@ -447,6 +451,7 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
         if (!stub && e->drafts[h] && !(anchors[h] = dream_article_anchor(e->headings[h]))) rc = DREAM_ENOMEM;
     for (size_t i = 0; !rc && i < e->n_src; i++) {
         rows[n_rows++] = (struct synth_ledger){.chunk = e->src[i].chunk};
+        /* (also for a section grounding removed: the chunk was read into the article all the same) */
         if (!stub && anchors[e->assign[i]]) rows[n_rows++] = (struct synth_ledger){.chunk = e->src[i].chunk, .section = anchors[e->assign[i]]};
     }
     bool accepted = false;
@@ -454,6 +459,8 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
     if (!rc && accepted) {
         if (stub) res->stubs++;
         else res->created++;
+        res->unfounded += dropped;
+        res->recited += recited;
         live->stems[live->n++] = e->stem; /* not owned: e outlives live */
     } else if (!rc) {
         res->rejected++;

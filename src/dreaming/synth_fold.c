@@ -587,6 +587,8 @@ static int fd_apply(dream_store *store, const struct dream_synth_params *p, stru
         rc = fd_fail(store, p, art, s, "no usable patch (empty, leaky, or without the new marker or an old one)", res);
     } else if (!rc) {
         rc = synth_pin_citations(after, s, 1, q->marker);
+        size_t dropped = 0, recited = 0;
+        if (!rc) rc = synth_drop_unfounded(after, s, 1, q->marker, &dropped, &recited);
         if (!rc) rc = synth_normalize(after, art->stem, stems);
         struct synth_ledger rows[FOLD_MAX_CANDIDATES + 2];
         size_t n_rows = 0;
@@ -596,6 +598,8 @@ static int fd_apply(dream_store *store, const struct dream_synth_params *p, stru
         bool accepted = false;
         if (!rc) rc = synth_write(store, p->wiki_dir, FOLD_STAGE, art->stem, q->before, after, &gp, rows, n_rows, art->stem, 0, &accepted);
         if (!rc && accepted) {
+            res->unfounded += dropped;
+            res->recited += recited;
             res->lead_patches += n_lead;
             res->new_sections += n_new;
             res->patched += n_patch;

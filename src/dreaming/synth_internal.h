@@ -94,8 +94,36 @@ int synth_pin_citations(dream_article *a, const struct synth_src *src, size_t n_
  * of memory. The same words pinning compares. */
 long synth_words(const char *text, size_t len, unsigned **out);
 
+/* The content words (synth_words) of each message a source's text shows, computed once. */
+struct synth_src_words {
+    bool done;
+    unsigned **w; /* per message of src->msgs */
+    size_t *n;
+};
+int synth_src_words_of(const struct synth_src *s, struct synth_src_words *p);
+void synth_src_words_free(struct synth_src_words *p, size_t n_msgs);
+
 /* How many words two sorted synth_words arrays share. */
 size_t synth_words_shared(const unsigned *a, size_t na, const unsigned *b, size_t nb);
+
+/* A sentence of a text: [at, at + len), its trailing markers included. */
+struct synth_span {
+    size_t at, len;
+};
+
+/* The sentences of text: each ends at . ! or ? (with the markers after it) before a space or
+ * the end, or at a line break; at most max. Returns their count. */
+size_t synth_sentences(const char *text, struct synth_span *out, size_t max);
+
+/* Whether text[i..) starts a footnote marker [^N]; the index just past it in *end. */
+bool synth_marker_at(const char *text, size_t i, size_t *end);
+
+/* After pinning (synth_ground.c): a sentence whose footnotes all cite sources at hand and which
+ * shares no content word (the subject's name words aside) with any of their messages is cited to
+ * another source's message sharing at least two of its words (*recited), or dropped (*dropped);
+ * never the lead's first sentence; a body section left without prose goes. only > 0: only
+ * sentences carrying marker only. */
+int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n_src, int only, size_t *dropped, size_t *recited);
 
 /* How many of the content words w[0..nw) (sorted synth_words hashes) message msg of conversation conv
  * holds; 0 when there is no such message. */

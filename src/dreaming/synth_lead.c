@@ -28,12 +28,8 @@
 
 #define LEAD_MAX_SENTENCES 64
 
-struct lead_span {
-    size_t at, len; /* the sentence with its trailing markers, no surrounding space */
-};
-
-/* Whether text[i..) starts a marker run [^N]...; its end in *end. */
-static bool lead_marker_at(const char *text, size_t i, size_t *end)
+/* Whether text[i..) starts a marker [^N]; its end in *end. */
+bool synth_marker_at(const char *text, size_t i, size_t *end)
 {
     if (text[i] != '[' || text[i + 1] != '^' || !isdigit((unsigned char)text[i + 2])) return false;
     size_t e = i + 2;
@@ -43,9 +39,7 @@ static bool lead_marker_at(const char *text, size_t i, size_t *end)
     return true;
 }
 
-/* The sentences of text: each ends at . ! or ? (with the markers after it) before a space or the
- * end, or at a line break. Returns their count (at most max). */
-static size_t lead_sentences(const char *text, struct lead_span *out, size_t max)
+size_t synth_sentences(const char *text, struct synth_span *out, size_t max)
 {
     size_t n = 0, i = 0;
     while (text[i] && n < max) {
@@ -55,7 +49,7 @@ static size_t lead_sentences(const char *text, struct lead_span *out, size_t max
         while (text[i] && text[i] != '\n') {
             if (strchr(".!?", text[i])) {
                 size_t e = i + 1, m;
-                while (lead_marker_at(text, e, &m)) e = m;
+                while (synth_marker_at(text, e, &m)) e = m;
                 if (!text[e] || text[e] == ' ' || text[e] == '\n') {
                     end = e;
                     break;
@@ -64,13 +58,13 @@ static size_t lead_sentences(const char *text, struct lead_span *out, size_t max
             i++;
         }
         if (!end) end = i; /* a line without an end mark */
-        out[n++] = (struct lead_span){from, end - from};
+        out[n++] = (struct synth_span){from, end - from};
         i = end;
     }
     return n;
 }
 
-/* Cues of a change; after the first five, the old position is what follows the cue. */
+/* Cues of a change: the old position follows the cue (for the last four, up to " to "). */
 static const char *const lead_change[] = {"no longer ", "instead of ", "rather than ", "previously ", "formerly ", "used to ",
                                           "switched from ", "moved from ", "changed from ", "went from "};
 /* Cues that a sentence tells the past (it asserts nothing as current). */
@@ -101,7 +95,7 @@ static bool lead_tells_past(const char *s, size_t len)
 
 /* The old position a sentence tells: the words after its first change cue up to the clause's
  * end (for "switched from Y to X", up to " to "). Its span in *y; false when S tells no change. */
-static bool lead_old_position(const char *s, size_t len, struct lead_span *y)
+static bool lead_old_position(const char *s, size_t len, struct synth_span *y)
 {
     static const char *const stops[] = {" and ", " but ", " so ", " because ", " since ", " now", " these days", " for now"};
     for (size_t c = 0; c < sizeof lead_change / sizeof lead_change[0]; c++) {
@@ -122,7 +116,7 @@ static bool lead_old_position(const char *s, size_t len, struct lead_span *y)
         for (size_t k = 0; k < sizeof joins / sizeof joins[0] && to > from; k++)
             if (strncasecmp(s + from, joins[k], strlen(joins[k])) == 0) to = from;
         if (to > from) {
-            *y = (struct lead_span){from, to - from};
+            *y = (struct synth_span){from, to - from};
             return true;
         }
     }
@@ -146,7 +140,7 @@ static const char *lead_date(const dream_article *a, const char *text, size_t le
 {
     const char *best = NULL;
     for (size_t i = 0, e; i + 3 < len; i++) {
-        if (!lead_marker_at(text, i, &e)) continue;
+        if (!synth_marker_at(text, i, &e)) continue;
         int num = atoi(text + i + 2);
         for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
             const struct dream_article_footnote *fn = dream_article_footnote(a, f);
@@ -161,7 +155,7 @@ static size_t lead_uses(const char *text, size_t len, int num)
 {
     size_t k = 0;
     for (size_t i = 0, e; i + 3 < len; i++)
-        if (lead_marker_at(text, i, &e) && e <= len && atoi(text + i + 2) == num && text[e] != ':') k++;
+        if (synth_marker_at(text, i, &e) && e <= len && atoi(text + i + 2) == num && text[e] != ':') k++;
     return k;
 }
 
@@ -171,7 +165,7 @@ static bool lead_keeps_markers(const char *whole, const char *old, const char *n
 {
     size_t lo = strlen(old), ln = strlen(neu), lw = strlen(whole);
     for (size_t i = 0, e; i + 3 < lo; i++) {
-        if (!lead_marker_at(old, i, &e)) continue;
+        if (!synth_marker_at(old, i, &e)) continue;
         int num = atoi(old + i + 2);
         if (lead_uses(whole, lw, num) - lead_uses(old, lo, num) + lead_uses(neu, ln, num) == 0) return false;
     }
@@ -181,7 +175,7 @@ static bool lead_keeps_markers(const char *whole, const char *old, const char *n
 /* A body sentence that tells a change. */
 struct lead_change_s {
     const char *text; /* its section's body (stable while the article is not changed) */
-    struct lead_span s, y;
+    struct synth_span s, y;
     unsigned *sw, *yw; /* content words of the sentence and of the old position */
     size_t nsw, nyw;
     const char *date;
@@ -199,7 +193,7 @@ static bool lead_grounded(const dream_article *a, const struct lead_change_s *c,
         if (!lead_has(c->yw, c->nyw, c->sw[j]) && !lead_has(tw, ntw, c->sw[j]) && !lead_has(cw, ncw, c->sw[j])) fresh[nf++] = c->sw[j];
     const char *st = c->text + c->s.at;
     for (size_t i = 0, e; nf && i + 3 < c->s.len; i++) {
-        if (!lead_marker_at(st, i, &e)) continue;
+        if (!synth_marker_at(st, i, &e)) continue;
         int num = atoi(st + i + 2);
         for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
             const struct dream_article_footnote *fn = dream_article_footnote(a, f);
@@ -225,10 +219,10 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
     for (size_t s = 0; !rc && s < dream_article_section_count(a); s++) {
         const struct dream_article_section *sec = dream_article_section(a, s);
         if (sec->kind != DREAM_SECTION_BODY) continue;
-        struct lead_span sp[LEAD_MAX_SENTENCES];
-        size_t n = lead_sentences(sec->body, sp, LEAD_MAX_SENTENCES);
+        struct synth_span sp[LEAD_MAX_SENTENCES];
+        size_t n = synth_sentences(sec->body, sp, LEAD_MAX_SENTENCES);
         for (size_t k = 0; !rc && k < n; k++) {
-            struct lead_span y;
+            struct synth_span y;
             const char *st = sec->body + sp[k].at;
             if (!lead_old_position(st, sp[k].len, &y) || !strstr(st, "[^")) continue;
             if (n_ch == cap) {
@@ -251,8 +245,8 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
     }
     /* each lead sentence after the first, against them; the new lead in b */
     struct dbuf b = {0};
-    struct lead_span ls[LEAD_MAX_SENTENCES];
-    size_t n_ls = !rc && n_ch ? lead_sentences(lead, ls, LEAD_MAX_SENTENCES) : 0;
+    struct synth_span ls[LEAD_MAX_SENTENCES];
+    size_t n_ls = !rc && n_ch ? synth_sentences(lead, ls, LEAD_MAX_SENTENCES) : 0;
     size_t done = 0;
     const char *whole = dream_article_text(a, NULL);
     unsigned *all = NULL, *cw = NULL; /* the whole lead's words; the cues' */
@@ -300,7 +294,7 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
         /* L's footnotes stay cited: by S, or outside L */
         bool kept = true;
         for (size_t j = 0, e; kept && j + 3 < ls[i].len; j++) {
-            if (!lead_marker_at(l, j, &e)) continue;
+            if (!synth_marker_at(l, j, &e)) continue;
             int num = atoi(l + j + 2);
             kept = lead_uses(best->text + best->s.at, best->s.len, num) > 0 ||
                    lead_uses(whole, strlen(whole), num) > lead_uses(l, ls[i].len, num);
@@ -340,8 +334,8 @@ bool synth_told_as_past(const dream_article *a, const char *value, size_t *secti
     for (size_t s = 0; nvw > 0 && !told && s < dream_article_section_count(a); s++) {
         const struct dream_article_section *sec = dream_article_section(a, s);
         if (sec->kind != DREAM_SECTION_BODY) continue;
-        struct lead_span sp[LEAD_MAX_SENTENCES], y;
-        size_t n = lead_sentences(sec->body, sp, LEAD_MAX_SENTENCES);
+        struct synth_span sp[LEAD_MAX_SENTENCES], y;
+        size_t n = synth_sentences(sec->body, sp, LEAD_MAX_SENTENCES);
         for (size_t k = 0; !told && k < n; k++) {
             unsigned *yw = NULL;
             if (!lead_old_position(sec->body + sp[k].at, sp[k].len, &y)) continue;

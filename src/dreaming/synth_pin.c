@@ -98,21 +98,14 @@ size_t synth_words_shared(const unsigned *a, size_t na, const unsigned *b, size_
 
 /* ---- a source's messages ------------------------------------------------------------------ */
 
-/* The content words of each message a source's text shows, computed once per source. */
-struct pin_words {
-    bool done;
-    unsigned **w; /* per message of src->msgs */
-    size_t *n;
-};
-
-static void pin_words_free(struct pin_words *p, size_t n_msgs)
+void synth_src_words_free(struct synth_src_words *p, size_t n_msgs)
 {
     for (size_t i = 0; p->w && i < n_msgs; i++) free(p->w[i]);
     free(p->w);
     free(p->n);
 }
 
-static int pin_words_of(const struct synth_src *s, struct pin_words *p)
+int synth_src_words_of(const struct synth_src *s, struct synth_src_words *p)
 {
     if (p->done) return DREAM_OK;
     p->done = true;
@@ -135,7 +128,7 @@ static int pin_words_of(const struct synth_src *s, struct pin_words *p)
  * to keep the chunk's own message (s->msg): only a message sharing strictly more words, and at least
  * PIN_MIN_SHARED, moves the citation; on a tie between others, the person's message, then the
  * earlier one. */
-static long pin_best(const struct synth_src *s, const struct pin_words *p, const unsigned *w, size_t nw)
+static long pin_best(const struct synth_src *s, const struct synth_src_words *p, const unsigned *w, size_t nw)
 {
     size_t cur_score = 0;
     for (size_t i = 0; i < s->n_msgs; i++)
@@ -186,7 +179,7 @@ static size_t pin_sentence_start(const char *text, size_t run)
 }
 
 static int pin_region(const dream_article *a, const char *text, size_t region, const struct synth_src *src, size_t n_src,
-                      struct pin_words *words, int only, struct pin_edit **edits, size_t *n_edits, size_t *cap)
+                      struct synth_src_words *words, int only, struct pin_edit **edits, size_t *n_edits, size_t *cap)
 {
     int rc = DREAM_OK;
     size_t len = strlen(text);
@@ -212,7 +205,7 @@ static int pin_region(const dream_article *a, const char *text, size_t region, c
             while (text[run] != '[') run--;
         }
         size_t from = pin_sentence_start(text, run);
-        if ((rc = pin_words_of(&src[s], &words[s]))) break;
+        if ((rc = synth_src_words_of(&src[s], &words[s]))) break;
         unsigned *w = NULL;
         long nw = synth_words(text + from, run - from, &w);
         if (nw < 0) {
@@ -241,7 +234,7 @@ int synth_pin_citations(dream_article *a, const struct synth_src *src, size_t n_
     if (!n_src) return DREAM_OK;
     size_t n_sec = dream_article_section_count(a);
     char **texts = calloc(n_sec + 1, sizeof *texts); /* the regions' text before any change */
-    struct pin_words *words = calloc(n_src, sizeof *words);
+    struct synth_src_words *words = calloc(n_src, sizeof *words);
     struct pin_edit *edits = NULL;
     size_t n_edits = 0, cap = 0;
     int rc = texts && words ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
@@ -281,7 +274,7 @@ int synth_pin_citations(dream_article *a, const struct synth_src *src, size_t n_
         dbuf_free(&b);
     }
     for (size_t r = 0; texts && r <= n_sec; r++) free(texts[r]);
-    for (size_t k = 0; words && k < n_src; k++) pin_words_free(&words[k], src[k].n_msgs);
+    for (size_t k = 0; words && k < n_src; k++) synth_src_words_free(&words[k], src[k].n_msgs);
     free(texts);
     free(words);
     free(edits);

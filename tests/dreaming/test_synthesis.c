@@ -2139,6 +2139,66 @@ static void test_pin_cites_the_message_that_says_the_sentence(void **state)
 }
 
 
+/* The chunk of conversation cite from message first to last, as the stages read it. */
+static void src_of(struct ctx *c, struct synth_src *s, const char *cite, int64_t first, int64_t last)
+{
+    char q[160];
+    snprintf(q, sizeof q, "SELECT id FROM conversations WHERE cite = '%s'", cite);
+    *s = (struct synth_src){.conversation = test_store_scalar(c->store, q), .first = first, .last = last, .cite = strdup(cite),
+                            .title = strdup(cite)};
+    assert_int_equal(synth_src_messages(c->store, s, 0), 0);
+}
+
+/* Grounding: with the bike-repair chunk and the sourdough chunk at hand, a sentence cited to the
+ * bike chunk that shares no word with it goes to the sourdough message that says it, or is
+ * dropped when no note at hand says it; a sentence sharing one word stays; the lead's defining
+ * sentence and a sentence citing a note not at hand stay whatever they say; a section left
+ * without prose goes; with `only`, only sentences carrying that marker are judged. */
+static void test_unfounded_sentences_go_or_find_their_note(void **state)
+{
+    struct ctx *c = *state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/corpus/claude", data_dir);
+    assert_int_equal(fixture_ingest(c->store, dir), 0);
+    struct synth_src *src = calloc(2, sizeof *src);
+    assert_non_null(src);
+    src_of(c, &src[0], "8f504e46", 0, 3); /* bike tools: dr-c5-m0..m3 */
+    src_of(c, &src[1], "717766a6", 0, 3); /* the sourdough starter: dr-c1-m0..m3 */
+    static const char text[] =
+        "# Bicycle Maintenance\n\n"
+        "**Bicycle Maintenance** is a hobby of gears and grease.[^1] They sing in a choir on Fridays.[^1] A spare tube goes on every "
+        "ride.[^1]\n\n"
+        "## Tools\n\nThey discard half of the starter before each feeding.[^1] Their kayak is green.[^2] Cycling is joyful.[^1]\n\n"
+        "## Choir\n\nThey sing bass.[^1]\n\n"
+        "## References\n\n[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n"
+        "[^2]: `conv:9a9a9a9a#x-m0` (2024-04-20, A weekend on the lake)\n";
+    static const char want[] =
+        "# Bicycle Maintenance\n\n"
+        "**Bicycle Maintenance** is a hobby of gears and grease.[^1] A spare tube goes on every ride.[^1]\n\n"
+        "## Tools\n\nThey discard half of the starter before each feeding.[^2] Their kayak is green.[^3]\n\n"
+        "## References\n\n[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n"
+        "[^2]: `conv:717766a6#dr-c1-m1` (2024-01-10, 717766a6)\n"
+        "[^3]: `conv:9a9a9a9a#x-m0` (2024-04-20, A weekend on the lake)\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    size_t dropped = 9, recited = 9;
+    /* only marker 2 (a note not at hand): nothing is judged unfounded */
+    assert_int_equal(synth_drop_unfounded(a, src, 2, 2, &dropped, &recited), 0);
+    assert_int_equal(dropped + recited, 0);
+    assert_string_equal(dream_article_text(a, NULL), text);
+    assert_int_equal(synth_drop_unfounded(a, src, 2, 0, &dropped, &recited), 0);
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    if (strcmp(dream_article_text(a, NULL), want) != 0) fprintf(stderr, "%s", dream_article_text(a, NULL));
+    assert_string_equal(dream_article_text(a, NULL), want);
+    assert_int_equal(dropped, 3); /* the choir twice (one a whole section), cycling */
+    assert_int_equal(recited, 1);
+    /* a second pass finds nothing more */
+    assert_int_equal(synth_drop_unfounded(a, src, 2, 0, &dropped, &recited), 0);
+    assert_int_equal(dropped + recited, 0);
+    dream_article_free(a);
+    synth_src_free(src, 2);
+}
+
 /* synth_src_fit: sources over the budget lose their last messages, the longest first, down to
  * their cited message; what is left is a prefix of the text that ends where a message began. */
 static void test_fit_trims_the_longest_source_to_its_cited_message(void **state)
@@ -2294,6 +2354,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pin_cites_the_message_that_says_the_sentence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_lead_takes_up_the_change_the_body_tells, setup, teardown),
         cmocka_unit_test(test_lead_follow_leaves_what_it_cannot_tell),
+        cmocka_unit_test_setup_teardown(test_unfounded_sentences_go_or_find_their_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fits_section_sources_to_the_budget, setup, teardown),

@@ -1,0 +1,209 @@
+/* synth_ground.c — a footnoted sentence says something its note says, or it goes.
+ *
+ * Every claim of an article is footnoted to the message it came from; pinning (synth_pin.c)
+ * moves a footnote to the message of its chunk that says the sentence best. But a model also
+ * writes sentences no note at hand says anything of ("The person has written 117 tests for
+ * parake." over a chunk that never mentions tests): a footnote on such a sentence sends the
+ * reader to a message that does not back it, and the memory holds an invented claim.
+ *
+ * After pinning, a sentence whose footnotes all cite sources at hand (the chunks the model was
+ * shown) and which shares no content word with any of their messages, the subject's own name
+ * words aside, is unfounded. If another source at hand has a message sharing at least
+ * PIN_MIN_SHARED of its words, the sentence is cited to that message instead (the model took the
+ * claim from a note it saw, and cited the wrong one); otherwise it is dropped. The lead's first
+ * sentence, which defines the subject, is never dropped; a body section left without prose goes
+ * with it. The test is lenient on purpose: one shared word keeps a sentence, so a paraphrase
+ * stays, and only a claim with nothing in common with its source goes. */
+#include "synth_internal.h"
+
+#include "../util/buf.h"
+#include "dream/error.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GR_MAX_SENTENCES 128
+#define GR_MIN_SHARED 2 /* as pinning's PIN_MIN_SHARED: fewer is chance */
+
+/* The source at hand a footnote cites (its conversation, and a message that source shows), or
+ * n_src when none. */
+static size_t gr_source(const dream_article *a, int number, const struct synth_src *src, size_t n_src)
+{
+    for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
+        const struct dream_article_footnote *fn = dream_article_footnote(a, f);
+        if (fn->number != number || !fn->cite.conv || !fn->cite.msg) continue;
+        for (size_t k = 0; k < n_src; k++) {
+            if (strcmp(src[k].cite, fn->cite.conv) != 0) continue;
+            for (size_t m = 0; m < src[k].n_msgs; m++)
+                if (strcmp(src[k].msgs[m].id, fn->cite.msg) == 0) return k;
+        }
+    }
+    return n_src;
+}
+
+/* What to do with one sentence. */
+enum gr_verdict { GR_KEEP, GR_DROP, GR_RECITE };
+
+/* The verdict on sentence s[0..len) (its markers inside); for GR_RECITE, the source and message
+ * in *to_src, *to_msg. only > 0: only a sentence carrying marker only is judged. */
+static int gr_judge(const dream_article *a, const char *s, size_t len, const unsigned *tw, size_t ntw, const struct synth_src *src,
+                    size_t n_src, struct synth_src_words *g, int only, enum gr_verdict *v, size_t *to_src, size_t *to_msg)
+{
+    *v = GR_KEEP;
+    bool any = false, has_only = only <= 0, at_hand = true;
+    bool cited[64] = {0};
+    for (size_t i = 0, e; i + 3 < len; i++) {
+        if (!synth_marker_at(s, i, &e)) continue;
+        int num = atoi(s + i + 2);
+        size_t k = gr_source(a, num, src, n_src);
+        any = true;
+        has_only |= num == only;
+        if (k == n_src) at_hand = false;
+        else if (k < 64) cited[k] = true;
+    }
+    if (!any || !has_only || !at_hand) return DREAM_OK;
+    /* the sentence's words, the subject's name words aside */
+    unsigned *w = NULL;
+    long nw = synth_words(s, len, &w);
+    if (nw < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    size_t k2 = 0;
+    for (long j = 0; j < nw; j++) {
+        bool name = false;
+        for (size_t t = 0; t < ntw && !name; t++) name = tw[t] == w[j];
+        if (!name) w[k2++] = w[j];
+    }
+    int rc = DREAM_OK;
+    size_t best_k = n_src, best_m = 0, best = GR_MIN_SHARED - 1;
+    bool founded = k2 == 0; /* a sentence of name words alone says nothing to test */
+    for (size_t k = 0; !rc && !founded && k < n_src; k++) {
+        if ((rc = synth_src_words_of(&src[k], &g[k]))) break;
+        for (size_t m = 0; m < src[k].n_msgs; m++) {
+            size_t sh = synth_words_shared(w, k2, g[k].w[m], g[k].n[m]);
+            if (k < 64 && cited[k] && sh > 0) founded = true;
+            if (!(k < 64 && cited[k]) && sh > best) best = sh, best_k = k, best_m = m;
+        }
+    }
+    free(w);
+    if (rc || founded) return rc;
+    if (best_k < n_src) {
+        *v = GR_RECITE;
+        *to_src = best_k;
+        *to_msg = best_m;
+    } else {
+        *v = GR_DROP;
+    }
+    return DREAM_OK;
+}
+
+/* text with each run of markers replaced by [^number], once. malloc'd, or NULL. */
+static char *gr_recite(const char *s, size_t len, int number)
+{
+    struct dbuf b = {0};
+    int rc = DREAM_OK;
+    for (size_t i = 0, e; !rc && i < len;) {
+        if (synth_marker_at(s, i, &e) && e <= len) {
+            while (synth_marker_at(s, e, &e) && e <= len) {}
+            rc = dbuf_printf(&b, "[^%d]", number);
+            i = e;
+            continue;
+        }
+        rc = dbuf_append(&b, s + i, 1);
+        i++;
+    }
+    if (rc) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    return dbuf_take(&b);
+}
+
+int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n_src, int only, size_t *dropped, size_t *recited)
+{
+    *dropped = *recited = 0;
+    if (!n_src) return DREAM_OK;
+    size_t n_sec = dream_article_section_count(a);
+    char **texts = calloc(n_sec + 1, sizeof *texts);
+    struct synth_src_words *g = calloc(n_src, sizeof *g);
+    unsigned *tw = NULL;
+    const char *title = dream_article_title(a);
+    long ntw = synth_words(title ? title : "", title ? strlen(title) : 0, &tw);
+    int rc = texts && g && ntw >= 0 ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t r = 0; !rc && r <= n_sec; r++) {
+        const char *t = r == 0 ? dream_article_lead(a) : NULL;
+        if (r > 0 && dream_article_section(a, r - 1)->kind == DREAM_SECTION_BODY) t = dream_article_section(a, r - 1)->body;
+        if (t && strstr(t, "[^") && !(texts[r] = strdup(t))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    /* each region, sentence by sentence: new footnotes first (they may add ## References, after
+     * every region), then the new texts */
+    char **out = calloc(n_sec + 1, sizeof *out);
+    bool *emptied = calloc(n_sec + 1, sizeof *emptied);
+    if (!rc && (!out || !emptied)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t r = 0; !rc && r <= n_sec; r++) {
+        if (!texts[r]) continue;
+        const char *t = texts[r];
+        struct synth_span sp[GR_MAX_SENTENCES];
+        size_t n = synth_sentences(t, sp, GR_MAX_SENTENCES);
+        struct dbuf b = {0};
+        size_t done = 0, kept = 0;
+        bool changed = false;
+        for (size_t k = 0; !rc && k < n; k++) {
+            enum gr_verdict v = GR_KEEP;
+            size_t to_src = 0, to_msg = 0;
+            if (!(r == 0 && k == 0)) /* the lead's defining sentence stays */
+                rc = gr_judge(a, t + sp[k].at, sp[k].len, tw, (size_t)ntw, src, n_src, g, only, &v, &to_src, &to_msg);
+            if (rc || v == GR_KEEP) {
+                kept++;
+                continue;
+            }
+            changed = true;
+            /* the text up to this sentence; a dropped one takes the space before it along */
+            size_t upto = sp[k].at;
+            if (v == GR_DROP)
+                while (upto > done && (t[upto - 1] == ' ' || t[upto - 1] == '\t')) upto--;
+            rc = dbuf_append(&b, t + done, upto - done);
+            if (!rc && v == GR_RECITE) {
+                struct dream_citation c = synth_src_citation(&src[to_src]);
+                c.msg = src[to_src].msgs[to_msg].id;
+                int number = 0;
+                rc = dream_article_footnote_add(a, &c, &number);
+                char *s = rc ? NULL : gr_recite(t + sp[k].at, sp[k].len, number);
+                if (!rc && !s) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                if (!rc) rc = dbuf_puts(&b, s);
+                free(s);
+                ++*recited;
+                kept++;
+            } else if (!rc) {
+                ++*dropped;
+                /* a dropped first sentence of a line takes the space after it instead */
+                if (upto == done || (upto > 0 && t[upto - 1] == '\n')) {
+                    size_t e = sp[k].at + sp[k].len;
+                    while (t[e] == ' ' || t[e] == '\t') e++;
+                    done = e;
+                    continue;
+                }
+            }
+            done = sp[k].at + sp[k].len;
+        }
+        if (!rc && changed) rc = dbuf_puts(&b, t + done);
+        if (!rc && changed) {
+            out[r] = dbuf_take(&b);
+            if (!out[r]) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            emptied[r] = r > 0 && kept == 0 && dream_article_section_end(a, r - 1) == r; /* no subsections under it */
+        }
+        dbuf_free(&b);
+    }
+    for (size_t r = 0; !rc && r <= n_sec; r++)
+        if (out[r] && !emptied[r]) rc = r == 0 ? dream_article_set_lead(a, out[r]) : dream_article_section_set_body(a, r - 1, out[r]);
+    for (size_t r = n_sec; !rc && r > 0; r--)
+        if (emptied[r]) rc = dream_article_section_remove(a, r - 1);
+    for (size_t r = 0; texts && r <= n_sec; r++) free(texts[r]);
+    for (size_t r = 0; out && r <= n_sec; r++) free(out[r]);
+    for (size_t k = 0; g && k < n_src; k++) synth_src_words_free(&g[k], src[k].n_msgs);
+    free(texts);
+    free(out);
+    free(emptied);
+    free(g);
+    free(tw);
+    return rc;
+}
