@@ -1,13 +1,16 @@
-/* bench_pipeline.c — the whole pipeline's throughput, ingest to wikify, in replay mode.
+/* bench_pipeline.c — the whole pipeline's throughput, ingest to wikify, in replay mode or on a
+ * model's own answers.
  *
  * In a fresh DREAM_HOME it sets up the wiki, loads the model (not timed), and for each EXPORT
  * given (a night: a file or directory of exports) ingests it and runs every stage of the
- * pipeline (dream_pipeline_run, as `dream run`), as a person's nightly job would,
- * with the seam in replay mode (dream_seam_config.replay_url): every stage call's real prompt
- * is prefilled on the model and the answer the replay server (train/oracle.py) gives for it is
- * decoded token by token as forced tokens, batched as the pipeline batches. So the stages write
- * real articles and the model does the work a real model of its shape would do. bench/pipeline.sh
- * makes the corpus and runs the oracle.
+ * pipeline (dream_pipeline_run, as `dream run`), as a person's nightly job would.
+ * With --replay URL the seam is in replay mode (dream_seam_config.replay_url): every stage
+ * call's real prompt is prefilled on the model and the answer the replay server
+ * (train/oracle.py) gives for it is decoded token by token as forced tokens, batched as the
+ * pipeline batches. So the stages write real articles and the model does the work a real model
+ * of its shape would do. Without --replay the model answers for itself (greedy, under the
+ * answer grammars, as `dream run`): the figures of a model that reads, such as dream-mini.
+ * bench/pipeline.sh makes the corpus and runs the oracle.
  *
  * Prints one line per figure (key=value; times in seconds):
  *   PIPELINE-BENCH conversations=N            conversations ingested
@@ -22,7 +25,7 @@
  *   PIPELINE-BENCH peak_rss_mib=X             the process's peak resident memory
  *   PIPELINE-BENCH articles=N                 articles in the wiki after the run
  *
- * usage: bench_pipeline --model PATH --replay URL --home DIR [--threads T] [--width W] [--batch B] EXPORT... (one per night) */
+ * usage: bench_pipeline --model PATH [--replay URL] --home DIR [--threads T] [--width W] [--batch B] EXPORT... (one per night) */
 #include "dream/error.h"
 #include "dream/ingest.h"
 #include "dream/model.h"
@@ -161,12 +164,12 @@ int main(int argc, char **argv)
         else if (a[0] != '-' && n_exports < 64) exports[n_exports++] = a;
         else {
             fprintf(stderr, "bench_pipeline: unknown argument '%s'\n"
-                            "usage: bench_pipeline --model PATH --replay URL --home DIR [--threads T] [--width W] [--batch B] EXPORT...\n", a);
+                            "usage: bench_pipeline --model PATH [--replay URL] --home DIR [--threads T] [--width W] [--batch B] EXPORT...\n", a);
             return 2;
         }
     }
-    if (!model || !replay || !home || !n_exports) {
-        fprintf(stderr, "usage: bench_pipeline --model PATH --replay URL --home DIR [--threads T] [--width W] [--batch B] EXPORT...\n");
+    if (!model || !home || !n_exports) {
+        fprintf(stderr, "usage: bench_pipeline --model PATH [--replay URL] --home DIR [--threads T] [--width W] [--batch B] EXPORT...\n");
         return 2;
     }
     if (mkdir(home, 0700) && errno != EEXIST) {
@@ -194,12 +197,13 @@ int main(int argc, char **argv)
     struct dream_seam_config cfg;
     dream_seam_default_config(&cfg);
     cfg.model_path = model;
-    cfg.replay_url = replay;
+    cfg.replay_url = replay; /* NULL: the model's own answers */
     if (threads) cfg.n_threads = threads;
     if (width) cfg.width = width;
     if ((rc = dream_seam_configure(&cfg))) die("the seam", rc);
     double t0 = now_s();
     if ((rc = dream_seam_load(NULL, NULL))) die("loading the model", rc);
+    printf("PIPELINE-BENCH mode=%s\n", replay ? "replay" : "answers");
     printf("PIPELINE-BENCH model_load_s=%.2f\n", now_s() - t0);
 
     /* each night: ingest its exports, then the whole pipeline */

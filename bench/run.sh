@@ -46,6 +46,9 @@ log=$OUT/results.txt
   echo "## the whole pipeline, ingest to wikify, replay mode ($MODEL, ${BENCH_PIPELINE_CONVS:-4} generated conversations; bench/pipeline.sh)"
   MODEL="$MODEL" CONVS="${BENCH_PIPELINE_CONVS:-4}" THREADS="$THREADS" bash bench/pipeline.sh | grep -E '^PIPELINE-'
   echo
+  echo "## the whole pipeline on dream-mini's own answers (models/dream-mini.gguf, 12 generated conversations, 3 nights)"
+  MODEL=models/dream-mini.gguf REPLAY=0 CONVS=12 NIGHTS=3 THREADS="$THREADS" OUT=build/bench/pipeline-mini bash bench/pipeline.sh | grep -E '^PIPELINE-'
+  echo
   echo "## ingest (generated ChatGPT exports)"
   bash bench/ingest.sh
   echo
