@@ -826,6 +826,15 @@ class Oracle:
                 first_marker = marker
                 break
         desc = (s.get("description") or s.get("type") or "a subject of the person's conversations").strip().rstrip(".")
+        # the description's gloss ("a tent (a tent that can be carried in a backpack) ...") only
+        # where a source says it, and then cited to that source: the lead restates, never invents
+        gloss = re.search(r" \(([^()]*)\)", desc)
+        if gloss:
+            said = [marker for marker, _, text in srcs if gloss.group(1).casefold() in text.casefold()]
+            if said:
+                first_marker = said[0]
+            else:
+                desc = desc[:gloss.start()] + desc[gloss.end():]
         lead = [f"**{title}** is {desc}.[^{first_marker}]"]
         shown, markers = self.shown_facts(sid, srcs)
         ids = {f["id"] for _, _, f in shown}
