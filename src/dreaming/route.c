@@ -34,8 +34,18 @@ static int route_count(dream_store *store, const char *sql, size_t *out)
     "(SELECT count(*) FROM (SELECT DISTINCT msg.conversation, msg.position FROM chunk_mentions m JOIN chunks ch ON ch.id = m.chunk " \
     "JOIN messages msg ON msg.conversation = ch.conversation AND msg.position BETWEEN ch.first_position AND ch.last_position "   \
     "WHERE m.entity = " e ".id AND msg.role = 'user'))"
-/* Whether entity e earns an article now: recurrence, or (gate ?1 > 0) engagement. */
-#define ROUTE_EARNS(e) "(" ROUTE_CHUNKS(e) " >= " ROUTE_RECURS " OR (?1 > 0 AND " ROUTE_USER_MESSAGES(e) " >= ?1))"
+/* Whether the person names entity e: one of its mentions' surfaces is in one of the person's own
+ * messages of the chunk it was found in (case-insensitive; ASCII case folding, as SQLite's
+ * lower()). A name only the assistant ever writes ("Everything", "Revisit your approach", picked
+ * from its advice) is no subject of the person's, however often it recurs. */
+#define ROUTE_PERSON_NAMES(e)                                                                                               \
+    "EXISTS (SELECT 1 FROM chunk_mentions m JOIN chunks ch ON ch.id = m.chunk JOIN messages msg ON msg.conversation = "   \
+    "ch.conversation AND msg.position BETWEEN ch.first_position AND ch.last_position WHERE m.entity = " e ".id AND "       \
+    "msg.role = 'user' AND instr(lower(msg.text), lower(m.surface)) > 0)"
+/* Whether entity e recurs (or, gate ?1 > 0, was engaged with), the person's naming aside. */
+#define ROUTE_RECURS_OR_ENGAGED(e) "(" ROUTE_CHUNKS(e) " >= " ROUTE_RECURS " OR (?1 > 0 AND " ROUTE_USER_MESSAGES(e) " >= ?1))"
+/* Whether entity e earns an article now: it recurs or was engaged with, and the person names it. */
+#define ROUTE_EARNS(e) "(" ROUTE_RECURS_OR_ENGAGED(e) " AND " ROUTE_PERSON_NAMES(e) ")"
 
 void dream_route_default_params(struct dream_route_params *p)
 {
@@ -78,6 +88,11 @@ int dream_route_run(dream_store *store, const struct dream_route_params *params,
                         "SELECT count(*) FROM pipeline_entities e WHERE route IS NOT 'article' AND " ROUTE_CHUNKS("e") " < " ROUTE_RECURS
                         " AND " ROUTE_USER_MESSAGES("e") " >= ?1",
                         gate, &res.engaged, "counting entities");
+    if (!rc)
+        rc = route_exec(store,
+                        "SELECT count(*) FROM pipeline_entities e WHERE route IS NOT 'article' AND " ROUTE_RECURS_OR_ENGAGED("e") " AND NOT "
+                        ROUTE_PERSON_NAMES("e"),
+                        gate, &res.unnamed, "counting entities");
     if (rc) return rc;
     if (p.dry_run) {
         size_t already = 0;
