@@ -52,6 +52,8 @@ struct dream_extract_result {
     size_t failed;    /* failed attempts in this run */
     size_t gave_up;   /* chunks marked failed in this run */
     size_t mentions;  /* names stored in this run */
+    size_t unnamed;   /* names copied from the chunk that the person's own messages do not hold,
+                         left out (only when the model copies names from the text) */
 };
 
 /* Runs the stage once over the eligible chunks. Returns an error when the store fails, or when a

@@ -15,9 +15,11 @@
 #include "store_internal.h"
 #include "util/utf8.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define EXTRACT_STAGE "extract"
@@ -48,6 +50,7 @@ struct ext_chunk {
     char *prompt;
     size_t chunk_at, chunk_end; /* where the chunk's messages start and end in prompt */
     char *grammar;   /* the names-from-text grammar of this chunk, or NULL */
+    char *person;    /* the person's own messages of the chunk, when names are copied; else NULL */
 };
 
 /* The eligible chunks, oldest conversation first, then in message order: never extracted,
@@ -95,10 +98,11 @@ static int ext_eligible(dream_store *store, const struct dream_extract_params *p
 }
 
 /* Renders the user turn for chunk c: the Entities policy page, the chunk's messages, the
- * question. c->prompt is malloc'd. */
-static int ext_render(dream_store *store, const struct dream_extract_params *p, struct ext_chunk *c)
+ * question. c->prompt is malloc'd; with want_person, c->person too (the person's own messages). */
+static int ext_render(dream_store *store, const struct dream_extract_params *p, struct ext_chunk *c, bool want_person)
 {
-    struct dbuf b = {0};
+    struct dbuf b = {0}, pb = {0};
+    struct dbuf *person = want_person ? &pb : NULL;
     char *page = NULL;
     int rc = DREAM_OK;
     if (p->wiki_dir) rc = dream_vault_meta_page(p->wiki_dir, "Entities", &page);
@@ -128,7 +132,9 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
             }
             const char *text = (const char *)sqlite3_column_text(st, 1);
             size_t len = text ? strlen(text) : 0;
-            rc = dbuf_printf(&b, "[%s]\n", (const char *)sqlite3_column_text(st, 0));
+            if (person && text && strcmp((const char *)sqlite3_column_text(st, 0), "user") == 0)
+                rc = dbuf_printf(person, "%s\n", text);
+            if (!rc) rc = dbuf_printf(&b, "[%s]\n", (const char *)sqlite3_column_text(st, 0));
             if (!rc && p->text_cap && len > p->text_cap) {
                 size_t shown = utf8_prefix(text, len, p->text_cap);
                 rc = dbuf_append(&b, text, shown);
@@ -142,6 +148,8 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
     sqlite3_finalize(st);
     c->chunk_end = b.len;
     if (!rc) rc = dbuf_printf(&b, "--- end chunk ---\n\n%s", extract_question);
+    if (!rc && person && !(c->person = pb.len ? dbuf_take(&pb) : strdup(""))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    dbuf_free(&pb);
     if (rc) {
         dbuf_free(&b);
         return rc;
@@ -150,9 +158,24 @@ static int ext_render(dream_store *store, const struct dream_extract_params *p, 
     return c->prompt ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
 
+/* Whether text holds name (ASCII case folded) as a whole run of words. */
+static bool ext_said(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; n && *p; p++) {
+        if (p != text && (isalnum((unsigned char)p[-1]) || (unsigned char)p[-1] >= 0x80)) continue;
+        if (strncasecmp(p, name, n) == 0 && !isalnum((unsigned char)p[n]) && (unsigned char)p[n] < 0x80) return true;
+    }
+    return false;
+}
+
 /* Stores the names in answer for chunk c, replacing any from an older revision, and marks the
- * chunk done, in one transaction. *stored counts the distinct names kept. */
-static int ext_store(dream_store *store, const struct ext_chunk *c, const char *answer, size_t *stored)
+ * chunk done, in one transaction. *stored counts the distinct names kept. When names are copied
+ * from the chunk (c->person set), a name the person's own messages do not hold is left out and
+ * counted in *unnamed: the grammar lets the model copy from the assistant's advice too
+ * ("Everything", "Revisit your approach"), and a subject of the person's memory is one they
+ * name. */
+static int ext_store(dream_store *store, const struct ext_chunk *c, const char *answer, size_t *stored, size_t *unnamed)
 {
     sqlite3 *db = store_db(store);
     sqlite3_stmt *st = NULL;
@@ -172,7 +195,9 @@ static int ext_store(dream_store *store, const struct ext_chunk *c, const char *
         if (kind < 0) rc = kind;
         else if (kind == ENTITY_LINE_NAME && (rc = entity_name_normal(name, &normal)) == DREAM_EINVAL)
             rc = DREAM_OK; /* not UTF-8: not a name */
-        if (!rc && normal && *normal) {
+        if (!rc && normal && *normal && c->person && !ext_said(c->person, name)) {
+            ++*unnamed;
+        } else if (!rc && normal && *normal) {
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, c->id);
             sqlite3_bind_text(st, 2, normal, -1, SQLITE_STATIC);
@@ -216,7 +241,7 @@ static int ext_batch(dream_store *store, struct ext_chunk *chunks, size_t n, con
     }
     bool copy = dream_seam_names_from_text();
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = ext_render(store, p, &chunks[i]);
+        rc = ext_render(store, p, &chunks[i], copy);
         if (!rc && copy) {
             chunks[i].grammar = dream_grammar_names_from(chunks[i].prompt + chunks[i].chunk_at,
                                                          chunks[i].chunk_end - chunks[i].chunk_at);
@@ -245,7 +270,7 @@ static int ext_batch(dream_store *store, struct ext_chunk *chunks, size_t n, con
             rc = ext_fail(store, c, "the entity stage answered nothing (expected names one per line, or NONE)", p, res);
         } else {
             size_t stored = 0;
-            rc = ext_store(store, c, out[i], &stored);
+            rc = ext_store(store, c, out[i], &stored, &res->unnamed);
             if (!rc) {
                 res->mentions += stored;
                 if (stored) res->extracted++;
@@ -259,8 +284,10 @@ done:
     for (size_t i = 0; i < n; i++) {
         free(chunks[i].prompt);
         free(chunks[i].grammar);
+        free(chunks[i].person);
         chunks[i].prompt = NULL;
         chunks[i].grammar = NULL;
+        chunks[i].person = NULL;
     }
     free(in);
     free(out);

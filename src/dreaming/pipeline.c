@@ -197,8 +197,11 @@ static int stage_extract(struct run *x, struct dream_stage_report *rep)
     count(rep, "empty", r.empty);
     count(rep, "failed", r.failed);
     count(rep, "gave_up", r.gave_up);
-    say(rep, "extract: %zu chunk(s): %zu with %zu name(s), %zu with nothing usable, %zu failed attempt(s), %zu given up; %.1f s (%.2f chunks/s)",
-        r.eligible, r.extracted, r.mentions, r.empty, r.failed, r.gave_up, dt, per_s(r.eligible, dt));
+    count(rep, "unnamed", r.unnamed);
+    say(rep,
+        "extract: %zu chunk(s): %zu with %zu name(s), %zu with nothing usable, %zu failed attempt(s), %zu given up, %zu name(s) only the "
+        "assistant wrote left out; %.1f s (%.2f chunks/s)",
+        r.eligible, r.extracted, r.mentions, r.empty, r.failed, r.gave_up, r.unnamed, dt, per_s(r.eligible, dt));
     return 0;
 }
 

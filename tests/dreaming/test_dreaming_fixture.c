@@ -169,7 +169,8 @@ static void test_fixture_engagement_gate_promotes_the_engaged_one_off(void **sta
 
 /* Route gives an article only to a subject the person names: "multitool", in two chunks but
  * written only by the assistant (and not at all in the second chunk), stays captured and is
- * counted unnamed; "derailleur", which the person asks about, gets its article. */
+ * counted unnamed; "derailleur", which the person asks about, gets its article, and so does
+ * "Roadside Repair", a name a model made with a word of the person's ("bike repair"). */
 static void test_fixture_route_leaves_a_name_only_the_assistant_writes(void **state)
 {
     dream_store *s = *state;
@@ -182,18 +183,19 @@ static void test_fixture_route_leaves_a_name_only_the_assistant_writes(void **st
     char sql[1024];
     snprintf(sql, sizeof sql,
              "INSERT INTO pipeline_entities (name, normal, squeezed, created_at) VALUES ('Multitool', 'multitool', 'multitool', 1), "
-             "('Derailleur', 'derailleur', 'derailleur', 1);"
+             "('Derailleur', 'derailleur', 'derailleur', 1), ('Roadside Repair', 'roadside repair', 'roadsiderepair', 1);"
              "INSERT INTO chunk_mentions (chunk, normal, surface, entity) SELECT %lld, normal, name, id FROM pipeline_entities "
-             "WHERE normal IN ('multitool', 'derailleur');"
+             "WHERE normal IN ('multitool', 'derailleur', 'roadside repair');"
              "INSERT INTO chunk_mentions (chunk, normal, surface, entity) SELECT %lld, normal, name, id FROM pipeline_entities "
-             "WHERE normal IN ('multitool', 'derailleur');",
+             "WHERE normal IN ('multitool', 'derailleur', 'roadside repair');",
              (long long)bike, (long long)other);
     assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
     struct dream_route_result r;
     assert_int_equal(dream_route_run(s, NULL, &r), 0);
-    assert_int_equal(r.newly, 1);
+    assert_int_equal(r.newly, 2);
     assert_int_equal(r.unnamed, 1);
     assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE normal = 'derailleur' AND route = 'article'"), 1);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE normal = 'roadside repair' AND route = 'article'"), 1);
     assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE normal = 'multitool' AND route = 'captured'"), 1);
     /* once the person names it, it earns its article on the next run */
     assert_int_equal(sqlite3_exec(store_db(s),

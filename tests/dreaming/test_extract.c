@@ -363,6 +363,32 @@ static void test_extract_nothing_usable_is_done_not_retried(void **state)
     assert_int_equal(fake_entity_calls, calls);
 }
 
+/* Names copied from the text (DREAM_NAMES_FROM_TEXT=1) are kept only when the person's own
+ * messages hold them: of "crumb" (the person's), "noted" (the assistant's) and "Everything"
+ * (nobody's), crumb alone is stored and two are counted unnamed. A model that writes its own
+ * canonical names (the switch off) keeps all three. */
+static void test_extract_copied_names_must_be_the_persons(void **state)
+{
+    dream_store *s = *state;
+    int64_t a = put_conv(s, "a", "My crumb project needs a logo.", 2000);
+    segment_all(s);
+    fake_mode = FAKE_SCRIPT;
+    fake_script = "crumb\nnoted\nEverything\n";
+    setenv("DREAM_NAMES_FROM_TEXT", "1", 1);
+    struct dream_extract_result x = extract(s, a, 0);
+    unsetenv("DREAM_NAMES_FROM_TEXT");
+    assert_int_equal(x.mentions, 1);
+    assert_int_equal(x.unnamed, 2);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions WHERE surface = 'crumb'"), 1);
+    int64_t b = put_conv(s, "b", "My crumb project needs a logo.", 3000);
+    segment_all(s);
+    setenv("DREAM_NAMES_FROM_TEXT", "0", 1);
+    x = extract(s, b, 0);
+    unsetenv("DREAM_NAMES_FROM_TEXT");
+    assert_int_equal(x.mentions, 3);
+    assert_int_equal(x.unnamed, 0);
+}
+
 static void test_extract_empty_answers_are_failed_attempts_until_the_limit(void **state)
 {
     dream_store *s = *state;
@@ -549,6 +575,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_extract_normal_forms_fold_case_space_and_composition),
         cmocka_unit_test_setup_teardown(test_extract_resolve_route_fold_variants_and_route_by_recurrence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_nothing_usable_is_done_not_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extract_copied_names_must_be_the_persons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_empty_answers_are_failed_attempts_until_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_missing_model_stops_the_run_without_charging_attempts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extract_dry_run_touches_nothing, setup, teardown),
