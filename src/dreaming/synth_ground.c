@@ -45,14 +45,15 @@ static size_t gr_source(const dream_article *a, int number, const struct synth_s
 /* What to do with one sentence. */
 enum gr_verdict { GR_KEEP, GR_DROP, GR_RECITE };
 
-/* The verdict on sentence s[0..len) (its markers inside); for GR_RECITE, the source and message
- * in *to_src, *to_msg. only > 0: only a sentence carrying marker only is judged. */
-static int gr_judge(const dream_article *a, const char *s, size_t len, const unsigned *tw, size_t ntw, const struct synth_src *src,
-                    size_t n_src, struct synth_src_words *g, int only, enum gr_verdict *v, size_t *to_src, size_t *to_msg)
+/* The verdict on sentence s[0..len) (its markers inside), with cited[k] set for each source k
+ * its markers cite (the caller clears cited); for GR_RECITE, the source and message in *to_src,
+ * *to_msg. only > 0: only a sentence carrying marker only is judged. */
+static int gr_judge_cited(const dream_article *a, const char *s, size_t len, const unsigned *tw, size_t ntw, const struct synth_src *src,
+                          size_t n_src, struct synth_src_words *g, int only, bool *cited, enum gr_verdict *v, size_t *to_src,
+                          size_t *to_msg)
 {
     *v = GR_KEEP;
     bool any = false, has_only = only <= 0, at_hand = true;
-    bool cited[64] = {0};
     for (size_t i = 0, e; i + 3 < len; i++) {
         if (!synth_marker_at(s, i, &e)) continue;
         int num = atoi(s + i + 2);
@@ -60,7 +61,7 @@ static int gr_judge(const dream_article *a, const char *s, size_t len, const uns
         any = true;
         has_only |= num == only;
         if (k == n_src) at_hand = false;
-        else if (k < 64) cited[k] = true;
+        else cited[k] = true;
     }
     if (!any || !has_only || !at_hand) return DREAM_OK;
     /* the sentence's words, the subject's name words aside */
@@ -80,8 +81,8 @@ static int gr_judge(const dream_article *a, const char *s, size_t len, const uns
         if ((rc = synth_src_words_of(&src[k], &g[k]))) break;
         for (size_t m = 0; m < src[k].n_msgs; m++) {
             size_t sh = synth_words_shared(w, k2, g[k].w[m], g[k].n[m]);
-            if (k < 64 && cited[k] && sh > 0) founded = true;
-            if (!(k < 64 && cited[k]) && sh > best) best = sh, best_k = k, best_m = m;
+            if (cited[k] && sh > 0) founded = true;
+            if (!cited[k] && sh > best) best = sh, best_k = k, best_m = m;
         }
     }
     free(w);
@@ -94,6 +95,15 @@ static int gr_judge(const dream_article *a, const char *s, size_t len, const uns
         *v = GR_DROP;
     }
     return DREAM_OK;
+}
+
+/* gr_judge_cited with cited (n_src flags, all false) cleared again for the next sentence. */
+static int gr_judge(const dream_article *a, const char *s, size_t len, const unsigned *tw, size_t ntw, const struct synth_src *src,
+                    size_t n_src, struct synth_src_words *g, int only, bool *cited, enum gr_verdict *v, size_t *to_src, size_t *to_msg)
+{
+    int rc = gr_judge_cited(a, s, len, tw, ntw, src, n_src, g, only, cited, v, to_src, to_msg);
+    memset(cited, 0, n_src * sizeof *cited);
+    return rc;
 }
 
 /* text with each run of markers replaced by [^number], once. malloc'd, or NULL. */
@@ -125,10 +135,11 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
     size_t n_sec = dream_article_section_count(a);
     char **texts = calloc(n_sec + 1, sizeof *texts);
     struct synth_src_words *g = calloc(n_src, sizeof *g);
+    bool *cited = calloc(n_src, sizeof *cited); /* per sentence: the sources its markers cite */
     unsigned *tw = NULL;
     const char *title = dream_article_title(a);
     long ntw = synth_words(title ? title : "", title ? strlen(title) : 0, &tw);
-    int rc = texts && g && ntw >= 0 ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = texts && g && cited && ntw >= 0 ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t r = 0; !rc && r <= n_sec; r++) {
         const char *t = r == 0 ? dream_article_lead(a) : NULL;
         if (r > 0 && dream_article_section(a, r - 1)->kind == DREAM_SECTION_BODY) t = dream_article_section(a, r - 1)->body;
@@ -151,7 +162,7 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
             enum gr_verdict v = GR_KEEP;
             size_t to_src = 0, to_msg = 0;
             if (!(r == 0 && k == 0)) /* the lead's defining sentence stays */
-                rc = gr_judge(a, t + sp[k].at, sp[k].len, tw, (size_t)ntw, src, n_src, g, only, &v, &to_src, &to_msg);
+                rc = gr_judge(a, t + sp[k].at, sp[k].len, tw, (size_t)ntw, src, n_src, g, only, cited, &v, &to_src, &to_msg);
             if (rc || v == GR_KEEP) {
                 kept++;
                 continue;
@@ -203,6 +214,7 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
     free(texts);
     free(out);
     free(emptied);
+    free(cited);
     free(g);
     free(tw);
     return rc;

@@ -2199,6 +2199,45 @@ static void test_unfounded_sentences_go_or_find_their_note(void **state)
     synth_src_free(src, 2);
 }
 
+/* Grounding with more sources than a small table would hold (an article of 70 chunks): a
+ * sentence citing the 70th says what it says and stays; one citing it that no source says goes. */
+static void test_unfounded_with_seventy_sources(void **state)
+{
+    (void)state;
+    enum { N = 70 };
+    struct synth_src *src = calloc(N, sizeof *src);
+    assert_non_null(src);
+    for (size_t k = 0; k < N; k++) {
+        char cite[16], id[16], text[96];
+        snprintf(cite, sizeof cite, "%08zx", k + 1);
+        snprintf(id, sizeof id, "m%zu", k);
+        snprintf(text, sizeof text, "[user] %s\n", k == N - 1 ? "The glaze on the teapot cracked in the kiln." : "Nothing of note today.");
+        src[k].cite = strdup(cite);
+        src[k].msg = strdup(id);
+        src[k].text = strdup(text);
+        src[k].date = strdup("2024-05-02");
+        src[k].title = strdup("Kiln day");
+        src[k].msgs = calloc(1, sizeof *src[k].msgs);
+        assert_non_null(src[k].msgs);
+        src[k].msgs[0] = (struct synth_src_msg){.id = strdup(id), .user = true, .at = 7, .len = strlen(text) - 8};
+        src[k].n_msgs = 1;
+    }
+    static const char text[] = "# Pottery\n\n**Pottery** is a hobby.[^1] The glaze cracked in the kiln.[^1] They sail on Sundays.[^1]\n\n"
+                               "## References\n\n[^1]: `conv:00000046#m69` (2024-05-02, Kiln day)\n";
+    static const char want[] = "# Pottery\n\n**Pottery** is a hobby.[^1] The glaze cracked in the kiln.[^1]\n\n"
+                               "## References\n\n[^1]: `conv:00000046#m69` (2024-05-02, Kiln day)\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    size_t dropped = 9, recited = 9;
+    assert_int_equal(synth_drop_unfounded(a, src, N, 0, &dropped, &recited), 0);
+    if (strcmp(dream_article_text(a, NULL), want) != 0) fprintf(stderr, "%s", dream_article_text(a, NULL));
+    assert_string_equal(dream_article_text(a, NULL), want);
+    assert_int_equal(dropped, 1);
+    assert_int_equal(recited, 0);
+    dream_article_free(a);
+    synth_src_free(src, N);
+}
+
 /* synth_src_fit: sources over the budget lose their last messages, the longest first, down to
  * their cited message; what is left is a prefix of the text that ends where a message began. */
 static void test_fit_trims_the_longest_source_to_its_cited_message(void **state)
@@ -2355,6 +2394,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_reconcile_lead_takes_up_the_change_the_body_tells, setup, teardown),
         cmocka_unit_test(test_lead_follow_leaves_what_it_cannot_tell),
         cmocka_unit_test_setup_teardown(test_unfounded_sentences_go_or_find_their_note, setup, teardown),
+        cmocka_unit_test(test_unfounded_with_seventy_sources),
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fits_section_sources_to_the_budget, setup, teardown),
