@@ -13,11 +13,10 @@
  *
  * Route counts, over the whole store (never one run's slice), the distinct chunks that mention
  * each entity: an entity in at least DREAM_ROUTE_RECURRENCE chunks is routed to an article (its
- * title recorded) when the person names it in one of their own messages of those chunks (a name
- * only the assistant writes is no subject of theirs); the rest are captured: they stay in the
- * table, findable by name. An entity once routed to an article stays routed. An optional
- * engagement gate (off by default) also gives an article to a subject the person engaged with at
- * length in a single chunk. Deterministic, no model.
+ * title recorded); the rest are captured: they stay in the table, findable by name. An entity
+ * once routed to an article stays routed. An optional engagement gate (off by default) also gives
+ * an article to a subject the person engaged with at length in a single chunk. Deterministic, no
+ * model.
  *
  * Both stages are idempotent: a second run with nothing new changes nothing. Functions return 0
  * (DREAM_OK) or a negative dream_status with dream_error_last() set.
@@ -88,7 +87,6 @@ struct dream_route_result {
     size_t newly;    /* of which routed in this run */
     size_t engaged;  /* of the newly routed, by the engagement gate alone */
     size_t captured; /* captured */
-    size_t unnamed;  /* of the captured, recurring (or engaged) but never named by the person */
 };
 
 /* Routes every entity by its recurrence over the whole store (and the engagement gate when on). */

@@ -250,9 +250,8 @@ static int stage_route(struct run *x, struct dream_stage_report *rep)
     count(rep, "captured", r.captured);
     say(rep, "route: %zu entit(ies): %zu with an article (%zu new", r.entities, r.articles, r.newly);
     if (rp.min_user_messages > 0) say(rep, ", %zu by the engagement gate of %d message(s)", r.engaged, rp.min_user_messages);
-    count(rep, "unnamed", r.unnamed);
-    say(rep, "), %zu captured (%zu recurring but named only by the assistant)%s; %.1f s (%.2f entities/s)", r.captured, r.unnamed,
-        x->p->dry_run ? " (dry run: nothing written)" : "", dt, per_s(r.entities, dt));
+    say(rep, "), %zu captured%s; %.1f s (%.2f entities/s)", r.captured, x->p->dry_run ? " (dry run: nothing written)" : "", dt,
+        per_s(r.entities, dt));
     return 0;
 }
 

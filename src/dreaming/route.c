@@ -7,11 +7,9 @@
 #include "store_internal.h"
 #include "util/utf8.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* Runs a one-row, one-column count query. */
 static int route_count(dream_store *store, const char *sql, size_t *out)
@@ -36,64 +34,8 @@ static int route_count(dream_store *store, const char *sql, size_t *out)
     "(SELECT count(*) FROM (SELECT DISTINCT msg.conversation, msg.position FROM chunk_mentions m JOIN chunks ch ON ch.id = m.chunk " \
     "JOIN messages msg ON msg.conversation = ch.conversation AND msg.position BETWEEN ch.first_position AND ch.last_position "   \
     "WHERE m.entity = " e ".id AND msg.role = 'user'))"
-/* Whether the person names entity e: a content word of one of its mentions' surfaces is a word of
- * one of the person's own messages of the chunk it was found in (route_words_in). A name only the
- * assistant ever writes ("Everything", "Revisit your approach", picked from its advice) is no
- * subject of the person's, however often it recurs; a canonical name a model made of the
- * person's words ("Sourdough Baking" for "I bake sourdough") still is. */
-#define ROUTE_PERSON_NAMES(e)                                                                                               \
-    "EXISTS (SELECT 1 FROM chunk_mentions m JOIN chunks ch ON ch.id = m.chunk JOIN messages msg ON msg.conversation = "   \
-    "ch.conversation AND msg.position BETWEEN ch.first_position AND ch.last_position WHERE m.entity = " e ".id AND "       \
-    "msg.role = 'user' AND dream_words_in(m.surface, msg.text))"
-/* Whether entity e recurs (or, gate ?1 > 0, was engaged with), the person's naming aside. */
-#define ROUTE_RECURS_OR_ENGAGED(e) "(" ROUTE_CHUNKS(e) " >= " ROUTE_RECURS " OR (?1 > 0 AND " ROUTE_USER_MESSAGES(e) " >= ?1))"
-/* Whether entity e earns an article now: it recurs or was engaged with, and the person names it. */
-#define ROUTE_EARNS(e) "(" ROUTE_RECURS_OR_ENGAGED(e) " AND " ROUTE_PERSON_NAMES(e) ")"
-
-/* Words that name nothing on their own (ASCII, lower case, sorted for bsearch). */
-static const char *const route_stop[] = {"about", "all", "and", "any", "are", "but", "for", "from", "her", "his", "its", "my",
-                                         "not", "of", "one", "our", "the", "their", "them", "they", "this", "with", "you", "your"};
-
-static int route_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
-
-static bool route_wordch(unsigned char c) { return isalnum(c) || c >= 0x80; }
-
-/* Whether text holds word w[0..n) (ASCII case folded) as a whole word. */
-static bool route_has_word(const char *text, const char *w, size_t n)
-{
-    for (const char *p = text; *p; p++) {
-        if (p != text && route_wordch((unsigned char)p[-1])) continue;
-        if (strncasecmp(p, w, n) == 0 && !route_wordch((unsigned char)p[n])) return true;
-    }
-    return false;
-}
-
-/* SQL dream_words_in(name, text): 1 when a content word of name (2 bytes or more, or a number;
- * not a stop word) is a whole word of text. */
-static void route_words_in(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    const char *name = (const char *)sqlite3_value_text(argv[0]), *text = (const char *)sqlite3_value_text(argv[1]);
-    int found = 0;
-    for (const char *p = name ? name : ""; text && *p && !found;) {
-        if (!route_wordch((unsigned char)*p)) {
-            p++;
-            continue;
-        }
-        const char *w = p;
-        while (route_wordch((unsigned char)*p)) p++;
-        size_t n = (size_t)(p - w);
-        char low[16];
-        const char *key = low;
-        if (n < sizeof low) {
-            for (size_t k = 0; k < n; k++) low[k] = (char)tolower((unsigned char)w[k]);
-            low[n] = '\0';
-            if (bsearch(&key, route_stop, sizeof route_stop / sizeof route_stop[0], sizeof route_stop[0], route_cmp)) continue;
-        }
-        if ((n >= 2 || isdigit((unsigned char)*w)) && route_has_word(text, w, n)) found = 1;
-    }
-    sqlite3_result_int(ctx, found);
-}
+/* Whether entity e earns an article now: recurrence, or (gate ?1 > 0) engagement. */
+#define ROUTE_EARNS(e) "(" ROUTE_CHUNKS(e) " >= " ROUTE_RECURS " OR (?1 > 0 AND " ROUTE_USER_MESSAGES(e) " >= ?1))"
 
 void dream_route_default_params(struct dream_route_params *p)
 {
@@ -127,8 +69,6 @@ int dream_route_run(dream_store *store, const struct dream_route_params *params,
     else dream_route_default_params(&p);
     int gate = p.min_user_messages > 0 ? p.min_user_messages : 0;
     struct dream_route_result res = {0};
-    if (sqlite3_create_function(store_db(store), "dream_words_in", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, route_words_in, NULL, NULL))
-        return store_sql_error(store, "registering dream_words_in");
     int rc = route_count(store, "SELECT count(*) FROM pipeline_entities", &res.entities);
     if (!rc)
         rc = route_exec(store, "SELECT count(*) FROM pipeline_entities e WHERE route IS NOT 'article' AND " ROUTE_EARNS("e"), gate,
@@ -138,11 +78,6 @@ int dream_route_run(dream_store *store, const struct dream_route_params *params,
                         "SELECT count(*) FROM pipeline_entities e WHERE route IS NOT 'article' AND " ROUTE_CHUNKS("e") " < " ROUTE_RECURS
                         " AND " ROUTE_USER_MESSAGES("e") " >= ?1",
                         gate, &res.engaged, "counting entities");
-    if (!rc)
-        rc = route_exec(store,
-                        "SELECT count(*) FROM pipeline_entities e WHERE route IS NOT 'article' AND " ROUTE_RECURS_OR_ENGAGED("e") " AND NOT "
-                        ROUTE_PERSON_NAMES("e"),
-                        gate, &res.unnamed, "counting entities");
     if (rc) return rc;
     if (p.dry_run) {
         size_t already = 0;

@@ -167,46 +167,6 @@ static void test_fixture_engagement_gate_promotes_the_engaged_one_off(void **sta
     assert_int_equal(r.newly, 0);
 }
 
-/* Route gives an article only to a subject the person names: "multitool", in two chunks but
- * written only by the assistant (and not at all in the second chunk), stays captured and is
- * counted unnamed; "derailleur", which the person asks about, gets its article, and so does
- * "Roadside Repair", a name a model made with a word of the person's ("bike repair"). */
-static void test_fixture_route_leaves_a_name_only_the_assistant_writes(void **state)
-{
-    dream_store *s = *state;
-    assert_int_equal(fixture_run_pipeline(s, wiki, 0, NULL, NULL), 0);
-    int64_t bike = test_store_scalar(s, "SELECT ch.id FROM chunks ch JOIN conversations c ON c.id = ch.conversation "
-                                        "WHERE c.title = 'Tools for a long ride' ORDER BY ch.first_position LIMIT 1");
-    int64_t other = test_store_scalar(s, "SELECT min(ch.id) FROM chunks ch JOIN conversations c ON c.id = ch.conversation "
-                                         "WHERE c.title != 'Tools for a long ride'");
-    assert_true(bike > 0 && other > 0);
-    char sql[1024];
-    snprintf(sql, sizeof sql,
-             "INSERT INTO pipeline_entities (name, normal, squeezed, created_at) VALUES ('Multitool', 'multitool', 'multitool', 1), "
-             "('Derailleur', 'derailleur', 'derailleur', 1), ('Roadside Repair', 'roadside repair', 'roadsiderepair', 1);"
-             "INSERT INTO chunk_mentions (chunk, normal, surface, entity) SELECT %lld, normal, name, id FROM pipeline_entities "
-             "WHERE normal IN ('multitool', 'derailleur', 'roadside repair');"
-             "INSERT INTO chunk_mentions (chunk, normal, surface, entity) SELECT %lld, normal, name, id FROM pipeline_entities "
-             "WHERE normal IN ('multitool', 'derailleur', 'roadside repair');",
-             (long long)bike, (long long)other);
-    assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
-    struct dream_route_result r;
-    assert_int_equal(dream_route_run(s, NULL, &r), 0);
-    assert_int_equal(r.newly, 2);
-    assert_int_equal(r.unnamed, 1);
-    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE normal = 'derailleur' AND route = 'article'"), 1);
-    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE normal = 'roadside repair' AND route = 'article'"), 1);
-    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE normal = 'multitool' AND route = 'captured'"), 1);
-    /* once the person names it, it earns its article on the next run */
-    assert_int_equal(sqlite3_exec(store_db(s),
-                                  "UPDATE messages SET text = 'Is a multitool enough?' WHERE source_id = 'dr-c5-m2'", NULL, NULL, NULL),
-                     SQLITE_OK);
-    assert_int_equal(dream_route_run(s, NULL, &r), 0);
-    assert_int_equal(r.newly, 1);
-    assert_int_equal(r.unnamed, 0);
-    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE normal = 'multitool' AND route = 'article'"), 1);
-}
-
 /* Calls per stage, counted by the fake. */
 static int chunk_calls, entity_calls;
 static void count_call(const char *stage)
@@ -269,7 +229,6 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_fixture_stages_report_progress_after_each_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_second_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_engagement_gate_promotes_the_engaged_one_off, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fixture_route_leaves_a_name_only_the_assistant_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_grown_conversation_redoes_only_its_changed_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixture_without_alias_seeds_aliases_mint_their_own, setup, teardown),
     };
