@@ -30,14 +30,11 @@
  * n_src when none. */
 static size_t gr_source(const dream_article *a, int number, const struct synth_src *src, size_t n_src)
 {
-    for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
-        const struct dream_article_footnote *fn = dream_article_footnote(a, f);
-        if (fn->number != number || !fn->cite.conv || !fn->cite.msg) continue;
-        for (size_t k = 0; k < n_src; k++) {
-            if (strcmp(src[k].cite, fn->cite.conv) != 0) continue;
-            for (size_t m = 0; m < src[k].n_msgs; m++)
-                if (strcmp(src[k].msgs[m].id, fn->cite.msg) == 0) return k;
-        }
+    const struct dream_article_footnote *fn = synth_footnote_numbered(a, number);
+    for (size_t k = 0; fn && fn->cite.conv && fn->cite.msg && k < n_src; k++) {
+        if (strcmp(src[k].cite, fn->cite.conv) != 0) continue;
+        for (size_t m = 0; m < src[k].n_msgs; m++)
+            if (strcmp(src[k].msgs[m].id, fn->cite.msg) == 0) return k;
     }
     return n_src;
 }
@@ -69,11 +66,8 @@ static int gr_judge_cited(const dream_article *a, const char *s, size_t len, con
     long nw = synth_words(s, len, &w);
     if (nw < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
     size_t k2 = 0;
-    for (long j = 0; j < nw; j++) {
-        bool name = false;
-        for (size_t t = 0; t < ntw && !name; t++) name = tw[t] == w[j];
-        if (!name) w[k2++] = w[j];
-    }
+    for (long j = 0; j < nw; j++)
+        if (!synth_words_has(tw, ntw, w[j])) w[k2++] = w[j];
     int rc = DREAM_OK;
     size_t best_k = n_src, best_m = 0, best = GR_MIN_SHARED - 1;
     bool founded = k2 == 0; /* a sentence of name words alone says nothing to test */

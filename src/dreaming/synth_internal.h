@@ -103,6 +103,12 @@ struct synth_src_words {
 int synth_src_words_of(const struct synth_src *s, struct synth_src_words *p);
 void synth_src_words_free(struct synth_src_words *p, size_t n_msgs);
 
+/* Whether the sorted synth_words array w[0..n) holds the word hash h. */
+bool synth_words_has(const unsigned *w, size_t n, unsigned h);
+
+/* The definition of footnote number `number` of a, or NULL. */
+const struct dream_article_footnote *synth_footnote_numbered(const dream_article *a, int number);
+
 /* How many words two sorted synth_words arrays share. */
 size_t synth_words_shared(const unsigned *a, size_t na, const unsigned *b, size_t nb);
 

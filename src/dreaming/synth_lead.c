@@ -28,42 +28,6 @@
 
 #define LEAD_MAX_SENTENCES 64
 
-/* Whether text[i..) starts a marker [^N]; its end in *end. */
-bool synth_marker_at(const char *text, size_t i, size_t *end)
-{
-    if (text[i] != '[' || text[i + 1] != '^' || !isdigit((unsigned char)text[i + 2])) return false;
-    size_t e = i + 2;
-    while (isdigit((unsigned char)text[e])) e++;
-    if (text[e] != ']') return false;
-    *end = e + 1;
-    return true;
-}
-
-size_t synth_sentences(const char *text, struct synth_span *out, size_t max)
-{
-    size_t n = 0, i = 0;
-    while (text[i] && n < max) {
-        while (text[i] == ' ' || text[i] == '\t' || text[i] == '\n') i++;
-        if (!text[i]) break;
-        size_t from = i, end = 0;
-        while (text[i] && text[i] != '\n') {
-            if (strchr(".!?", text[i])) {
-                size_t e = i + 1, m;
-                while (synth_marker_at(text, e, &m)) e = m;
-                if (!text[e] || text[e] == ' ' || text[e] == '\n') {
-                    end = e;
-                    break;
-                }
-            }
-            i++;
-        }
-        if (!end) end = i; /* a line without an end mark */
-        out[n++] = (struct synth_span){from, end - from};
-        i = end;
-    }
-    return n;
-}
-
 /* Cues of a change: the old position follows the cue (for the last four, up to " to "). */
 static const char *const lead_change[] = {"no longer ", "instead of ", "rather than ", "previously ", "formerly ", "used to ",
                                           "switched from ", "moved from ", "changed from ", "went from "};
@@ -123,29 +87,14 @@ static bool lead_old_position(const char *s, size_t len, struct synth_span *y)
     return false;
 }
 
-static bool lead_has(const unsigned *w, size_t n, unsigned h)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (w[mid] == h) return true;
-        if (w[mid] < h) lo = mid + 1;
-        else hi = mid;
-    }
-    return false;
-}
-
 /* The latest date of the footnotes text[0..len) cites (YYYY-MM-DD), or NULL when none is dated. */
 static const char *lead_date(const dream_article *a, const char *text, size_t len)
 {
     const char *best = NULL;
     for (size_t i = 0, e; i + 3 < len; i++) {
         if (!synth_marker_at(text, i, &e)) continue;
-        int num = atoi(text + i + 2);
-        for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
-            const struct dream_article_footnote *fn = dream_article_footnote(a, f);
-            if (fn->number == num && fn->cite.date && (!best || strcmp(fn->cite.date, best) > 0)) best = fn->cite.date;
-        }
+        const struct dream_article_footnote *fn = synth_footnote_numbered(a, atoi(text + i + 2));
+        if (fn && fn->cite.date && (!best || strcmp(fn->cite.date, best) > 0)) best = fn->cite.date;
     }
     return best;
 }
@@ -190,15 +139,12 @@ static bool lead_grounded(const dream_article *a, const struct lead_change_s *c,
     unsigned fresh[64];
     size_t nf = 0;
     for (size_t j = 0; j < c->nsw && nf < 64; j++)
-        if (!lead_has(c->yw, c->nyw, c->sw[j]) && !lead_has(tw, ntw, c->sw[j]) && !lead_has(cw, ncw, c->sw[j])) fresh[nf++] = c->sw[j];
+        if (!synth_words_has(c->yw, c->nyw, c->sw[j]) && !synth_words_has(tw, ntw, c->sw[j]) && !synth_words_has(cw, ncw, c->sw[j])) fresh[nf++] = c->sw[j];
     const char *st = c->text + c->s.at;
     for (size_t i = 0, e; nf && i + 3 < c->s.len; i++) {
         if (!synth_marker_at(st, i, &e)) continue;
-        int num = atoi(st + i + 2);
-        for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
-            const struct dream_article_footnote *fn = dream_article_footnote(a, f);
-            if (fn->number == num && fn->cite.conv && fn->cite.msg && 2 * held(ud, fn->cite.conv, fn->cite.msg, fresh, nf) >= nf) return true;
-        }
+        const struct dream_article_footnote *fn = synth_footnote_numbered(a, atoi(st + i + 2));
+        if (fn && fn->cite.conv && fn->cite.msg && 2 * held(ud, fn->cite.conv, fn->cite.msg, fresh, nf) >= nf) return true;
     }
     return false;
 }
@@ -270,9 +216,9 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
             /* the old position: every content word of it (the subject's name aside) in L */
             size_t ny = 0, in_l = 0;
             for (size_t j = 0; j < c->nyw; j++) {
-                if (lead_has(tw, (size_t)ntw, c->yw[j])) continue;
+                if (synth_words_has(tw, (size_t)ntw, c->yw[j])) continue;
                 ny++;
-                in_l += lead_has(lw, (size_t)nlw, c->yw[j]);
+                in_l += synth_words_has(lw, (size_t)nlw, c->yw[j]);
             }
             if (!ny || in_l < ny) continue;
             /* what S says new (its words but the old position's, the subject's and the cue's)
@@ -282,9 +228,9 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
             size_t fresh = 0, unsaid = 0;
             for (size_t j = 0; j < c->nsw; j++) {
                 unsigned h = c->sw[j];
-                if (lead_has(c->yw, c->nyw, h) || lead_has(tw, (size_t)ntw, h) || lead_has(cw, (size_t)ncw, h)) continue;
-                fresh += !lead_has(lw, (size_t)nlw, h);
-                unsaid += !lead_has(all, (size_t)nall, h);
+                if (synth_words_has(c->yw, c->nyw, h) || synth_words_has(tw, (size_t)ntw, h) || synth_words_has(cw, (size_t)ncw, h)) continue;
+                fresh += !synth_words_has(lw, (size_t)nlw, h);
+                unsaid += !synth_words_has(all, (size_t)nall, h);
             }
             if (!fresh || !unsaid) continue;
             if (!best || strcmp(c->date, best->date) >= 0) best = c;

@@ -96,6 +96,55 @@ size_t synth_words_shared(const unsigned *a, size_t na, const unsigned *b, size_
     return n;
 }
 
+bool synth_words_has(const unsigned *w, size_t n, unsigned h)
+{
+    return bsearch(&h, w, n, sizeof *w, pin_cmp_u32) != NULL;
+}
+
+const struct dream_article_footnote *synth_footnote_numbered(const dream_article *a, int number)
+{
+    for (size_t f = 0; f < dream_article_footnote_count(a); f++)
+        if (dream_article_footnote(a, f)->number == number) return dream_article_footnote(a, f);
+    return NULL;
+}
+
+/* ---- markers and sentences ------------------------------------------------------------------ */
+
+bool synth_marker_at(const char *text, size_t i, size_t *end)
+{
+    if (text[i] != '[' || text[i + 1] != '^' || !isdigit((unsigned char)text[i + 2])) return false;
+    size_t e = i + 2;
+    while (isdigit((unsigned char)text[e])) e++;
+    if (text[e] != ']') return false;
+    *end = e + 1;
+    return true;
+}
+
+size_t synth_sentences(const char *text, struct synth_span *out, size_t max)
+{
+    size_t n = 0, i = 0;
+    while (text[i] && n < max) {
+        while (text[i] == ' ' || text[i] == '\t' || text[i] == '\n') i++;
+        if (!text[i]) break;
+        size_t from = i, end = 0;
+        while (text[i] && text[i] != '\n') {
+            if (strchr(".!?", text[i])) {
+                size_t e = i + 1, m;
+                while (synth_marker_at(text, e, &m)) e = m;
+                if (!text[e] || text[e] == ' ' || text[e] == '\n') {
+                    end = e;
+                    break;
+                }
+            }
+            i++;
+        }
+        if (!end) end = i; /* a line without an end mark */
+        out[n++] = (struct synth_span){from, end - from};
+        i = end;
+    }
+    return n;
+}
+
 /* ---- a source's messages ------------------------------------------------------------------ */
 
 void synth_src_words_free(struct synth_src_words *p, size_t n_msgs)
@@ -184,16 +233,13 @@ static int pin_region(const dream_article *a, const char *text, size_t region, c
     int rc = DREAM_OK;
     size_t len = strlen(text);
     for (size_t i = 0; !rc && i + 3 < len; i++) {
-        if (text[i] != '[' || text[i + 1] != '^' || !isdigit((unsigned char)text[i + 2])) continue;
-        size_t e = i + 2;
-        while (e < len && isdigit((unsigned char)text[e])) e++;
-        if (e >= len || text[e] != ']') continue;
+        size_t e;
+        if (!synth_marker_at(text, i, &e)) continue;
+        e--; /* at its ']' */
         int number = atoi(text + i + 2);
         if (only > 0 && number != only) continue;
         /* the definition, and the source whose chunk it cites */
-        const struct dream_article_footnote *fn = NULL;
-        for (size_t f = 0; !fn && f < dream_article_footnote_count(a); f++)
-            if (dream_article_footnote(a, f)->number == number) fn = dream_article_footnote(a, f);
+        const struct dream_article_footnote *fn = synth_footnote_numbered(a, number);
         if (!fn || !fn->cite.conv || !fn->cite.msg) continue;
         size_t s = n_src;
         for (size_t k = 0; k < n_src && s == n_src; k++)

@@ -66,6 +66,13 @@ static int rc_marker_near(const char *text, const char *value)
     return before;
 }
 
+/* The date (YYYY-MM-DD) of footnote number n of a, or NULL. */
+static const char *rc_note_date(const dream_article *a, int n)
+{
+    const struct dream_article_footnote *fn = synth_footnote_numbered(a, n);
+    return fn ? fn->cite.date : NULL;
+}
+
 /* Like rc_marker_near, but of the run of markers right after the value ([^2][^3]), the one
  * whose footnote is the latest-dated: the statement that made the value current. */
 static int rc_marker_latest(const dream_article *a, const char *text, const char *value)
@@ -78,19 +85,15 @@ static int rc_marker_latest(const dream_article *a, const char *text, const char
     const char *p = at ? strstr(at, "[^") : NULL;
     if (!p) return first;
     int best = first;
-    const char *best_date = NULL;
-    for (size_t f = 0; f < dream_article_footnote_count(a); f++)
-        if (dream_article_footnote(a, f)->number == first) best_date = dream_article_footnote(a, f)->cite.date;
+    const char *best_date = rc_note_date(a, first);
     while (p && p[0] == '[' && p[1] == '^') {
         char *end;
         long v = strtol(p + 2, &end, 10);
         if (end == p + 2 || *end != ']') break;
-        for (size_t f = 0; f < dream_article_footnote_count(a); f++) {
-            const struct dream_article_footnote *fn = dream_article_footnote(a, f);
-            if (fn->number == (int)v && fn->cite.date && (!best_date || strcmp(fn->cite.date, best_date) > 0)) {
-                best = (int)v;
-                best_date = fn->cite.date;
-            }
+        const char *d = rc_note_date(a, (int)v);
+        if (d && (!best_date || strcmp(d, best_date) > 0)) {
+            best = (int)v;
+            best_date = d;
         }
         p = end + 1;
     }
@@ -249,13 +252,6 @@ static int rc_list(dream_store *store, const char *wiki, struct rc_article **out
     return rc;
 }
 
-/* The date (YYYY-MM-DD) of footnote number n of a, or NULL. */
-static const char *rc_note_date(const dream_article *a, int n)
-{
-    for (size_t f = 0; f < dream_article_footnote_count(a); f++)
-        if (dream_article_footnote(a, f)->number == n) return dream_article_footnote(a, f)->cite.date;
-    return NULL;
-}
 
 /* Appends line to `## History` (created when absent); an identical line is never repeated.
  * *added tells whether the article changed. */
@@ -505,9 +501,8 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
             if (!rc && n_touched < 60) touched[n_touched++] = strdup("history");
             res->history++;
         } else if (!rc && !evolution && n_vanish < 16 && k_old) {
-            for (size_t fidx = 0; fidx < dream_article_footnote_count(after); fidx++)
-                if (dream_article_footnote(after, fidx)->number == k_old && dream_article_footnote(after, fidx)->cite.conv)
-                    vanish[n_vanish++] = strdup(dream_article_footnote(after, fidx)->cite.conv);
+            const struct dream_article_footnote *fn = synth_footnote_numbered(after, k_old);
+            if (fn && fn->cite.conv) vanish[n_vanish++] = strdup(fn->cite.conv);
         }
         free(old);
         free(key);
