@@ -66,7 +66,8 @@ struct dream_call_opts dream_call_default_opts(void);
 
 /* The runtime's settings; dream_seam_default_config() reads the environment:
  * DREAM_MODEL, DREAM_ADAPTERS (else $DREAM_HOME/cache/adapters, else ~/.cache/dream/adapters),
- * DREAM_MEMORY_BATCH (width), DREAM_CTX (cells per sequence), DREAM_THREADS, DREAM_GRAMMAR. */
+ * DREAM_MEMORY_BATCH (width), DREAM_CTX (cells per sequence), DREAM_THREADS, DREAM_GRAMMAR,
+ * DREAM_REPLAY, DREAM_TRACE. */
 struct dream_seam_config {
     const char *model_path;   /* NULL: resolved as dream_model_resolve(NULL) */
     const char *adapters_dir; /* where memory-<stage>.gguf files live */
@@ -82,6 +83,13 @@ struct dream_seam_config {
      * batched as usual (dream_gen_params.forced): a real model's work, scripted answers. Answer
      * grammars are not applied (the answers are the server's). NULL: off (DREAM_REPLAY). */
     const char *replay_url;
+    /* Trace: every stage call's inputs and answers appended to this file, one JSON object a
+     * line, {"stage", "system" (the call's system turn, the stage's default included; null:
+     * none), "user", "answer" (null: the call failed)} (the fields of train/'s records.jsonl),
+     * embedded engine or remote backend alike:
+     * to read what a model answered. A file that cannot be opened for appending fails every
+     * call with an error naming it. NULL: off (DREAM_TRACE). */
+    const char *trace_path;
 };
 void dream_seam_default_config(struct dream_seam_config *config);
 

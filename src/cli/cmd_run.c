@@ -7,6 +7,7 @@
 #include "dream/paths.h"
 #include "dream/pipeline.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@ static void run_usage(FILE *f)
     fprintf(f,
             "usage: dream run [--stage segment|extract|resolve|route|create|fold|reconcile|link|wikify|sources] [--limit N] [--conversation CITE] [--dry-run]\n"
             "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N]\n"
-            "                 [--model PATH | --backend URL] [--replay URL]\n"
+            "                 [--model PATH | --backend URL] [--replay URL] [--trace FILE]\n"
             "\n"
             "Runs the Dreaming's stages over the conversations in the store, oldest first. Each\n"
             "stage takes only the work still to do, so a run can be stopped at any moment and run\n"
@@ -66,6 +67,9 @@ static void run_usage(FILE *f)
             "                      decodes, as forced tokens, the answer this OpenAI-compatible server\n"
             "                      gives (train/oracle.py): a real model's work, scripted answers\n"
             "                      (also DREAM_REPLAY; not with --backend)\n"
+            "  --trace FILE        append every model call (stage, system, user, answer) to FILE, one\n"
+            "                      JSON object a line, to read what the model answered (also\n"
+            "                      DREAM_TRACE)\n"
             "  -h, --help          this text\n"
             "\n"
             "While it runs, stderr says when the model loads and how long that took, and shows each\n"
@@ -84,7 +88,7 @@ static void run_usage(FILE *f)
 }
 
 struct run_opts {
-    const char *stage, *store_path, *wiki, *conversation, *model, *backend, *replay;
+    const char *stage, *store_path, *wiki, *conversation, *model, *backend, *replay, *trace;
     long limit, batch, engagement;
     bool dry_run, tie_break, engagement_set;
 };
@@ -111,7 +115,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
                 return 2;
             i++;
         } else if (!strcmp(a, "--stage") || !strcmp(a, "--store") || !strcmp(a, "--wiki") || !strcmp(a, "--conversation") ||
-                   !strcmp(a, "--model") || !strcmp(a, "--backend") || !strcmp(a, "--replay")) {
+                   !strcmp(a, "--model") || !strcmp(a, "--backend") || !strcmp(a, "--replay") || !strcmp(a, "--trace")) {
             if (!val) {
                 fprintf(stderr, "dream run: %s needs a value\n", a);
                 return 2;
@@ -122,6 +126,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             else if (!strcmp(a, "--model")) o->model = val;
             else if (!strcmp(a, "--backend")) o->backend = val;
             else if (!strcmp(a, "--replay")) o->replay = val;
+            else if (!strcmp(a, "--trace")) o->trace = val;
             else o->conversation = val;
             i++;
         } else {
@@ -155,6 +160,19 @@ int cmd_run(int argc, char **argv)
 
     /* the seam reads DREAM_REPLAY when it is configured, which cli_model_select does next */
     if (o.replay && setenv("DREAM_REPLAY", o.replay, 1)) return cli_fail("run", dream_error_set(DREAM_ENOMEM, "out of memory"));
+    if (o.trace && setenv("DREAM_TRACE", o.trace, 1)) return cli_fail("run", dream_error_set(DREAM_ENOMEM, "out of memory"));
+    /* a trace file that cannot be written stops the run before any model call (the seam would
+     * fail every call, each counted as a failed attempt) */
+    const char *trace = getenv("DREAM_TRACE");
+    if (!o.dry_run && trace && *trace) {
+        FILE *tf = fopen(trace, "a");
+        if (!tf) {
+            fprintf(stderr, "dream run: cannot append to the trace file %s: %s; name a file in a directory that exists and can be written\n", trace,
+                    strerror(errno));
+            return 2;
+        }
+        fclose(tf);
+    }
     /* a dry run calls no model: --model and --backend are accepted and not looked at */
     if (!o.dry_run && (prc = cli_model_select("run", o.model, o.backend))) return prc;
     char *store_dflt = NULL;

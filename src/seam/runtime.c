@@ -7,6 +7,8 @@
 #include "util/buf.h"
 #include "util/file.h"
 
+#include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,6 +36,9 @@ static struct {
     char *replay_url;
     struct dream_backend replay;  /* call != NULL: replay answers come from here (cfg.replay_url) */
     char replay_error[512];       /* why cfg.replay_url was refused ("": it was not); every call fails with it */
+    char *trace_path;
+    FILE *trace;                  /* cfg.trace_path opened for appending; NULL: no trace */
+    char trace_error[512];        /* why cfg.trace_path could not be opened ("": it could); every call fails with it */
     struct dream_seam_stats stats;
     dream_seam_watch_fn watch;    /* NULL: nobody watches */
     void *watch_ud;
@@ -107,6 +112,7 @@ void dream_seam_default_config(struct dream_seam_config *c)
         .n_gpu_layers = -1,
         .no_grammar = getenv("DREAM_GRAMMAR") && !strcmp(getenv("DREAM_GRAMMAR"), "0"),
         .replay_url = getenv("DREAM_REPLAY") && *getenv("DREAM_REPLAY") ? getenv("DREAM_REPLAY") : NULL,
+        .trace_path = getenv("DREAM_TRACE") && *getenv("DREAM_TRACE") ? getenv("DREAM_TRACE") : NULL,
     };
 }
 
@@ -144,8 +150,41 @@ static int replay_connect(const char *url)
     return 0;
 }
 
-/* Takes configuration c. A bad replay URL fails it, and every call after fails with the same
- * error (instead of running without replay) until a configuration without it is taken. */
+/* Opens path for appending as the trace (closing any earlier one); NULL: no trace. */
+static int trace_open(const char *path)
+{
+    if (rt.trace) fclose(rt.trace);
+    free(rt.trace_path);
+    rt.trace = NULL;
+    rt.trace_path = NULL;
+    if (!path) return 0;
+    if (!(rt.trace = fopen(path, "a")))
+        return dream_error_set(DREAM_EIO, "trace file %s (DREAM_TRACE): %s; name a file in a directory that exists and can be written", path,
+                               strerror(errno));
+    if (!(rt.trace_path = strdup(path))) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Appends the n calls of stage to the trace, one JSON line each, and flushes it: a run that
+ * stops half way leaves every call it made. */
+static void trace_calls(const char *stage, const struct dream_local_input *in, size_t n, char *const *out)
+{
+    const char *dflt = dream_stage_default_system(stage);
+    for (size_t i = 0; i < n; i++) {
+        const char *system = in[i].system ? in[i].system : dflt;
+        json_t *o = json_pack("{s:s, s:s?, s:s, s:s?}", "stage", stage, "system", system, "user", in[i].user, "answer", out[i]);
+        char *line = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+        if (line) fprintf(rt.trace, "%s\n", line);
+        else dream_log(DREAM_LOG_WARN, "trace %s: stage '%s', input %zu is not valid UTF-8 and was left out", rt.trace_path, stage, i);
+        free(line);
+        json_decref(o);
+    }
+    if (fflush(rt.trace)) dream_log(DREAM_LOG_WARN, "trace %s: %s", rt.trace_path, strerror(errno));
+}
+
+/* Takes configuration c. A bad replay URL or trace file fails it, and every call after fails
+ * with the same error (instead of running without them) until a configuration without it is
+ * taken. */
 static int configure_locked(const struct dream_seam_config *c)
 {
     runtime_unload();
@@ -160,8 +199,11 @@ static int configure_locked(const struct dream_seam_config *c)
     int rc = replay_connect(c->replay_url);
     rt.cfg.replay_url = rt.replay_url;
     snprintf(rt.replay_error, sizeof rt.replay_error, "%s", rc ? dream_error_last() : "");
+    int trc = trace_open(c->trace_path);
+    rt.cfg.trace_path = rt.trace_path;
+    snprintf(rt.trace_error, sizeof rt.trace_error, "%s", trc ? dream_error_last() : "");
     rt.configured = true;
-    return rc;
+    return rc ? rc : trc;
 }
 
 int dream_seam_configure(const struct dream_seam_config *c)
@@ -443,12 +485,14 @@ static int engine_calls(const char *stage, const struct dream_local_input *in, s
 /* One call of n inputs through the installed backend or the embedded engine (op_lock held). */
 static int calls_run(const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *o, char **out)
 {
+    if (*rt.trace_error) return dream_error_set(DREAM_EIO, "%s", rt.trace_error);
     int rc = calls_begin(stage, n);
     if (rc) return rc;
     double t0 = now_s();
     if (rt.backend.call) rc = rt.backend.call(rt.backend.ud, stage, in, n, o, out);
     else rc = engine_calls(stage, in, n, o, out); /* one input: always the serial path */
     double ms = (now_s() - t0) * 1e3;
+    if (rt.trace) trace_calls(stage, in, n, out);
     rt.stats.calls++;
     rt.stats.inputs += (long)n;
     rt.stats.call_ms += ms;

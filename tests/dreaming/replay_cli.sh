@@ -6,7 +6,8 @@
 # and decoded as forced tokens through the seam's scheduler). The two wikis must hold the same
 # articles, byte for byte, and there must be some: a replay that let the model's own choice
 # through, lost or cut an answer, or decoded nothing writes other articles (or none). The replay
-# run must also have loaded the model, and `dream check` must pass on its wiki.
+# run must also have loaded the model, and `dream check` must pass on its wiki. The backend run
+# keeps a trace (`--trace`): it must hold exactly the calls the oracle recorded for that run.
 set -u
 dream=$1 model=$2 src=$3 dir=$4
 fail() { echo "FAIL: $*"; exit 1; }
@@ -34,7 +35,7 @@ dream_home() { # NAME RUN-ARGS...: a fresh home, the corpus ingested, one whole 
     "$dream" ingest "$dir/corpus" >"$dir/$name.ingest.log" 2>&1 || fail "$name: dream ingest: $(cat "$dir/$name.ingest.log")"
     DREAM_ADAPTERS=$dir/no-adapters DREAM_THREADS=2 "$dream" -v run "$@" >"$dir/$name.log" 2>&1 || fail "$name: dream run: $(tail -20 "$dir/$name.log")"
 }
-dream_home backend --backend "$url"
+dream_home backend --backend "$url" --trace "$dir/backend.trace"
 dream_home replay --replay "$url" --model "$model"
 cat "$dir/replay.log" | grep -E '^[a-z]+:' | head -20
 
@@ -47,6 +48,20 @@ b=$(articles "$dir/replay/wiki")
 [ "$a" = "$b" ] || fail "the replay run wrote other articles than the oracle's answers imply: $(diff <(echo "$a") <(echo "$b"))"
 diff -r -x .git "$dir/backend/wiki" "$dir/replay/wiki" >"$dir/wiki.diff" || fail "the articles differ: $(head -40 "$dir/wiki.diff")"
 DREAM_HOME=$dir/replay "$dream" check >"$dir/check.log" 2>&1 || fail "dream check on the replay wiki: $(tail -20 "$dir/check.log")"
+# the backend run's trace holds every call the oracle answered, as the oracle recorded it
+python3 - "$dir/backend.trace" "$dir/records.jsonl" <<'PY' || fail "the trace is not the oracle's record of the backend run"
+import json, sys
+key = lambda r: json.dumps([r["stage"], r["system"], r["user"], r["answer"]])
+trace = sorted(key(json.loads(l)) for l in open(sys.argv[1]))
+records = sorted(key(json.loads(l)) for l in open(sys.argv[2]))
+# the oracle recorded the backend run and then the replay run, which made the same calls
+assert trace, "an empty trace"
+assert records == sorted(trace * 2), (len(trace), len(records))
+print(f"trace: {len(trace)} calls, each one the oracle answered")
+PY
+# bad input: a trace file that cannot be written stops the run before any model call, naming it
+out=$(DREAM_HOME=$dir/backend "$dream" run --backend "$url" --trace "$dir/no-such-dir/t.jsonl" 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "no-such-dir/t.jsonl" <<<"$out" || fail "an unwritable --trace gave exit $rc: $out"
 # bad input: a replay URL that is not http(s) is a usage error naming it
 out=$("$dream" run --replay ftp://nowhere 2>&1); rc=$?
 [ $rc = 2 ] && grep -q "ftp://nowhere" <<<"$out" || fail "a bad --replay URL gave exit $rc: $out"

@@ -1,6 +1,7 @@
 /* test_seam.c — the model-call seam on the tiny models: batch equals serial (also under answer
  * grammars), stage systems, per-stage adapters (set, cleared, refused), the operation lock, the
- * backend switch, grammar errors that name the stage, the seam's counters, and a bad replay URL. */
+ * backend switch, grammar errors that name the stage, the seam's counters, a bad replay URL and
+ * the call trace. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include "util/file.h"
 
 #include <ctype.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -645,6 +647,81 @@ static void test_bad_replay_url_is_refused_by_name(void **state)
     configure(gemma, dir, 1);
 }
 
+/* The trace: every call of the embedded engine (a batch with one prompt too long for the
+ * context, whose answer is null) and of an installed backend lands in the file as one JSON line,
+ * with the system turn it had (the stage's default unless the input gave one) and the answers
+ * the callers got; a trace file that cannot be opened fails the calls naming
+ * it. */
+static void test_trace_appends_every_call(void **state)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/trace.jsonl", dir);
+    unlink(path);
+    struct dream_seam_config c;
+    dream_seam_default_config(&c);
+    c.model_path = qwen;
+    c.adapters_dir = dir;
+    c.width = 4;
+    c.n_ctx = 2048;
+    c.n_threads = 1;
+    c.trace_path = path;
+    assert_int_equal(dream_seam_configure(&c), 0);
+    struct dbuf big = {0};
+    for (int i = 0; i < 3000; i++) dbuf_puts(&big, "word ");
+    struct dream_local_input in[3] = {{.user = users[0]}, {.system = "Answer briefly.", .user = big.data}, {.user = "caf\xc3\xa9 \"quoted\"\nline"}};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 4;
+    o.ignore_eog = true;
+    char *out[3];
+    assert_int_equal(dream_call_local_batch("entity", in, 3, &o, out), DREAM_ETOOBIG);
+    assert_non_null(out[0]);
+    assert_null(out[1]);
+    assert_non_null(out[2]);
+    struct dream_backend fake = {.name = "fake", .call = fake_call};
+    dream_seam_set_backend(&fake);
+    char *fo = NULL;
+    assert_int_equal(dream_call_local("route", &(struct dream_local_input){.user = "b"}, NULL, &fo), 0);
+    dream_seam_set_backend(NULL);
+
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    json_t *want[4] = {
+        json_pack("{s:s, s:s?, s:s, s:s}", "stage", "entity", "system", dream_stage_default_system("entity"), "user", users[0], "answer", out[0]),
+        json_pack("{s:s, s:s, s:s, s:n}", "stage", "entity", "system", "Answer briefly.", "user", big.data, "answer"),
+        json_pack("{s:s, s:s?, s:s, s:s}", "stage", "entity", "system", dream_stage_default_system("entity"), "user", in[2].user, "answer", out[2]),
+        json_pack("{s:s, s:s?, s:s, s:s}", "stage", "route", "system", dream_stage_default_system("route"), "user", "b", "answer", "route:b"),
+    };
+    int n = 0;
+    char *big_line = NULL;
+    size_t cap = 0;
+    while (getline(&big_line, &cap, f) > 0) {
+        assert_true(n < 4);
+        json_t *got = json_loads(big_line, 0, NULL);
+        assert_non_null(got);
+        assert_true(json_equal(got, want[n]));
+        json_decref(got);
+        json_decref(want[n]);
+        n++;
+    }
+    free(big_line);
+    fclose(f);
+    assert_int_equal(n, 4);
+    free(out[0]);
+    free(out[2]);
+    free(fo);
+    dbuf_free(&big);
+
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/no-such-dir/trace.jsonl", dir);
+    c.trace_path = bad;
+    assert_int_equal(dream_seam_configure(&c), DREAM_EIO);
+    assert_non_null(strstr(dream_error_last(), bad));
+    assert_null(call1("entity", users[0], 1.0f));
+    assert_non_null(strstr(dream_error_last(), bad));
+    configure(gemma, dir, 1);
+    assert_int_equal(unlink(path), 0);
+}
+
 static void test_backend_switch_routes_every_call(void **state)
 {
     struct dream_backend fake = {.name = "fake", .call = fake_call};
@@ -681,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_backend_switch_routes_every_call),
         cmocka_unit_test(test_stats_count_calls_and_tokens),
         cmocka_unit_test(test_bad_replay_url_is_refused_by_name),
+        cmocka_unit_test(test_trace_appends_every_call),
         cmocka_unit_test(test_watcher_hears_the_load_and_every_call_as_it_ends),
         cmocka_unit_test(test_prompt_tokens_equal_plain_tokenization_of_the_render),
     };
