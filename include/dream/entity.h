@@ -60,13 +60,17 @@ struct dream_resolve_result {
     size_t seeded;   /* of the mentions, resolved through a Meta/Aliases seed */
     size_t asked;    /* tie-break questions asked to the model */
     size_t tie_folds; /* mentions folded because the model picked exactly one candidate */
+    size_t spread;   /* mentions added: a known name found in the person's messages of another chunk */
 };
 
 /* Resolves every unresolved mention, oldest chunk first, one transaction per chunk (so a kill
  * loses at most the chunk in flight). Alias seeds come first: a name equal (normal or squeezed
  * form) to a seed's alias or canonical name resolves to the canonical (minted under the seed's
  * spelling when new); then the three deterministic layers; then, only with tie_break, the
- * model's yes/no among real candidates; else a new entity is minted. Returns an error when the
+ * model's yes/no among real candidates; else a new entity is minted. Then every resolved name
+ * that reads as a name (two or more words, or written capitalised mid-sentence by the person) is
+ * looked for in the person's messages of every chunk: a chunk holding it as whole words gets a
+ * mention of its entity too (src/dreaming/spread.c says why). Returns an error when the
  * store fails, the Aliases page cannot be read, or a tie-break call gets no answer. */
 int dream_resolve_run(dream_store *store, const struct dream_resolve_params *params, struct dream_resolve_result *result);
 

@@ -226,8 +226,11 @@ static int stage_resolve(struct run *x, struct dream_stage_report *rep)
     count(rep, "minted", r.minted);
     count(rep, "asked", r.asked);
     count(rep, "tie_folds", r.tie_folds);
-    say(rep, "resolve: %zu name(s): %zu joined a known entity (%zu by an alias seed%s), %zu new entit(ies); %.1f s (%.2f names/s)", r.mentions,
-        r.folded, r.seeded, rp.tie_break ? "" : "; tie-break off", r.minted, dt, per_s(r.mentions, dt));
+    count(rep, "spread", r.spread);
+    say(rep,
+        "resolve: %zu name(s): %zu joined a known entity (%zu by an alias seed%s), %zu new entit(ies), %zu mention(s) of a known name found "
+        "in another chunk; %.1f s (%.2f names/s)",
+        r.mentions, r.folded, r.seeded, rp.tie_break ? "" : "; tie-break off", r.minted, r.spread, dt, per_s(r.mentions, dt));
     if (rp.tie_break) say(rep, "; tie-break: %zu question(s) asked, %zu name(s) folded by the answer", r.asked, r.tie_folds);
     return 0;
 }

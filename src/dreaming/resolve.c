@@ -22,6 +22,8 @@
 
 #define RESOLVE_STAGE "resolve" /* the seam stage of the optional tie-break question */
 
+int resolve_spread(dream_store *store, size_t *added); /* spread.c */
+
 void dream_resolve_default_params(struct dream_resolve_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -443,6 +445,8 @@ int dream_resolve_run(dream_store *store, const struct dream_resolve_params *par
         }
         alias_seeds_free(&seeds);
     }
+    /* every run, also one with no new names: chunks cut since may name the known ones */
+    if (!rc && !p.dry_run) rc = resolve_spread(store, &res.spread);
     res_mentions_free(m, n);
     if (result) *result = res;
     return rc;

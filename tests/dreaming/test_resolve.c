@@ -83,11 +83,12 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A new chunk (in a conversation of its own, later than every earlier one) mentioning the
- * names in surfaces (NULL-terminated). Returns the chunk id. */
-static int64_t put_chunk(dream_store *s, const char *const *surfaces)
+/* A new chunk (in a conversation of its own, later than every earlier one: the person says user,
+ * the assistant answers assistant) mentioning the names in surfaces (NULL-terminated). Returns
+ * the chunk id. put_chunk: the same with a question and an answer that name nothing. */
+static int64_t put_chunk_said(dream_store *s, const char *user, const char *assistant, const char *const *surfaces)
 {
-    struct dream_message m[2] = {{"user", "u", 0, "question"}, {"assistant", "a", 0, "answer"}};
+    struct dream_message m[2] = {{"user", "u", 0, user}, {"assistant", "a", 0, assistant}};
     char id[32];
     snprintf(id, sizeof id, "conv-%d", n_convs);
     struct dream_conversation c = {.source = "pi", .id = id, .title = id, .updated_ms = 1000 + n_convs, .messages = m, .n_messages = 2};
@@ -100,7 +101,7 @@ static int64_t put_chunk(dream_store *s, const char *const *surfaces)
              id);
     assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
     int64_t chunk = sqlite3_last_insert_rowid(store_db(s));
-    for (const char *const *p = surfaces; *p; p++) {
+    for (const char *const *p = surfaces; p && *p; p++) {
         char *normal;
         assert_int_equal(dream_entity_normal_form(*p, &normal), 0);
         sqlite3_stmt *st;
@@ -115,6 +116,8 @@ static int64_t put_chunk(dream_store *s, const char *const *surfaces)
     }
     return chunk;
 }
+
+static int64_t put_chunk(dream_store *s, const char *const *surfaces) { return put_chunk_said(s, "question", "answer", surfaces); }
 
 /* The name of the entity the mention surface of chunk resolved to ("" when unresolved). */
 static const char *entity_of(dream_store *s, int64_t chunk, const char *surface)
@@ -190,6 +193,53 @@ static void test_resolve_alias_seed_folds_before_minting_under_the_seed_spelling
     assert_int_equal(r.seeded, 4);
     assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE name IN ('Other Thing', 'Broken line without a colon')"), 0);
     assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities"), 5);
+}
+
+/* ---- spreading a known name over the chunks that hold it ---- */
+
+/* How many mentions chunk holds. */
+static long mentions_of(dream_store *s, int64_t chunk)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM chunk_mentions WHERE chunk = %lld", (long long)chunk);
+    return (long)test_store_scalar(s, sql);
+}
+
+static void test_resolve_spreads_a_known_name_over_the_persons_chunks(void **state)
+{
+    dream_store *s = *state;
+    /* the model named these where they were the topic */
+    int64_t met = put_chunk_said(s, "Yesterday I met Leonard at the market.", "Nice.", (const char *const[]){"Leonard", NULL});
+    int64_t dance = put_chunk_said(s, "I practise fan dance twice a week.", "Good.", (const char *const[]){"fan dance", NULL});
+    int64_t old = put_chunk_said(s, "I have an old bike.", "Oil the chain.", (const char *const[]){"old", NULL});
+    int64_t next = put_chunk_said(s, "Next, I sand the table.", "Use 120 grit.", (const char *const[]){"Next", NULL});
+    /* and missed them here */
+    int64_t both = put_chunk_said(s, "leonard came to the Fan Dance class.", "Great.", NULL);
+    int64_t again = put_chunk_said(s, "My old phone broke. Next I buy one.", "Which one?", NULL);
+    int64_t told = put_chunk_said(s, "What should I bring?", "Ask Leonard about the fan dance.", NULL);
+    int64_t longer = put_chunk_said(s, "Leonardo painted; the fan dancers rested.", "Indeed.", NULL);
+    struct dream_resolve_result r = resolve(s, NULL, false);
+    assert_int_equal(r.mentions, 4);
+    /* a name written mid-sentence capitalised, and one of two words, in any case */
+    assert_string_equal(entity_of(s, both, "Leonard"), "Leonard");
+    assert_string_equal(entity_of(s, both, "fan dance"), "fan dance");
+    assert_int_equal(mentions_of(s, both), 2);
+    /* a common word the model picked, and a word capitalised only where a sentence starts */
+    assert_int_equal(mentions_of(s, again), 0);
+    /* the assistant's words, and a longer word, are not the person naming it */
+    assert_int_equal(mentions_of(s, told), 0);
+    assert_int_equal(mentions_of(s, longer), 0);
+    assert_int_equal(mentions_of(s, met) + mentions_of(s, dance) + mentions_of(s, old) + mentions_of(s, next), 4);
+    assert_int_equal(r.spread, 2);
+    /* run again: nothing new */
+    r = resolve(s, NULL, false);
+    assert_int_equal(r.mentions, 0);
+    assert_int_equal(r.spread, 0);
+    /* so Leonard recurs, and route gives him an article */
+    struct dream_route_result rr;
+    assert_int_equal(dream_route_run(s, NULL, &rr), 0);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE route = 'article'"), 2);
+    assert_int_equal(test_store_scalar(s, "SELECT chunk_count FROM pipeline_entities WHERE name = 'Leonard'"), 2);
 }
 
 static void test_resolve_seeded_aliases_page_lists_no_aliases(void **state)
@@ -305,6 +355,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resolve_tie_break_folds_on_exactly_one_yes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_tie_break_mints_on_two_yes_or_none, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_tie_break_without_a_model_stops_and_keeps_the_mention, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_spreads_a_known_name_over_the_persons_chunks, setup, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[4300];

@@ -1,0 +1,158 @@
+/* spread.c — a chunk that names a known subject in the person's own words is about it too.
+ *
+ * The model names a chunk's subjects, and a small one often names only one of several: "Leonard"
+ * is extracted from the one chunk where he is the whole topic and missed in the three where the
+ * person mentions him beside something else, so he never recurs and never gets an article. After
+ * resolve, every name already extracted and resolved is looked for in the person's messages of
+ * the other chunks (the store's full-text index first, then an exact match): where it occurs as
+ * whole words, the chunk gets a mention of that entity too, and route counts it like any other.
+ *
+ * Only a name that reads as a name is spread: one of two or more words ("fan dance"), or one the
+ * person writes capitalised where a sentence does not start ("I met Leonard"), not at the start of
+ * a sentence only. A common word a small model picked as a subject ("old", "watch", "context")
+ * stays where the model put it. The assistant's messages are not searched: what the person said
+ * is what the memory is about (the extract stage's rule for copied names). */
+#include "dream/entity.h"
+
+#include "../names/entity_name.h"
+#include "dream/error.h"
+#include "store_internal.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPREAD_MIN_BYTES 3            /* shorter names are not looked for */
+#define SPREAD_MSG_BASE (1LL << 50)   /* a message's rowid in the search index (store_schema.c) */
+#define SPREAD_MSG_POSITIONS 16777216 /* positions per conversation in that rowid */
+
+static bool sp_word_byte(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
+
+/* Whether text holds name as whole words (ASCII case ignored); *mid: whether one such occurrence
+ * starts capitalised where no sentence starts. */
+static bool sp_find(const char *text, const char *name, bool *mid)
+{
+    size_t n = strlen(name);
+    bool found = false;
+    *mid = false;
+    for (const char *p = text; (p = strcasestr(p, name)); p++) {
+        if ((p > text && sp_word_byte((unsigned char)p[-1])) || sp_word_byte((unsigned char)p[n])) continue;
+        found = true;
+        if (!isupper((unsigned char)*p)) continue;
+        const char *q = p;
+        while (q > text && (q[-1] == ' ' || q[-1] == '\t')) q--;
+        if (q > text && !strchr(".!?:;\n\r\"'*#>-([", q[-1])) *mid = true;
+    }
+    return found;
+}
+
+/* Spreads one name (surface, of entity) over the chunks whose person messages hold it. */
+static int sp_one(dream_store *store, sqlite3_stmt *match, sqlite3_stmt *msg, sqlite3_stmt *chunk, sqlite3_stmt *add, const char *surface,
+                  int64_t entity, size_t *added)
+{
+    char *normal = NULL;
+    int rc = entity_name_normal(surface, &normal);
+    if (rc) { /* not a name the store could hold (invalid UTF-8): nothing to spread */
+        dream_error_clear();
+        return DREAM_OK;
+    }
+    bool multiword = strchr(surface, ' ') != NULL, mid_any = false;
+    /* the phrase query: the name in double quotes, its own quotes doubled */
+    size_t n = strlen(surface);
+    char *q = malloc(2 * n + 16);
+    if (!q) {
+        free(normal);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    char *w = q;
+    w += sprintf(w, "text : \"");
+    for (const char *s = surface; *s; s++) {
+        if (*s == '"') *w++ = '"';
+        *w++ = *s;
+    }
+    strcpy(w, "\"");
+    int64_t *chunks = NULL;
+    size_t nc = 0, cap = 0;
+    sqlite3_reset(match);
+    sqlite3_bind_text(match, 1, q, -1, SQLITE_STATIC);
+    int step;
+    while (!rc && (step = sqlite3_step(match)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(match, 0) - SPREAD_MSG_BASE;
+        if (id < 0) continue;
+        sqlite3_reset(msg);
+        sqlite3_bind_int64(msg, 1, id / SPREAD_MSG_POSITIONS);
+        sqlite3_bind_int64(msg, 2, id % SPREAD_MSG_POSITIONS);
+        if (sqlite3_step(msg) != SQLITE_ROW) continue; /* an assistant's message, or gone */
+        bool mid = false;
+        if (!sp_find((const char *)sqlite3_column_text(msg, 0), surface, &mid)) continue;
+        mid_any |= mid;
+        sqlite3_reset(chunk);
+        sqlite3_bind_int64(chunk, 1, id / SPREAD_MSG_POSITIONS);
+        sqlite3_bind_int64(chunk, 2, id % SPREAD_MSG_POSITIONS);
+        if (sqlite3_step(chunk) != SQLITE_ROW) continue; /* not cut into chunks yet */
+        if (nc == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *g = realloc(chunks, cap * sizeof *g);
+            if (!g) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            chunks = g;
+        }
+        chunks[nc++] = sqlite3_column_int64(chunk, 0);
+    }
+    if (!rc && step != SQLITE_DONE && step != SQLITE_ROW) rc = store_sql_error(store, "looking for a known name in the messages");
+    sqlite3_reset(match);
+    for (size_t i = 0; !rc && (multiword || mid_any) && i < nc; i++) {
+        sqlite3_reset(add);
+        sqlite3_bind_int64(add, 1, chunks[i]);
+        sqlite3_bind_text(add, 2, normal, -1, SQLITE_STATIC);
+        sqlite3_bind_text(add, 3, surface, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(add, 4, entity);
+        if (sqlite3_step(add) != SQLITE_DONE) rc = store_sql_error(store, "adding a mention of a known name");
+        else *added += (size_t)sqlite3_changes(store_db(store));
+    }
+    sqlite3_reset(add);
+    free(chunks);
+    free(q);
+    free(normal);
+    return rc;
+}
+
+int resolve_spread(dream_store *store, size_t *added)
+{
+    *added = 0;
+    sqlite3 *db = store_db(store);
+    sqlite3_stmt *names = NULL, *match = NULL, *msg = NULL, *chunk = NULL, *add = NULL;
+    int rc = DREAM_OK;
+    if (sqlite3_prepare_v2(db, "SELECT DISTINCT surface, entity FROM chunk_mentions WHERE entity IS NOT NULL ORDER BY surface, entity", -1, &names,
+                           NULL) ||
+        sqlite3_prepare_v2(db, "SELECT rowid FROM search WHERE search MATCH ?1 AND rowid >= (1 << 50) ORDER BY rowid", -1, &match, NULL) ||
+        sqlite3_prepare_v2(db, "SELECT text FROM messages WHERE conversation = ?1 AND position = ?2 AND role = 'user'", -1, &msg, NULL) ||
+        sqlite3_prepare_v2(db, "SELECT id FROM chunks WHERE conversation = ?1 AND ?2 BETWEEN first_position AND last_position", -1, &chunk,
+                           NULL) ||
+        sqlite3_prepare_v2(db,
+                           "INSERT OR IGNORE INTO chunk_mentions (chunk, normal, surface, entity) SELECT ?1, ?2, ?3, ?4 "
+                           "WHERE NOT EXISTS (SELECT 1 FROM chunk_mentions WHERE chunk = ?1 AND entity = ?4)",
+                           -1, &add, NULL))
+        rc = store_sql_error(store, "preparing the search for known names");
+    bool began = !rc && !(rc = store_exec(store, "BEGIN IMMEDIATE", "starting the mention spread"));
+    int step = SQLITE_DONE;
+    while (!rc && (step = sqlite3_step(names)) == SQLITE_ROW) {
+        const char *surface = (const char *)sqlite3_column_text(names, 0);
+        if (!surface || strlen(surface) < SPREAD_MIN_BYTES) continue;
+        rc = sp_one(store, match, msg, chunk, add, surface, sqlite3_column_int64(names, 1), added);
+    }
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing the known names");
+    sqlite3_finalize(names);
+    sqlite3_finalize(match);
+    sqlite3_finalize(msg);
+    sqlite3_finalize(chunk);
+    sqlite3_finalize(add);
+    if (!rc) rc = store_exec(store, "COMMIT", "committing the mention spread");
+    else if (began) store_exec(store, "ROLLBACK", "rolling back the mention spread");
+    return rc;
+}
