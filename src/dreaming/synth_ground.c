@@ -13,7 +13,14 @@
  * claim from a note it saw, and cited the wrong one); otherwise it is dropped. The lead's first
  * sentence, which defines the subject, is never dropped; a body section left without prose goes
  * with it. The test is lenient on purpose: one shared word keeps a sentence, so a paraphrase
- * stays, and only a claim with nothing in common with its source goes. */
+ * stays, and only a claim with nothing in common with its source goes.
+ *
+ * One thing is not left to chance: a name. A word the model capitalised where no sentence starts
+ * (the subject's own title words aside) must be in a message of a source the sentence cites, or
+ * the sentence is unfounded too: "Gus used to live in Abilene." over notes that never say
+ * Abilene shares "used" and "live" with them and still invents a place. A small model garbles
+ * the names it copies ("Adpenide" for Adelaide, "Nic" for Leonard), and a memory that states the
+ * wrong name is worse than one that leaves the sentence out. */
 #include "synth_internal.h"
 
 #include "../util/buf.h"
@@ -41,6 +48,46 @@ static size_t gr_source(const dream_article *a, int number, const struct synth_s
 
 /* What to do with one sentence. */
 enum gr_verdict { GR_KEEP, GR_DROP, GR_RECITE };
+
+/* The names of sentence s[0..len): words the model wrote capitalised where no sentence starts
+ * (not the first word, not after . ! ? : or a quote), outside [[links]] and markers, that are
+ * content words (synth_words) and not words of the subject's title tw. Their hashes go to
+ * names[0..*n) (at most cap). */
+static void gr_names(const char *s, size_t len, const unsigned *tw, size_t ntw, unsigned *names, size_t *n, size_t cap)
+{
+    *n = 0;
+    bool first = true;
+    for (size_t i = 0; i < len && *n < cap;) {
+        if (s[i] == '[' && i + 1 < len && (s[i + 1] == '^' || s[i + 1] == '[')) { /* a marker or a link: no name of ours */
+            while (i < len && s[i] != ']') i++;
+            continue;
+        }
+        unsigned char c = (unsigned char)s[i];
+        if (!isalnum(c) && c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t at = i;
+        while (i < len && (isalnum((unsigned char)s[i]) || (unsigned char)s[i] >= 0x80)) i++;
+        size_t j = at;
+        while (j > 0 && (s[j - 1] == ' ' || s[j - 1] == '*')) j--;
+        bool starts = first || j == 0 || strchr(".!?:;\"(\n", s[j - 1]);
+        first = false;
+        if (starts || !isupper(c)) continue;
+        unsigned *w = NULL;
+        long nw = synth_words(s + at, i - at, &w);
+        if (nw == 1 && !synth_words_has(tw, ntw, w[0])) names[(*n)++] = w[0];
+        free(w);
+    }
+}
+
+/* Whether message m of source k (its words g) holds every name of names[0..n). */
+static bool gr_holds_names(const struct synth_src_words *g, size_t m, const unsigned *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!synth_words_has(g->w[m], g->n[m], names[i])) return false;
+    return true;
+}
 
 /* The verdict on sentence s[0..len) (its markers inside), with cited[k] set for each source k
  * its markers cite (the caller clears cited); for GR_RECITE, the source and message in *to_src,
@@ -70,15 +117,23 @@ static int gr_judge_cited(const dream_article *a, const char *s, size_t len, con
         if (!synth_words_has(tw, ntw, w[j])) w[k2++] = w[j];
     int rc = DREAM_OK;
     size_t best_k = n_src, best_m = 0, best = GR_MIN_SHARED - 1;
-    bool founded = k2 == 0; /* a sentence of name words alone says nothing to test */
-    for (size_t k = 0; !rc && !founded && k < n_src; k++) {
+    /* a name no note at hand holds ("Jessica's birthday" where the notes tell Cornelius's) is
+     * invented, whatever words the rest shares */
+    unsigned names[16];
+    size_t n_names = 0;
+    gr_names(s, len, tw, ntw, names, &n_names, sizeof names / sizeof names[0]);
+    bool said = k2 == 0, named = n_names == 0; /* a sentence of name words alone says nothing to test */
+    for (size_t k = 0; !rc && !(said && named) && k < n_src; k++) {
         if ((rc = synth_src_words_of(&src[k], &g[k]))) break;
         for (size_t m = 0; m < src[k].n_msgs; m++) {
             size_t sh = synth_words_shared(w, k2, g[k].w[m], g[k].n[m]);
-            if (cited[k] && sh > 0) founded = true;
-            if (!cited[k] && sh > best) best = sh, best_k = k, best_m = m;
+            bool holds = gr_holds_names(&g[k], m, names, n_names);
+            if (cited[k] && sh > 0) said = true;
+            if (cited[k] && holds) named = true;
+            if (!cited[k] && sh > best && holds) best = sh, best_k = k, best_m = m;
         }
     }
+    bool founded = said && named;
     free(w);
     if (rc || founded) return rc;
     if (best_k < n_src) {

@@ -2199,6 +2199,38 @@ static void test_unfounded_sentences_go_or_find_their_note(void **state)
     synth_src_free(src, 2);
 }
 
+/* One source of one message of the person's, for the grounding tests. */
+static void one_msg_src(struct synth_src *s, const char *cite, const char *id, const char *title, const char *said)
+{
+    char text[256];
+    snprintf(text, sizeof text, "[user] %s\n", said);
+    s->cite = strdup(cite);
+    s->msg = strdup(id);
+    s->text = strdup(text);
+    s->date = strdup("2024-05-02");
+    s->title = strdup(title);
+    s->msgs = calloc(1, sizeof *s->msgs);
+    assert_non_null(s->msgs);
+    s->msgs[0] = (struct synth_src_msg){.id = strdup(id), .user = true, .at = 7, .len = strlen(text) - 8};
+    s->n_msgs = 1;
+}
+
+/* Grounds text against src[0..n) (synth_drop_unfounded, then normalize) and checks the result
+ * is want, with the counts of sentences dropped and re-cited. */
+static void assert_grounded(const char *text, const struct synth_src *src, size_t n, const char *want, size_t want_dropped, size_t want_recited)
+{
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    size_t dropped = 9, recited = 9;
+    assert_int_equal(synth_drop_unfounded(a, src, n, 0, &dropped, &recited), 0);
+    assert_int_equal(dream_article_normalize(a, NULL, NULL, NULL), 0);
+    if (strcmp(dream_article_text(a, NULL), want) != 0) fprintf(stderr, "%s", dream_article_text(a, NULL));
+    assert_string_equal(dream_article_text(a, NULL), want);
+    assert_int_equal(dropped, want_dropped);
+    assert_int_equal(recited, want_recited);
+    dream_article_free(a);
+}
+
 /* Grounding with more sources than a small table would hold (an article of 70 chunks): a
  * sentence citing the 70th says what it says and stays; one citing it that no source says goes. */
 static void test_unfounded_with_seventy_sources(void **state)
@@ -2208,34 +2240,44 @@ static void test_unfounded_with_seventy_sources(void **state)
     struct synth_src *src = calloc(N, sizeof *src);
     assert_non_null(src);
     for (size_t k = 0; k < N; k++) {
-        char cite[16], id[16], text[96];
+        char cite[16], id[16];
         snprintf(cite, sizeof cite, "%08zx", k + 1);
         snprintf(id, sizeof id, "m%zu", k);
-        snprintf(text, sizeof text, "[user] %s\n", k == N - 1 ? "The glaze on the teapot cracked in the kiln." : "Nothing of note today.");
-        src[k].cite = strdup(cite);
-        src[k].msg = strdup(id);
-        src[k].text = strdup(text);
-        src[k].date = strdup("2024-05-02");
-        src[k].title = strdup("Kiln day");
-        src[k].msgs = calloc(1, sizeof *src[k].msgs);
-        assert_non_null(src[k].msgs);
-        src[k].msgs[0] = (struct synth_src_msg){.id = strdup(id), .user = true, .at = 7, .len = strlen(text) - 8};
-        src[k].n_msgs = 1;
+        one_msg_src(&src[k], cite, id, "Kiln day", k == N - 1 ? "The glaze on the teapot cracked in the kiln." : "Nothing of note today.");
     }
     static const char text[] = "# Pottery\n\n**Pottery** is a hobby.[^1] The glaze cracked in the kiln.[^1] They sail on Sundays.[^1]\n\n"
                                "## References\n\n[^1]: `conv:00000046#m69` (2024-05-02, Kiln day)\n";
     static const char want[] = "# Pottery\n\n**Pottery** is a hobby.[^1] The glaze cracked in the kiln.[^1]\n\n"
                                "## References\n\n[^1]: `conv:00000046#m69` (2024-05-02, Kiln day)\n";
-    dream_article *a = NULL;
-    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
-    size_t dropped = 9, recited = 9;
-    assert_int_equal(synth_drop_unfounded(a, src, N, 0, &dropped, &recited), 0);
-    if (strcmp(dream_article_text(a, NULL), want) != 0) fprintf(stderr, "%s", dream_article_text(a, NULL));
-    assert_string_equal(dream_article_text(a, NULL), want);
-    assert_int_equal(dropped, 1);
-    assert_int_equal(recited, 0);
-    dream_article_free(a);
+    assert_grounded(text, src, N, want, 1, 0);
     synth_src_free(src, N);
+}
+
+/* A name the model wrote (capitalised mid-sentence) that no message its footnote cites holds is
+ * invented, however many other words the sentence shares: the sentence goes, or is cited to the
+ * note that holds the name and says it. Sentence starts, the subject's own name, [[links]] and
+ * the lead's defining sentence are not judged by it. */
+static void test_grounding_refuses_a_name_no_note_holds(void **state)
+{
+    (void)state;
+    struct synth_src *src = calloc(2, sizeof *src);
+    assert_non_null(src);
+    one_msg_src(&src[0], "0000000a", "m0", "Market day", "I met Leonard at the market in Laredo.");
+    one_msg_src(&src[1], "0000000b", "m1", "Market day", "Karen met Leonard at the market last year.");
+    static const char text[] =
+        "# Leonard\n\n**Leonard** is a neighbour from Springfield.[^1] He met Jessica at the market.[^1] He met Karen at the "
+        "market.[^1] They walk to the market in Laredo.[^1]\n\n"
+        "## Market\n\nLeonard goes to the market.[^1] He knows [[Karen]] from the market.[^1] Everyone at the market calls him "
+        "Leonard.[^1]\n\n"
+        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Market day)\n";
+    static const char want[] =
+        "# Leonard\n\n**Leonard** is a neighbour from Springfield.[^1] He met Karen at the market.[^2] They walk to the market in "
+        "Laredo.[^1]\n\n"
+        "## Market\n\nLeonard goes to the market.[^1] He knows [[Karen]] from the market.[^1] Everyone at the market calls him "
+        "Leonard.[^1]\n\n"
+        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Market day)\n[^2]: `conv:0000000b#m1` (2024-05-02, Market day)\n";
+    assert_grounded(text, src, 2, want, 1, 1); /* Jessica goes; Karen's note holds her and says it */
+    synth_src_free(src, 2);
 }
 
 /* synth_src_fit: sources over the budget lose their last messages, the longest first, down to
@@ -2394,6 +2436,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_reconcile_lead_takes_up_the_change_the_body_tells, setup, teardown),
         cmocka_unit_test(test_lead_follow_leaves_what_it_cannot_tell),
         cmocka_unit_test_setup_teardown(test_unfounded_sentences_go_or_find_their_note, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grounding_refuses_a_name_no_note_holds, setup, teardown),
         cmocka_unit_test(test_unfounded_with_seventy_sources),
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
