@@ -11,8 +11,8 @@
  * words aside, is unfounded. If another source at hand has a message sharing at least
  * PIN_MIN_SHARED of its words, the sentence is cited to that message instead (the model took the
  * claim from a note it saw, and cited the wrong one); otherwise it is dropped. The lead's first
- * sentence, which defines the subject, is never dropped; a body section left without prose goes
- * with it. The test is lenient on purpose: one shared word keeps a sentence, so a paraphrase
+ * sentence, which defines the subject, is never dropped, but repaired (gr_define); a body section
+ * left without prose goes with it. The test is lenient on purpose: one shared word keeps a sentence, so a paraphrase
  * stays, and only a claim with nothing in common with its source goes.
  *
  * One thing is not left to chance: a name. A word the model capitalised where no sentence starts
@@ -146,6 +146,76 @@ static int gr_judge_cited(const dream_article *a, const char *s, size_t len, con
     return DREAM_OK;
 }
 
+/* Whether any message of any source at hand shares one of the words w[0..n). */
+static int gr_any_holds(const struct synth_src *src, size_t n_src, struct synth_src_words *g, const unsigned *w, size_t n, bool *holds)
+{
+    *holds = false;
+    for (size_t k = 0; k < n_src && !*holds; k++) {
+        int rc = synth_src_words_of(&src[k], &g[k]);
+        if (rc) return rc;
+        for (size_t m = 0; m < src[k].n_msgs && !*holds; m++) *holds = synth_words_shared(w, n, g[k].w[m], g[k].n[m]) > 0;
+    }
+    return DREAM_OK;
+}
+
+/* The lead's defining sentence s[0..len) repaired, into *out (NULL: nothing to repair). It is
+ * never dropped, so what a small model invents in it is taken out instead: a bold subject that
+ * shares no word with the title ("**Gusan diet** is ..." in the article Gus) becomes the title,
+ * and a parenthesis whose words no note at hand holds ("the person's starter (a rowboat)") goes,
+ * with the space before it. */
+static int gr_define(const char *s, size_t len, const char *title, const unsigned *tw, size_t ntw, const struct synth_src *src, size_t n_src,
+                     struct synth_src_words *g, char **out)
+{
+    *out = NULL;
+    struct dbuf b = {0};
+    bool changed = false;
+    int rc = DREAM_OK;
+    size_t i = 0;
+    /* the bold subject */
+    const char *open = memmem(s, len, "**", 2);
+    const char *close = open ? memmem(open + 2, len - (size_t)(open + 2 - s), "**", 2) : NULL;
+    if (close && close > open + 2) {
+        unsigned *w = NULL;
+        long nw = synth_words(open + 2, (size_t)(close - open - 2), &w);
+        if (nw < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (nw > 0 && synth_words_shared(w, (size_t)nw, tw, ntw) == 0 && *title) {
+            rc = dbuf_append(&b, s, (size_t)(open + 2 - s));
+            if (!rc) rc = dbuf_puts(&b, title);
+            i = (size_t)(close - s);
+            changed = true;
+        }
+        free(w);
+    }
+    /* parentheses no note holds */
+    while (!rc && i < len) {
+        const char *p = memchr(s + i, '(', len - i);
+        const char *q = p ? memchr(p, ')', len - (size_t)(p - s)) : NULL;
+        if (!q) break;
+        unsigned *w = NULL;
+        long nw = synth_words(p + 1, (size_t)(q - p - 1), &w);
+        if (nw < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        size_t k2 = 0;
+        for (long j = 0; j < nw; j++)
+            if (!synth_words_has(tw, ntw, w[j])) w[k2++] = w[j];
+        bool holds = true;
+        if (!rc && k2) rc = gr_any_holds(src, n_src, g, w, k2, &holds);
+        free(w);
+        size_t from = (size_t)(p - s), to = (size_t)(q - s) + 1;
+        if (!rc && !holds) {
+            while (from > i && s[from - 1] == ' ') from--;
+            rc = dbuf_append(&b, s + i, from - i);
+            changed = true;
+        } else if (!rc) {
+            rc = dbuf_append(&b, s + i, to - i);
+        }
+        i = to;
+    }
+    if (!rc && changed) rc = dbuf_append(&b, s + i, len - i);
+    if (!rc && changed && !(*out = dbuf_take(&b))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    dbuf_free(&b);
+    return rc;
+}
+
 /* gr_judge_cited with cited (n_src flags, all false) cleared again for the next sentence. */
 static int gr_judge(const dream_article *a, const char *s, size_t len, const unsigned *tw, size_t ntw, const struct synth_src *src,
                     size_t n_src, struct synth_src_words *g, int only, bool *cited, enum gr_verdict *v, size_t *to_src, size_t *to_msg)
@@ -210,7 +280,20 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
         for (size_t k = 0; !rc && k < n; k++) {
             enum gr_verdict v = GR_KEEP;
             size_t to_src = 0, to_msg = 0;
-            if (!(r == 0 && k == 0)) /* the lead's defining sentence stays */
+            if (r == 0 && k == 0 && only <= 0) { /* the lead's defining sentence stays, repaired */
+                char *fixed = NULL;
+                rc = gr_define(t + sp[k].at, sp[k].len, title ? title : "", tw, (size_t)ntw, src, n_src, g, &fixed);
+                if (!rc && fixed) {
+                    changed = true;
+                    rc = dbuf_append(&b, t + done, sp[k].at - done);
+                    if (!rc) rc = dbuf_puts(&b, fixed);
+                    done = sp[k].at + sp[k].len;
+                }
+                free(fixed);
+                kept++;
+                continue;
+            }
+            if (!(r == 0 && k == 0))
                 rc = gr_judge(a, t + sp[k].at, sp[k].len, tw, (size_t)ntw, src, n_src, g, only, cited, &v, &to_src, &to_msg);
             if (rc || v == GR_KEEP) {
                 kept++;

@@ -2280,6 +2280,27 @@ static void test_grounding_refuses_a_name_no_note_holds(void **state)
     synth_src_free(src, 2);
 }
 
+/* The lead's defining sentence is never dropped but repaired: a bold subject sharing no word
+ * with the title becomes the title, and a parenthesis no note holds goes; one that shares a
+ * word with the title, or a parenthesis a note says, stays. */
+static void test_grounding_repairs_the_defining_sentence(void **state)
+{
+    (void)state;
+    struct synth_src *src = calloc(1, sizeof *src);
+    assert_non_null(src);
+    one_msg_src(&src[0], "0000000a", "m0", "Bake day", "My sourdough starter, Gus, has gone sluggish in the pantry.");
+    assert_grounded("# Gus\n\n**Gusan diet** is the person's sourdough starter (a rowboat), kept in the pantry (a cool one).[^1]\n\n"
+                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                    src, 1,
+                    "# Gus\n\n**Gus** is the person's sourdough starter, kept in the pantry.[^1]\n\n"
+                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                    0, 0);
+    static const char kept[] = "# Gus\n\n**Gus the starter** is the person's sourdough starter (sluggish of late).[^1]\n\n"
+                               "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n";
+    assert_grounded(kept, src, 1, kept, 0, 0);
+    synth_src_free(src, 1);
+}
+
 /* synth_src_fit: sources over the budget lose their last messages, the longest first, down to
  * their cited message; what is left is a prefix of the text that ends where a message began. */
 static void test_fit_trims_the_longest_source_to_its_cited_message(void **state)
@@ -2437,6 +2458,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_lead_follow_leaves_what_it_cannot_tell),
         cmocka_unit_test_setup_teardown(test_unfounded_sentences_go_or_find_their_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grounding_refuses_a_name_no_note_holds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grounding_repairs_the_defining_sentence, setup, teardown),
         cmocka_unit_test(test_unfounded_with_seventy_sources),
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
