@@ -7,9 +7,9 @@
  * the other chunks (the store's full-text index first, then an exact match): where it occurs as
  * whole words, the chunk gets a mention of that entity too, and route counts it like any other.
  *
- * Only a name that reads as a name is spread: one of two or more words ("fan dance"), or one the
- * person writes capitalised where a sentence does not start ("I met Leonard"), not at the start of
- * a sentence only. A common word a small model picked as a subject ("old", "watch", "context")
+ * Only a name that reads as a name is spread: one of two or more words in lower case ("fan
+ * dance"), or one the person writes capitalised where a sentence does not start ("I met Leonard",
+ * "a trip to Great Falls"), not at the start of a sentence only ("Next step: ..."). A common word a small model picked as a subject ("old", "watch", "context")
  * stays where the model put it. The assistant's messages are not searched: what the person said
  * is what the memory is about (the extract stage's rule for copied names). */
 #include "dream/entity.h"
@@ -59,7 +59,11 @@ static int sp_one(dream_store *store, sqlite3_stmt *match, sqlite3_stmt *msg, sq
         dream_error_clear();
         return DREAM_OK;
     }
-    bool multiword = strchr(surface, ' ') != NULL, mid_any = false;
+    /* two or more words in lower case ("fan dance") read as a name; a capitalised one must be
+     * written so mid-sentence too ("Next step" at sentence starts is no name) */
+    bool lower = true;
+    for (const char *c = surface; *c && lower; c++) lower = !isupper((unsigned char)*c);
+    bool multiword = strchr(surface, ' ') != NULL && lower, mid_any = false;
     /* the phrase query: the name in double quotes, its own quotes doubled */
     size_t n = strlen(surface);
     char *q = malloc(2 * n + 16);

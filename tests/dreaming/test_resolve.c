@@ -212,24 +212,24 @@ static void test_resolve_spreads_a_known_name_over_the_persons_chunks(void **sta
     int64_t met = put_chunk_said(s, "Yesterday I met Leonard at the market.", "Nice.", (const char *const[]){"Leonard", NULL});
     int64_t dance = put_chunk_said(s, "I practise fan dance twice a week.", "Good.", (const char *const[]){"fan dance", NULL});
     int64_t old = put_chunk_said(s, "I have an old bike.", "Oil the chain.", (const char *const[]){"old", NULL});
-    int64_t next = put_chunk_said(s, "Next, I sand the table.", "Use 120 grit.", (const char *const[]){"Next", NULL});
+    int64_t next = put_chunk_said(s, "Next, I sand the table. Next step: paint.", "Use 120 grit.", (const char *const[]){"Next", "Next step", NULL});
     /* and missed them here */
     int64_t both = put_chunk_said(s, "leonard came to the Fan Dance class.", "Great.", NULL);
-    int64_t again = put_chunk_said(s, "My old phone broke. Next I buy one.", "Which one?", NULL);
+    int64_t again = put_chunk_said(s, "My old phone broke. Next I buy one. Next step is the case.", "Which one?", NULL);
     int64_t told = put_chunk_said(s, "What should I bring?", "Ask Leonard about the fan dance.", NULL);
     int64_t longer = put_chunk_said(s, "Leonardo painted; the fan dancers rested.", "Indeed.", NULL);
     struct dream_resolve_result r = resolve(s, NULL, false);
-    assert_int_equal(r.mentions, 4);
+    assert_int_equal(r.mentions, 5);
     /* a name written mid-sentence capitalised, and one of two words, in any case */
     assert_string_equal(entity_of(s, both, "Leonard"), "Leonard");
     assert_string_equal(entity_of(s, both, "fan dance"), "fan dance");
     assert_int_equal(mentions_of(s, both), 2);
-    /* a common word the model picked, and a word capitalised only where a sentence starts */
+    /* a common word the model picked, and names capitalised only where a sentence starts */
     assert_int_equal(mentions_of(s, again), 0);
     /* the assistant's words, and a longer word, are not the person naming it */
     assert_int_equal(mentions_of(s, told), 0);
     assert_int_equal(mentions_of(s, longer), 0);
-    assert_int_equal(mentions_of(s, met) + mentions_of(s, dance) + mentions_of(s, old) + mentions_of(s, next), 4);
+    assert_int_equal(mentions_of(s, met) + mentions_of(s, dance) + mentions_of(s, old) + mentions_of(s, next), 5);
     assert_int_equal(r.spread, 2);
     /* run again: nothing new */
     r = resolve(s, NULL, false);
