@@ -26,7 +26,8 @@
 
 static char gemma[4096], qwen[4096], gemma_lora[4096], qwen_lora[4096], dir[4096];
 
-static void configure(const char *model, const char *adapters, int width)
+/* The tests' configuration: model, adapters and width; 2,048 cells, one thread. */
+static struct dream_seam_config test_config(const char *model, const char *adapters, int width)
 {
     struct dream_seam_config c;
     dream_seam_default_config(&c);
@@ -35,6 +36,12 @@ static void configure(const char *model, const char *adapters, int width)
     c.width = width;
     c.n_ctx = 2048;
     c.n_threads = 1;
+    return c;
+}
+
+static void configure(const char *model, const char *adapters, int width)
+{
+    struct dream_seam_config c = test_config(model, adapters, width);
     assert_int_equal(dream_seam_configure(&c), 0);
 }
 
@@ -329,13 +336,7 @@ static void test_names_from_text_follows_the_model_and_env(void **state)
 /* DREAM_GRAMMAR=0 (no_grammar) leaves answers free, to measure what the grammars change. */
 static void test_no_grammar_config_decodes_free_text(void **state)
 {
-    struct dream_seam_config c;
-    dream_seam_default_config(&c);
-    c.model_path = gemma;
-    c.adapters_dir = dir;
-    c.width = 1;
-    c.n_ctx = 2048;
-    c.n_threads = 1;
+    struct dream_seam_config c = test_config(gemma, dir, 1);
     c.no_grammar = true;
     assert_int_equal(dream_seam_configure(&c), 0);
     struct dream_local_input in = {.user = users[0], .grammar = dream_grammar_yes_no};
@@ -657,13 +658,7 @@ static void test_trace_appends_every_call(void **state)
     char path[4200];
     snprintf(path, sizeof path, "%s/trace.jsonl", dir);
     unlink(path);
-    struct dream_seam_config c;
-    dream_seam_default_config(&c);
-    c.model_path = qwen;
-    c.adapters_dir = dir;
-    c.width = 4;
-    c.n_ctx = 2048;
-    c.n_threads = 1;
+    struct dream_seam_config c = test_config(qwen, dir, 4);
     c.trace_path = path;
     assert_int_equal(dream_seam_configure(&c), 0);
     struct dbuf big = {0};
