@@ -29,26 +29,6 @@
 #define SPREAD_MSG_BASE (1LL << 50)   /* a message's rowid in the search index (store_schema.c) */
 #define SPREAD_MSG_POSITIONS 16777216 /* positions per conversation in that rowid */
 
-static bool sp_word_byte(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
-
-/* Whether text holds name as whole words (ASCII case ignored); *mid: whether one such occurrence
- * starts capitalised where no sentence starts. */
-static bool sp_find(const char *text, const char *name, bool *mid)
-{
-    size_t n = strlen(name);
-    bool found = false;
-    *mid = false;
-    for (const char *p = text; (p = strcasestr(p, name)); p++) {
-        if ((p > text && sp_word_byte((unsigned char)p[-1])) || sp_word_byte((unsigned char)p[n])) continue;
-        found = true;
-        if (!isupper((unsigned char)*p)) continue;
-        const char *q = p;
-        while (q > text && (q[-1] == ' ' || q[-1] == '\t')) q--;
-        if (q > text && !strchr(".!?:;\n\r\"'*#>-([", q[-1])) *mid = true;
-    }
-    return found;
-}
-
 /* Spreads one name (surface, of entity) over the chunks whose person messages hold it. */
 static int sp_one(dream_store *store, sqlite3_stmt *match, sqlite3_stmt *msg, sqlite3_stmt *chunk, sqlite3_stmt *add, const char *surface,
                   int64_t entity, size_t *added)
@@ -91,7 +71,7 @@ static int sp_one(dream_store *store, sqlite3_stmt *match, sqlite3_stmt *msg, sq
         sqlite3_bind_int64(msg, 2, id % SPREAD_MSG_POSITIONS);
         if (sqlite3_step(msg) != SQLITE_ROW) continue; /* an assistant's message, or gone */
         bool mid = false;
-        if (!sp_find((const char *)sqlite3_column_text(msg, 0), surface, &mid)) continue;
+        if (!entity_name_in_text((const char *)sqlite3_column_text(msg, 0), surface, &mid)) continue;
         mid_any |= mid;
         sqlite3_reset(chunk);
         sqlite3_bind_int64(chunk, 1, id / SPREAD_MSG_POSITIONS);

@@ -1,6 +1,7 @@
 /* synth.c — what the synthesis stages share (see synth_internal.h): sources and their
  * citations, sanitizing drafts, the write journal and the git commit of exactly what was written. */
 #include "synth_internal.h"
+#include "../names/entity_name.h"
 
 #include "stage_state.h"
 
@@ -123,7 +124,7 @@ int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms)
         *m = (struct synth_src_msg){synth_msg_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0)), user, b.len, len};
         if (!m->id) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         else s->n_msgs++;
-        if (!rc) rc = dbuf_printf(&b, "%.*s%s\n", (int)len, text ? text : "", len < full ? " [...]" : "");
+        if (!rc) rc = dbuf_printf(&b, "%.*s%s\n", (int)len, text ? text : "", len < full ? " " SYNTH_CUT_MARK : "");
     }
     sqlite3_finalize(st);
     if (rc) {
@@ -166,6 +167,99 @@ void synth_src_fit(struct synth_src *const *srcs, size_t n, size_t budget)
         s->text[cut] = '\0';
         total -= longest - cut;
     }
+}
+
+/* The names of a chunk's subjects, as the chunk's mentions give them. */
+struct focus_name {
+    char *name;
+    bool self; /* the source's own entity */
+};
+
+/* Whether text names one of the names whose self is want (a name of the other subjects that is
+ * part of one of the entity's own, "Antonio" in "Antonio Deon", is the entity's). */
+static bool focus_names(const char *text, const struct focus_name *nm, size_t n, bool want)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (nm[i].self != want || !entity_name_in_text(text, nm[i].name, NULL)) continue;
+        bool inside = false;
+        for (size_t k = 0; !want && !inside && k < n; k++) inside = nm[k].self && strcasestr(nm[k].name, nm[i].name);
+        if (!inside) return true;
+    }
+    return false;
+}
+
+/* Narrows s to entity's part of a chunk that names several subjects: from the person's first
+ * message naming it to the last message before the person turns to another of the chunk's
+ * subjects for good. A chunk the segmenter left with three subjects in it otherwise gives each
+ * of their articles the others' facts, and its later messages, where a subject's change often
+ * is, fall outside what a lead's or an outline's note shows. A chunk of one subject, or one
+ * where the person never names the entity (the model inferred it), stays whole. */
+static int src_focus(dream_store *store, struct synth_src *s, int64_t entity)
+{
+    sqlite3 *db = store_db(store);
+    sqlite3_stmt *st = NULL;
+    struct focus_name *nm = NULL;
+    size_t n = 0, cap = 0;
+    bool others = false;
+    int rc = DREAM_OK, step;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT m.surface, m.entity = ?2 FROM chunk_mentions m WHERE m.chunk = ?1 UNION "
+                           "SELECT e.name, e.id = ?2 FROM chunk_mentions m JOIN pipeline_entities e ON e.id = m.entity WHERE m.chunk = ?1",
+                           -1, &st, NULL))
+        return store_sql_error(store, "reading a chunk's subjects");
+    sqlite3_bind_int64(st, 1, s->chunk);
+    sqlite3_bind_int64(st, 2, entity);
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (!name || strlen(name) < 3) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct focus_name *g = realloc(nm, cap * sizeof *g);
+            if (!g) {
+                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                break;
+            }
+            nm = g;
+        }
+        nm[n] = (struct focus_name){strdup(name), sqlite3_column_int(st, 1) != 0};
+        if (!nm[n].name) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        else others |= !nm[n++].self;
+    }
+    if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading a chunk's subjects");
+    sqlite3_finalize(st);
+    st = NULL;
+    /* the person's messages of the chunk, in order: where they name the entity, and the others */
+    int64_t first = -1, last = s->last, leave = -1;
+    if (!rc && others &&
+        sqlite3_prepare_v2(db, "SELECT position, text FROM messages WHERE conversation = ?1 AND position BETWEEN ?2 AND ?3 AND role = 'user' ORDER BY position",
+                           -1, &st, NULL))
+        rc = store_sql_error(store, "reading a chunk's messages");
+    if (st) {
+        sqlite3_bind_int64(st, 1, s->conversation);
+        sqlite3_bind_int64(st, 2, s->first);
+        sqlite3_bind_int64(st, 3, s->last);
+        while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+            int64_t pos = sqlite3_column_int64(st, 0);
+            const char *text = (const char *)sqlite3_column_text(st, 1);
+            if (!text) continue;
+            if (focus_names(text, nm, n, true)) {
+                if (first < 0) first = pos;
+                leave = -1; /* it comes back: what came between stays */
+            } else if (first >= 0 && leave < 0 && focus_names(text, nm, n, false)) {
+                leave = pos;
+            }
+        }
+        if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading a chunk's messages");
+        sqlite3_finalize(st);
+    }
+    if (!rc && first >= 0) {
+        if (leave > first) last = leave - 1;
+        s->first = first;
+        s->last = last;
+    }
+    for (size_t i = 0; i < n; i++) free(nm[i].name);
+    free(nm);
+    return rc;
 }
 
 int synth_entity_sources(dream_store *store, int64_t entity, const char *unrouted_stem, bool no_sources, struct synth_src **out, size_t *n)
@@ -215,6 +309,7 @@ int synth_entity_sources(dream_store *store, int64_t entity, const char *unroute
     }
     if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "listing an entity's chunks");
     sqlite3_finalize(st);
+    for (size_t i = 0; !rc && i < *n; i++) rc = src_focus(store, &(*out)[i], entity);
     for (size_t i = 0; !rc && i < *n; i++) rc = synth_src_messages(store, &(*out)[i], conv_ms[i]);
     free(conv_ms);
     if (rc) {
@@ -306,6 +401,56 @@ static bool synth_line_is(const char *line, size_t len, const char *word)
     return len == strlen(word) && strncasecmp(line, word, len) == 0;
 }
 
+/* A word of a draft: [at, end) its bytes, [core, core_end) without the punctuation around it. */
+struct unrep_word {
+    size_t at, end, core, core_end;
+};
+
+/* Removes from s, in place, a run of 2 to 8 words the model wrote twice or more in a row ("near
+ * the Rio Grande to the Rio Grande to the Rio Grande)." keeps one "to the Rio Grande"): a small
+ * model that falls into a loop repeats a phrase until the token budget ends, and no sentence of
+ * an article needs one said twice. Words holding a marker or a link are left alone, and no cut
+ * crosses a line. */
+static void synth_unrepeat(char *s)
+{
+    enum { MAX_WORDS = 512, MAX_RUN = 8 };
+    for (int round = 0; round < 64; round++) {
+        struct unrep_word w[MAX_WORDS];
+        size_t n = 0;
+        for (size_t i = 0; s[i] && n < MAX_WORDS;) {
+            if (isspace((unsigned char)s[i])) {
+                i++;
+                continue;
+            }
+            struct unrep_word *x = &w[n++];
+            x->at = i;
+            while (s[i] && !isspace((unsigned char)s[i])) i++;
+            x->end = i;
+            x->core = x->at;
+            x->core_end = x->end;
+            while (x->core < x->core_end && strchr("(\"'*", s[x->core])) x->core++;
+            while (x->core_end > x->core && strchr(".,;:!?)\"'*", s[x->core_end - 1])) x->core_end--;
+        }
+        bool cut = false;
+        for (size_t i = 0; !cut && i < n; i++) {
+            for (size_t k = 2; !cut && k <= MAX_RUN && i + 2 * k <= n; k++) {
+                bool same = true;
+                for (size_t j = 0; same && j < 2 * k; j++) same = !memchr(s + w[i + j].at, '[', w[i + j].end - w[i + j].at);
+                for (size_t j = 0; same && j < k; j++) {
+                    const struct unrep_word *a = &w[i + j], *b = &w[i + k + j];
+                    same = a->core_end - a->core == b->core_end - b->core && a->core_end > a->core &&
+                           strncasecmp(s + a->core, s + b->core, a->core_end - a->core) == 0;
+                }
+                size_t from = w[i + k - 1].core_end, to = w[i + 2 * k - 1].core_end;
+                if (!same || memchr(s + from, '\n', to - from)) continue;
+                memmove(s + from, s + to, strlen(s + to) + 1);
+                cut = true;
+            }
+        }
+        if (!cut) return;
+    }
+}
+
 char *synth_sanitize(const char *raw, const char *heading)
 {
     /* the article module's cleaning first, then what may never sit in a section body: any
@@ -371,6 +516,7 @@ char *synth_sanitize(const char *raw, const char *heading)
     free(draft);
     while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == ' ')) b.len--;
     dbuf_putc(&b, '\0');
+    if (b.data) synth_unrepeat(b.data);
     return dbuf_take(&b);
 }
 

@@ -29,6 +29,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define GR_MAX_SENTENCES 128
 #define GR_MIN_SHARED 2 /* as pinning's PIN_MIN_SHARED: fewer is chance */
@@ -108,6 +109,12 @@ static int gr_judge_cited(const dream_article *a, const char *s, size_t len, con
         else cited[k] = true;
     }
     if (!any || !has_only || !at_hand) return DREAM_OK;
+    /* a note's cut mark copied ("Part of the draw of Ta [...]).") ends a sentence the model
+     * could not finish from what it saw */
+    if (memmem(s, len, SYNTH_CUT_MARK, strlen(SYNTH_CUT_MARK))) {
+        *v = GR_DROP;
+        return DREAM_OK;
+    }
     /* the sentence's words, the subject's name words aside */
     unsigned *w = NULL;
     long nw = synth_words(s, len, &w);
@@ -160,7 +167,8 @@ static int gr_any_holds(const struct synth_src *src, size_t n_src, struct synth_
 
 /* The lead's defining sentence s[0..len) repaired, into *out (NULL: nothing to repair). It is
  * never dropped, so what a small model invents in it is taken out instead: a bold subject that
- * shares no word with the title ("**Gusan diet** is ..." in the article Gus) becomes the title,
+ * shares no word with the title ("**Gusan diet** is ..." in the article Gus), or has a word no note
+ * at hand holds ("**Benjamin Deon**" in the article Antonio Deon), becomes the title,
  * and a parenthesis whose words no note at hand holds ("the person's starter (a rowboat)") goes,
  * with the space before it. */
 static int gr_define(const char *s, size_t len, const char *title, const unsigned *tw, size_t ntw, const struct synth_src *src, size_t n_src,
@@ -178,7 +186,14 @@ static int gr_define(const char *s, size_t len, const char *title, const unsigne
         unsigned *w = NULL;
         long nw = synth_words(open + 2, (size_t)(close - open - 2), &w);
         if (nw < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
-        if (nw > 0 && synth_words_shared(w, (size_t)nw, tw, ntw) == 0 && *title) {
+        bool invented = nw > 0 && synth_words_shared(w, (size_t)nw, tw, ntw) == 0;
+        /* or a word beside the title's that no note holds ("**Benjamin Deon**" for Antonio Deon) */
+        for (long j = 0; !rc && !invented && j < nw; j++) {
+            bool held = true;
+            if (!synth_words_has(tw, ntw, w[j])) rc = gr_any_holds(src, n_src, g, &w[j], 1, &held);
+            invented = !held;
+        }
+        if (!rc && invented && *title) {
             rc = dbuf_append(&b, s, (size_t)(open + 2 - s));
             if (!rc) rc = dbuf_puts(&b, title);
             i = (size_t)(close - s);
@@ -214,6 +229,87 @@ static int gr_define(const char *s, size_t len, const char *title, const unsigne
     if (!rc && changed && !(*out = dbuf_take(&b))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     dbuf_free(&b);
     return rc;
+}
+
+/* The word of title that w[0..n) is a garbled copy of ("Parake" or "Parakeet" for Parrot), or
+ * NULL (its length in *tn): w begins with at least three letters of it, and at least half of
+ * it, but is another word, not it with an ending ("Parrots"). */
+static const char *gr_garbled(const char *w, size_t n, const char *title, size_t *tn)
+{
+    for (const char *t = title; *t;) {
+        if (!isalnum((unsigned char)*t)) {
+            t++;
+            continue;
+        }
+        const char *e = t;
+        while (isalnum((unsigned char)*e) || (unsigned char)*e >= 0x80) e++;
+        size_t len = (size_t)(e - t), p = 0;
+        while (p < len && p < n && tolower((unsigned char)w[p]) == tolower((unsigned char)t[p])) p++;
+        bool ending = p == len && n <= len + 2;
+        if (p >= 3 && 2 * p >= len && !ending) {
+            *tn = len;
+            return t;
+        }
+        t = e;
+    }
+    return NULL;
+}
+
+/* A sentence s[0..len) that starts with a garbled copy of a title word ("Parake is feature-complete
+ * now.[^3]" in the article Parrot): a small model's copying error, which the title word repairs,
+ * into *out, when a note the sentence cites says it (one of its other words is in the message a
+ * marker cites); when none does, *drop ("Parakeet is in beta" over notes that say no such thing).
+ * A word a note at hand holds is the person's own, not a garble. *out NULL: nothing to do. */
+static int gr_retitle(const dream_article *a, const char *s, size_t len, const char *title, const unsigned *tw, size_t ntw,
+                      const struct synth_src *src, size_t n_src, struct synth_src_words *g, char **out, bool *drop)
+{
+    *out = NULL;
+    *drop = false;
+    size_t at = 0;
+    while (at < len && (s[at] == ' ' || s[at] == '*' || s[at] == '"')) at++;
+    size_t e = at;
+    while (e < len && (isalnum((unsigned char)s[e]) || (unsigned char)s[e] >= 0x80)) e++;
+    size_t tn = 0;
+    const char *tw_at = e > at && isupper((unsigned char)s[at]) ? gr_garbled(s + at, e - at, title, &tn) : NULL;
+    if (!tw_at) return DREAM_OK;
+    unsigned *w = NULL;
+    long nw = synth_words(s + at, e - at, &w);
+    if (nw < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    bool held = false;
+    int rc = nw == 1 ? gr_any_holds(src, n_src, g, w, 1, &held) : DREAM_OK;
+    free(w);
+    if (rc || held || nw != 1) return rc;
+    /* the rest of the sentence, title words aside, against each message its markers cite */
+    nw = synth_words(s + e, len - e, &w);
+    if (nw < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    size_t k2 = 0;
+    for (long j = 0; j < nw; j++)
+        if (!synth_words_has(tw, ntw, w[j])) w[k2++] = w[j];
+    bool said = false;
+    for (size_t i = 0, end; !rc && !said && i + 3 < len; i++) {
+        if (!synth_marker_at(s, i, &end)) continue;
+        const struct dream_article_footnote *fn = synth_footnote_numbered(a, atoi(s + i + 2));
+        size_t k = gr_source(a, atoi(s + i + 2), src, n_src);
+        if (k == n_src || !fn || (rc = synth_src_words_of(&src[k], &g[k]))) continue;
+        for (size_t m = 0; m < src[k].n_msgs && !said; m++)
+            said = !strcmp(src[k].msgs[m].id, fn->cite.msg) && synth_words_shared(w, k2, g[k].w[m], g[k].n[m]) > 0;
+    }
+    free(w);
+    if (rc) return rc;
+    if (!said) {
+        *drop = true;
+        return DREAM_OK;
+    }
+    struct dbuf b = {0};
+    rc = dbuf_append(&b, s, at);
+    if (!rc) rc = dbuf_append(&b, tw_at, tn);
+    if (!rc) rc = dbuf_append(&b, s + e, len - e);
+    if (rc) {
+        dbuf_free(&b);
+        return rc;
+    }
+    *out = dbuf_take(&b);
+    return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
 
 /* gr_judge_cited with cited (n_src flags, all false) cleared again for the next sentence. */
@@ -256,9 +352,10 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
     struct synth_src_words *g = calloc(n_src, sizeof *g);
     bool *cited = calloc(n_src, sizeof *cited); /* per sentence: the sources its markers cite */
     unsigned *tw = NULL;
-    const char *title = dream_article_title(a);
+    /* a copy: adding a footnote renders the article again, and its title with it */
+    char *title = dream_article_title(a) ? strdup(dream_article_title(a)) : NULL;
     long ntw = synth_words(title ? title : "", title ? strlen(title) : 0, &tw);
-    int rc = texts && g && cited && ntw >= 0 ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = texts && g && cited && ntw >= 0 && (title || !dream_article_title(a)) ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t r = 0; !rc && r <= n_sec; r++) {
         const char *t = r == 0 ? dream_article_lead(a) : NULL;
         if (r > 0 && dream_article_section(a, r - 1)->kind == DREAM_SECTION_BODY) t = dream_article_section(a, r - 1)->body;
@@ -276,7 +373,7 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
         size_t n = synth_sentences(t, sp, GR_MAX_SENTENCES);
         struct dbuf b = {0};
         size_t done = 0, kept = 0;
-        bool changed = false;
+        bool changed = false, fresh = true; /* fresh: done is where a line or a dropped sentence ended */
         for (size_t k = 0; !rc && k < n; k++) {
             enum gr_verdict v = GR_KEEP;
             size_t to_src = 0, to_msg = 0;
@@ -293,13 +390,29 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
                 kept++;
                 continue;
             }
+            /* a garbled title where the sentence starts: repaired, then judged as it reads now */
+            char *fixed = NULL;
+            bool garbled = false;
             if (!(r == 0 && k == 0))
-                rc = gr_judge(a, t + sp[k].at, sp[k].len, tw, (size_t)ntw, src, n_src, g, only, cited, &v, &to_src, &to_msg);
+                rc = gr_retitle(a, t + sp[k].at, sp[k].len, title ? title : "", tw, (size_t)ntw, src, n_src, g, &fixed, &garbled);
+            const char *sen = fixed ? fixed : t + sp[k].at;
+            size_t slen = fixed ? strlen(fixed) : sp[k].len;
+            if (!rc && garbled) v = GR_DROP;
+            else if (!rc && !(r == 0 && k == 0)) rc = gr_judge(a, sen, slen, tw, (size_t)ntw, src, n_src, g, only, cited, &v, &to_src, &to_msg);
+            if (!rc && v == GR_KEEP && fixed) { /* kept as repaired */
+                changed = true;
+                rc = dbuf_append(&b, t + done, sp[k].at - done);
+                if (!rc) rc = dbuf_puts(&b, fixed);
+                done = sp[k].at + sp[k].len;
+                fresh = false;
+            }
             if (rc || v == GR_KEEP) {
+                free(fixed);
                 kept++;
                 continue;
             }
             changed = true;
+            bool fresh_before = fresh;
             /* the text up to this sentence; a dropped one takes the space before it along */
             size_t upto = sp[k].at;
             if (v == GR_DROP)
@@ -310,22 +423,26 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
                 c.msg = src[to_src].msgs[to_msg].id;
                 int number = 0;
                 rc = dream_article_footnote_add(a, &c, &number);
-                char *s = rc ? NULL : gr_recite(t + sp[k].at, sp[k].len, number);
+                char *s = rc ? NULL : gr_recite(sen, slen, number);
                 if (!rc && !s) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
                 if (!rc) rc = dbuf_puts(&b, s);
                 free(s);
                 ++*recited;
                 kept++;
+                fresh = false;
             } else if (!rc) {
                 ++*dropped;
                 /* a dropped first sentence of a line takes the space after it instead */
-                if (upto == done || (upto > 0 && t[upto - 1] == '\n')) {
+                fresh = true;
+                if ((upto == done && fresh_before) || (upto > 0 && t[upto - 1] == '\n')) {
                     size_t e = sp[k].at + sp[k].len;
                     while (t[e] == ' ' || t[e] == '\t') e++;
                     done = e;
+                    free(fixed);
                     continue;
                 }
             }
+            free(fixed);
             done = sp[k].at + sp[k].len;
         }
         if (!rc && changed) rc = dbuf_puts(&b, t + done);
@@ -349,5 +466,6 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
     free(cited);
     free(g);
     free(tw);
+    free(title);
     return rc;
 }

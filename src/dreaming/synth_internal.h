@@ -151,6 +151,9 @@ bool synth_src_dated(const struct synth_src *s);
 
 /* The line a prompt gets when a source it shows is undated, so the model writes no date for it
  * (not "Later, on undated, ..."). */
+/* What a source's text shows where a long message was cut (synth_src_messages). */
+#define SYNTH_CUT_MARK "[...]"
+
 #define SYNTH_UNDATED_RULE "A source marked undated has no known date: write no date for it.\n"
 
 /* The first sentences of text (up to max bytes, whole sentences when possible), footnote

@@ -171,3 +171,21 @@ int entity_name_key(const char *normal, char **out)
     *out = strdup(normal);
     return *out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
+
+static bool word_byte(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
+
+bool entity_name_in_text(const char *text, const char *name, bool *mid)
+{
+    size_t n = strlen(name);
+    bool found = false, mid_any = false;
+    for (const char *p = text; n && (p = strcasestr(p, name)); p++) {
+        if ((p > text && word_byte((unsigned char)p[-1])) || word_byte((unsigned char)p[n])) continue;
+        found = true;
+        if (!isupper((unsigned char)*p)) continue;
+        const char *q = p;
+        while (q > text && (q[-1] == ' ' || q[-1] == '\t')) q--;
+        if (q > text && !strchr(".!?:;\n\r\"'*#>-([", q[-1])) mid_any = true;
+    }
+    if (mid) *mid = mid_any;
+    return found;
+}

@@ -9,6 +9,7 @@
 #ifndef DREAM_NAMES_ENTITY_NAME_H
 #define DREAM_NAMES_ENTITY_NAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Longest name kept, in bytes: a longer line is a sentence, not a name. */
@@ -41,5 +42,10 @@ int entity_name_squeeze(const char *normal, char **out);
 /* The squeezed key entities are matched on: entity_name_squeeze, or the normal form itself when
  * nothing would be left (a name of punctuation only keys on itself). *out is malloc'd. */
 int entity_name_key(const char *normal, char **out);
+
+/* Whether text holds name as whole words (ASCII case ignored). mid, when not NULL: whether one
+ * such occurrence starts capitalised where no sentence starts ("I met Leonard", not "Next step:
+ * ..." at a line's start). */
+bool entity_name_in_text(const char *text, const char *name, bool *mid);
 
 #endif

@@ -2280,9 +2280,45 @@ static void test_grounding_refuses_a_name_no_note_holds(void **state)
     synth_src_free(src, 2);
 }
 
+/* A sentence that starts with a garbled copy of the title ("Parake" in the article Parrot) is
+ * repaired when the message it cites says the rest, and goes when it does not; the title with an
+ * ending, and a word a note holds, are no garbles. */
+static void test_grounding_repairs_a_garbled_title_where_a_sentence_starts(void **state)
+{
+    (void)state;
+    struct synth_src *src = calloc(1, sizeof *src);
+    assert_non_null(src);
+    one_msg_src(&src[0], "0000000a", "m0", "Parrot progress", "I host Parrot on a cheap VPS; it is feature-complete. Parasols help.");
+    assert_grounded("# Parrot\n\n**Parrot** is the person's script collection.[^1] Parake is feature-complete now.[^1] Parakeet is in "
+                    "beta.[^1] Parrots run on a cheap VPS.[^1] Parasols help on a cheap VPS.[^1]\n\n"
+                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Parrot progress)\n",
+                    src, 1,
+                    "# Parrot\n\n**Parrot** is the person's script collection.[^1] Parrot is feature-complete now.[^1] Parrots run on "
+                    "a cheap VPS.[^1] Parasols help on a cheap VPS.[^1]\n\n"
+                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Parrot progress)\n",
+                    1, 0);
+    synth_src_free(src, 1);
+}
+
+/* A sentence that copies a note's cut mark is unfinished: it goes, whatever words it shares. */
+static void test_grounding_drops_a_sentence_with_a_cut_mark(void **state)
+{
+    (void)state;
+    struct synth_src *src = calloc(1, sizeof *src);
+    assert_non_null(src);
+    one_msg_src(&src[0], "0000000a", "m0", "Bake day", "My sourdough starter, Gus, has gone sluggish in the pantry. [...]");
+    assert_grounded("# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n## Care\n\nGus has gone sluggish in the [...].[^1] "
+                    "Gus sits in the pantry.[^1]\n\n## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                    src, 1,
+                    "# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n## Care\n\nGus sits in the pantry.[^1]\n\n"
+                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                    1, 0);
+    synth_src_free(src, 1);
+}
+
 /* The lead's defining sentence is never dropped but repaired: a bold subject sharing no word
- * with the title becomes the title, and a parenthesis no note holds goes; one that shares a
- * word with the title, or a parenthesis a note says, stays. */
+ * with the title, or with a word no note holds, becomes the title, and a parenthesis no note
+ * holds goes; one that shares a word with the title, or a parenthesis a note says, stays. */
 static void test_grounding_repairs_the_defining_sentence(void **state)
 {
     (void)state;
@@ -2293,6 +2329,13 @@ static void test_grounding_repairs_the_defining_sentence(void **state)
                     "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
                     src, 1,
                     "# Gus\n\n**Gus** is the person's sourdough starter, kept in the pantry.[^1]\n\n"
+                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                    0, 0);
+    /* a bold subject with the title's word and one no note holds */
+    assert_grounded("# Gus\n\n**Benjamin Gus** is the person's sourdough starter.[^1]\n\n"
+                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                    src, 1,
+                    "# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n"
                     "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
                     0, 0);
     static const char kept[] = "# Gus\n\n**Gus the starter** is the person's sourdough starter (sluggish of late).[^1]\n\n"
@@ -2344,6 +2387,103 @@ static void test_fit_trims_the_longest_source_to_its_cited_message(void **state)
     assert_non_null(strstr(src[1].text, "derailleur"));
     free(whole);
     synth_src_free(src, 2);
+}
+
+/* A chunk the segmenter left with several subjects is each entity's source only from where the
+ * person first names it to where they turn to another subject for good. */
+static int64_t focus_entity(dream_store *s, const char *name)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "INSERT INTO pipeline_entities (name, normal, squeezed, route, created_at) VALUES ('%s', lower('%s'), "
+             "replace(lower('%s'), ' ', ''), 'article', 0)", name, name, name);
+    assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+    return sqlite3_last_insert_rowid(store_db(s));
+}
+
+static int64_t focus_chunk(dream_store *s, const char *conv, int64_t first, int64_t last, const int64_t *entities)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "INSERT INTO chunks (conversation, first_position, last_position, label, revision, created_at) "
+             "SELECT id, %lld, %lld, 'x', 1, 0 FROM conversations WHERE source_id = '%s'", (long long)first, (long long)last, conv);
+    assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+    int64_t chunk = sqlite3_last_insert_rowid(store_db(s));
+    for (const int64_t *e = entities; *e; e++) {
+        snprintf(sql, sizeof sql, "INSERT INTO chunk_mentions (chunk, normal, surface, entity) SELECT %lld, normal, name, id "
+                 "FROM pipeline_entities WHERE id = %lld", (long long)chunk, (long long)*e);
+        assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+    }
+    return chunk;
+}
+
+/* The one source of entity: its first and last position, and its text. */
+static void focus_source(dream_store *s, int64_t entity, int64_t first, int64_t last, const char *has, const char *lacks)
+{
+    struct synth_src *src;
+    size_t n;
+    assert_int_equal(synth_entity_sources(s, entity, NULL, true, &src, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(src[0].first, first);
+    assert_int_equal(src[0].last, last);
+    assert_non_null(strstr(src[0].text, has));
+    if (lacks) assert_null(strstr(src[0].text, lacks));
+    synth_src_free(src, n);
+}
+
+static void test_sources_of_a_chunk_of_several_subjects_keep_each_its_part(void **state)
+{
+    struct ctx *c = *state;
+    struct dream_message m[] = {
+        {"user", "u0", 0, "I practise fan dance on Saturday mornings."},  {"assistant", "a1", 0, "Warm up first."},
+        {"user", "u2", 0, "Also, Leonard moved to a design studio."},     {"assistant", "a3", 0, "A big change."},
+        {"user", "u4", 0, "How do I ask him about it?"},                  {"assistant", "a5", 0, "Just ask."},
+        {"user", "u6", 0, "Back to fan dance: I now go every weekday."},  {"assistant", "a7", 0, "Rest on Sundays."},
+        {"user", "u8", 0, "And Laredo is best in spring, I think now."},  {"assistant", "a9", 0, "Spring is mild there."},
+    };
+    struct dream_conversation conv = {.source = "pi", .id = "several", .title = "Catching up", .updated_ms = 1000, .messages = m,
+                                      .n_messages = 10};
+    assert_int_equal(dream_store_put(c->store, &conv, &(enum dream_store_outcome){0}), 0);
+    int64_t dance = focus_entity(c->store, "fan dance"), leonard = focus_entity(c->store, "Leonard"), laredo = focus_entity(c->store, "Laredo");
+    focus_chunk(c->store, "several", 0, 9, (const int64_t[]){dance, leonard, laredo, 0});
+    /* fan dance comes back after Leonard, so his part stays in its source; Laredo's does not */
+    focus_source(c->store, dance, 0, 7, "every weekday", "Laredo");
+    focus_source(c->store, leonard, 2, 5, "design studio", "Saturday mornings");
+    focus_source(c->store, laredo, 8, 9, "best in spring", "fan dance");
+    /* a chunk of one subject, and one where the person never names the entity, stay whole */
+    struct dream_message one[] = {{"user", "v0", 0, "Thanks for the tips."}, {"assistant", "b1", 0, "Anytime."},
+                                  {"user", "v2", 0, "My tai chi class moved to the old town."}, {"assistant", "b3", 0, "Nice."}};
+    struct dream_conversation conv2 = {.source = "pi", .id = "one", .title = "Tai chi", .updated_ms = 2000, .messages = one, .n_messages = 4};
+    assert_int_equal(dream_store_put(c->store, &conv2, &(enum dream_store_outcome){0}), 0);
+    int64_t tai = focus_entity(c->store, "tai chi"), cycling = focus_entity(c->store, "cycling");
+    focus_chunk(c->store, "one", 0, 3, (const int64_t[]){tai, 0});
+    focus_source(c->store, tai, 0, 3, "Thanks for the tips", NULL);
+    struct dream_message inferred[] = {{"user", "w0", 0, "My bike chain squeaks."}, {"assistant", "c1", 0, "Oil it."},
+                                       {"user", "w2", 0, "Leonard says so too."}, {"assistant", "c3", 0, "He is right."}};
+    struct dream_conversation conv3 = {.source = "pi", .id = "inferred", .title = "Chain", .updated_ms = 3000, .messages = inferred,
+                                       .n_messages = 4};
+    assert_int_equal(dream_store_put(c->store, &conv3, &(enum dream_store_outcome){0}), 0);
+    focus_chunk(c->store, "inferred", 0, 3, (const int64_t[]){cycling, leonard, 0});
+    focus_source(c->store, cycling, 0, 3, "chain squeaks", NULL);
+}
+
+/* synth_sanitize keeps one of a phrase a looping model wrote again and again, and nothing else. */
+static void sanitized_is(const char *draft, const char *want)
+{
+    char *got = synth_sanitize(draft, NULL);
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_sanitize_keeps_one_of_a_repeated_phrase(void **state)
+{
+    (void)state;
+    sanitized_is("**Laredo** is a city (in Texas on the Rio Grande to the Rio Grande to the Rio Grande to the Rio Grande).[^1]",
+                 "**Laredo** is a city (in Texas on the Rio Grande to the Rio Grande).[^1]");
+    sanitized_is("The person bakes every Sunday every Sunday every Sunday.", "The person bakes every Sunday.");
+    /* one word twice, a sentence with its marker twice, and a phrase on two lines stay */
+    sanitized_is("They had had enough, bye bye.", "They had had enough, bye bye.");
+    sanitized_is("Gus is fed daily.[^1] Gus is fed daily.[^1]", "Gus is fed daily.[^1] Gus is fed daily.[^1]");
+    sanitized_is("the river path\nthe river path", "the river path\nthe river path");
 }
 
 /* The sources of one section prompt are fitted to section_budget: with the least budget a section
@@ -2462,6 +2602,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_unfounded_with_seventy_sources),
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
+        cmocka_unit_test(test_grounding_drops_a_sentence_with_a_cut_mark),
+        cmocka_unit_test(test_grounding_repairs_a_garbled_title_where_a_sentence_starts),
+        cmocka_unit_test(test_sanitize_keeps_one_of_a_repeated_phrase),
+        cmocka_unit_test_setup_teardown(test_sources_of_a_chunk_of_several_subjects_keep_each_its_part, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fits_section_sources_to_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_stops_cleanly_when_the_section_call_fails, setup, teardown),
     };
