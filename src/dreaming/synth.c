@@ -188,19 +188,18 @@ static bool focus_names(const char *text, const struct focus_name *nm, size_t n,
     return false;
 }
 
-/* Narrows s to entity's part of a chunk that names several subjects: from the person's first
- * message naming it to the last message before the person turns to another of the chunk's
- * subjects for good. A chunk the segmenter left with three subjects in it otherwise gives each
- * of their articles the others' facts, and its later messages, where a subject's change often
- * is, fall outside what a lead's or an outline's note shows. A chunk of one subject, or one
- * where the person never names the entity (the model inferred it), stays whole. */
+/* Narrows s to entity's part of its chunk: from the person's first message naming it to the
+ * last message before the person turns to another of the chunk's subjects for good. A chunk
+ * whose start the segmenter put too early, or that it left with three subjects in it, otherwise
+ * gives an article the talk of other subjects first (or their facts), and its later messages,
+ * where a subject's change often is, fall outside what a lead's or an outline's note shows. A
+ * chunk where the person never names the entity (the model inferred it) stays whole. */
 static int src_focus(dream_store *store, struct synth_src *s, int64_t entity)
 {
     sqlite3 *db = store_db(store);
     sqlite3_stmt *st = NULL;
     struct focus_name *nm = NULL;
     size_t n = 0, cap = 0;
-    bool others = false;
     int rc = DREAM_OK, step;
     if (sqlite3_prepare_v2(db,
                            "SELECT m.surface, m.entity = ?2 FROM chunk_mentions m WHERE m.chunk = ?1 UNION "
@@ -223,14 +222,14 @@ static int src_focus(dream_store *store, struct synth_src *s, int64_t entity)
         }
         nm[n] = (struct focus_name){strdup(name), sqlite3_column_int(st, 1) != 0};
         if (!nm[n].name) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        else others |= !nm[n++].self;
+        else n++;
     }
     if (!rc && step != SQLITE_DONE) rc = store_sql_error(store, "reading a chunk's subjects");
     sqlite3_finalize(st);
     st = NULL;
     /* the person's messages of the chunk, in order: where they name the entity, and the others */
     int64_t first = -1, last = s->last, leave = -1;
-    if (!rc && others &&
+    if (!rc &&
         sqlite3_prepare_v2(db, "SELECT position, text FROM messages WHERE conversation = ?1 AND position BETWEEN ?2 AND ?3 AND role = 'user' ORDER BY position",
                            -1, &st, NULL))
         rc = store_sql_error(store, "reading a chunk's messages");

@@ -2389,8 +2389,8 @@ static void test_fit_trims_the_longest_source_to_its_cited_message(void **state)
     synth_src_free(src, 2);
 }
 
-/* A chunk the segmenter left with several subjects is each entity's source only from where the
- * person first names it to where they turn to another subject for good. */
+/* A chunk is each entity's source only from where the person first names it to where they turn
+ * to another of the chunk's subjects for good. */
 static int64_t focus_entity(dream_store *s, const char *name)
 {
     char sql[512];
@@ -2448,14 +2448,15 @@ static void test_sources_of_a_chunk_of_several_subjects_keep_each_its_part(void 
     focus_source(c->store, dance, 0, 7, "every weekday", "Laredo");
     focus_source(c->store, leonard, 2, 5, "design studio", "Saturday mornings");
     focus_source(c->store, laredo, 8, 9, "best in spring", "fan dance");
-    /* a chunk of one subject, and one where the person never names the entity, stay whole */
+    /* a chunk of one subject starts where the person names it; one where the person never names
+     * the entity stays whole */
     struct dream_message one[] = {{"user", "v0", 0, "Thanks for the tips."}, {"assistant", "b1", 0, "Anytime."},
                                   {"user", "v2", 0, "My tai chi class moved to the old town."}, {"assistant", "b3", 0, "Nice."}};
     struct dream_conversation conv2 = {.source = "pi", .id = "one", .title = "Tai chi", .updated_ms = 2000, .messages = one, .n_messages = 4};
     assert_int_equal(dream_store_put(c->store, &conv2, &(enum dream_store_outcome){0}), 0);
     int64_t tai = focus_entity(c->store, "tai chi"), cycling = focus_entity(c->store, "cycling");
     focus_chunk(c->store, "one", 0, 3, (const int64_t[]){tai, 0});
-    focus_source(c->store, tai, 0, 3, "Thanks for the tips", NULL);
+    focus_source(c->store, tai, 2, 3, "old town", "Thanks for the tips");
     struct dream_message inferred[] = {{"user", "w0", 0, "My bike chain squeaks."}, {"assistant", "c1", 0, "Oil it."},
                                        {"user", "w2", 0, "Leonard says so too."}, {"assistant", "c3", 0, "He is right."}};
     struct dream_conversation conv3 = {.source = "pi", .id = "inferred", .title = "Chain", .updated_ms = 3000, .messages = inferred,
