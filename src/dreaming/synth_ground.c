@@ -35,14 +35,17 @@
 #define GR_MIN_SHARED 2 /* as pinning's PIN_MIN_SHARED: fewer is chance */
 
 /* The source at hand a footnote cites (its conversation, and a message that source shows), or
- * n_src when none. */
-static size_t gr_source(const dream_article *a, int number, const struct synth_src *src, size_t n_src)
+ * n_src when none; *msg: that message's index in the source. */
+static size_t gr_source(const dream_article *a, int number, const struct synth_src *src, size_t n_src, size_t *msg)
 {
     const struct dream_article_footnote *fn = synth_footnote_numbered(a, number);
     for (size_t k = 0; fn && fn->cite.conv && fn->cite.msg && k < n_src; k++) {
         if (strcmp(src[k].cite, fn->cite.conv) != 0) continue;
         for (size_t m = 0; m < src[k].n_msgs; m++)
-            if (strcmp(src[k].msgs[m].id, fn->cite.msg) == 0) return k;
+            if (strcmp(src[k].msgs[m].id, fn->cite.msg) == 0) {
+                *msg = m;
+                return k;
+            }
     }
     return n_src;
 }
@@ -102,7 +105,8 @@ static int gr_judge_cited(const dream_article *a, const char *s, size_t len, con
     for (size_t i = 0, e; i + 3 < len; i++) {
         if (!synth_marker_at(s, i, &e)) continue;
         int num = atoi(s + i + 2);
-        size_t k = gr_source(a, num, src, n_src);
+        size_t m;
+        size_t k = gr_source(a, num, src, n_src, &m);
         any = true;
         has_only |= num == only;
         if (k == n_src) at_hand = false;
@@ -288,11 +292,9 @@ static int gr_retitle(const dream_article *a, const char *s, size_t len, const c
     bool said = false;
     for (size_t i = 0, end; !rc && !said && i + 3 < len; i++) {
         if (!synth_marker_at(s, i, &end)) continue;
-        const struct dream_article_footnote *fn = synth_footnote_numbered(a, atoi(s + i + 2));
-        size_t k = gr_source(a, atoi(s + i + 2), src, n_src);
-        if (k == n_src || !fn || (rc = synth_src_words_of(&src[k], &g[k]))) continue;
-        for (size_t m = 0; m < src[k].n_msgs && !said; m++)
-            said = !strcmp(src[k].msgs[m].id, fn->cite.msg) && synth_words_shared(w, k2, g[k].w[m], g[k].n[m]) > 0;
+        size_t m, k = gr_source(a, atoi(s + i + 2), src, n_src, &m);
+        if (k == n_src || (rc = synth_src_words_of(&src[k], &g[k]))) continue;
+        said = synth_words_shared(w, k2, g[k].w[m], g[k].n[m]) > 0;
     }
     free(w);
     if (rc) return rc;
@@ -412,7 +414,6 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
                 continue;
             }
             changed = true;
-            bool fresh_before = fresh;
             /* the text up to this sentence; a dropped one takes the space before it along */
             size_t upto = sp[k].at;
             if (v == GR_DROP)
@@ -433,8 +434,9 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
             } else if (!rc) {
                 ++*dropped;
                 /* a dropped first sentence of a line takes the space after it instead */
+                bool first = (upto == done && fresh) || (upto > 0 && t[upto - 1] == '\n');
                 fresh = true;
-                if ((upto == done && fresh_before) || (upto > 0 && t[upto - 1] == '\n')) {
+                if (first) {
                     size_t e = sp[k].at + sp[k].len;
                     while (t[e] == ' ' || t[e] == '\t') e++;
                     done = e;

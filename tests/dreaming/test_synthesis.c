@@ -2231,6 +2231,17 @@ static void assert_grounded(const char *text, const struct synth_src *src, size_
     dream_article_free(a);
 }
 
+/* assert_grounded against one note: conversation 0000000a, message m0, the person saying said. */
+static void assert_grounded_one(const char *title, const char *said, const char *text, const char *want, size_t want_dropped,
+                                size_t want_recited)
+{
+    struct synth_src *src = calloc(1, sizeof *src);
+    assert_non_null(src);
+    one_msg_src(&src[0], "0000000a", "m0", title, said);
+    assert_grounded(text, src, 1, want, want_dropped, want_recited);
+    synth_src_free(src, 1);
+}
+
 /* Grounding with more sources than a small table would hold (an article of 70 chunks): a
  * sentence citing the 70th says what it says and stays; one citing it that no source says goes. */
 static void test_unfounded_with_seventy_sources(void **state)
@@ -2286,34 +2297,26 @@ static void test_grounding_refuses_a_name_no_note_holds(void **state)
 static void test_grounding_repairs_a_garbled_title_where_a_sentence_starts(void **state)
 {
     (void)state;
-    struct synth_src *src = calloc(1, sizeof *src);
-    assert_non_null(src);
-    one_msg_src(&src[0], "0000000a", "m0", "Parrot progress", "I host Parrot on a cheap VPS; it is feature-complete. Parasols help.");
-    assert_grounded("# Parrot\n\n**Parrot** is the person's script collection.[^1] Parake is feature-complete now.[^1] Parakeet is in "
-                    "beta.[^1] Parrots run on a cheap VPS.[^1] Parasols help on a cheap VPS.[^1]\n\n"
-                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Parrot progress)\n",
-                    src, 1,
-                    "# Parrot\n\n**Parrot** is the person's script collection.[^1] Parrot is feature-complete now.[^1] Parrots run on "
-                    "a cheap VPS.[^1] Parasols help on a cheap VPS.[^1]\n\n"
-                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Parrot progress)\n",
-                    1, 0);
-    synth_src_free(src, 1);
+    assert_grounded_one("Parrot progress", "I host Parrot on a cheap VPS; it is feature-complete. Parasols help.",
+                        "# Parrot\n\n**Parrot** is the person's script collection.[^1] Parake is feature-complete now.[^1] Parakeet is in "
+                        "beta.[^1] Parrots run on a cheap VPS.[^1] Parasols help on a cheap VPS.[^1]\n\n"
+                        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Parrot progress)\n",
+                        "# Parrot\n\n**Parrot** is the person's script collection.[^1] Parrot is feature-complete now.[^1] Parrots run on "
+                        "a cheap VPS.[^1] Parasols help on a cheap VPS.[^1]\n\n"
+                        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Parrot progress)\n",
+                        1, 0);
 }
 
 /* A sentence that copies a note's cut mark is unfinished: it goes, whatever words it shares. */
 static void test_grounding_drops_a_sentence_with_a_cut_mark(void **state)
 {
     (void)state;
-    struct synth_src *src = calloc(1, sizeof *src);
-    assert_non_null(src);
-    one_msg_src(&src[0], "0000000a", "m0", "Bake day", "My sourdough starter, Gus, has gone sluggish in the pantry. [...]");
-    assert_grounded("# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n## Care\n\nGus has gone sluggish in the [...].[^1] "
-                    "Gus sits in the pantry.[^1]\n\n## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
-                    src, 1,
-                    "# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n## Care\n\nGus sits in the pantry.[^1]\n\n"
-                    "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
-                    1, 0);
-    synth_src_free(src, 1);
+    assert_grounded_one("Bake day", "My sourdough starter, Gus, has gone sluggish in the pantry. [...]",
+                        "# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n## Care\n\nGus has gone sluggish in the [...].[^1] "
+                        "Gus sits in the pantry.[^1]\n\n## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                        "# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n## Care\n\nGus sits in the pantry.[^1]\n\n"
+                        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                        1, 0);
 }
 
 /* The lead's defining sentence is never dropped but repaired: a bold subject sharing no word
