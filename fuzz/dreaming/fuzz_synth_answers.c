@@ -145,7 +145,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static const char art[] = "# T\n\n**T** is a thing.[^1]\n\n## References\n\n[^1]: `conv:abcd1234#m1` (2024-01-01, t)\n";
         dream_article *a = NULL;
         bool changed = false;
-        if (dream_article_parse(art, sizeof art - 1, &a) == 0 && synth_refresh_apply(a, "T", &rf, NULL, &changed) == 0) {
+        size_t unheld = 0;
+        if (dream_article_parse(art, sizeof art - 1, &a) == 0 && synth_refresh_apply(a, "T", &rf, NULL, &changed, &unheld) == 0) {
             struct dream_article_check_params cp = {.stem = "T"};
             if (dream_article_check(a, &cp, NULL, NULL) != 0) abort();
         }

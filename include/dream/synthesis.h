@@ -89,6 +89,8 @@ struct dream_synth_result {
     size_t committed;    /* files in this stage's git commit */
     size_t unfounded;    /* sentences dropped: no note at hand says anything of them (create, fold) */
     size_t recited;      /* sentences cited to another note at hand that says them (create, fold) */
+    size_t unheld;       /* infobox fields left out: their value holds a word no note at hand (create) or the
+                          * article (wikify's refresh) holds */
     size_t skipped;      /* articles left as they are because no edit can be placed in them (a code fence that never
                           * closes, NUL bytes): a warning names the file, the line and what to do; retried next run */
 };

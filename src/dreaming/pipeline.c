@@ -297,10 +297,13 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
         count(rep, "rejected", r.rejected);
         count(rep, "unfounded", r.unfounded);
         count(rep, "recited", r.recited);
+        count(rep, "unheld", r.unheld);
         say(rep,
             "create: %zu entit(ies): %zu article(s) written, %zu stub(s), %zu failed attempt(s), %zu answer(s) refused, %zu unfounded "
-            "sentence(s) dropped, %zu cited to the note that says them; %zu file(s) committed; %.1f s (%.2f articles/s)",
-            r.eligible, r.created, r.stubs, r.failed, r.rejected, r.unfounded, r.recited, r.committed, dt, per_s(r.created + r.stubs, dt));
+            "sentence(s) dropped, %zu cited to the note that says them, %zu infobox field(s) no note holds left out; %zu file(s) "
+            "committed; %.1f s (%.2f articles/s)",
+            r.eligible, r.created, r.stubs, r.failed, r.rejected, r.unfounded, r.recited, r.unheld, r.committed, dt,
+            per_s(r.created + r.stubs, dt));
     } else if (fold) {
         if (dry) return say(rep, "fold: %zu new chunk(s) would be routed into their articles (dry run: nothing called or written)", r.eligible), 0;
         count(rep, "patched", r.patched);
@@ -345,8 +348,10 @@ static int stage_synth(struct run *x, const char *stage, struct dream_stage_repo
         count(rep, "wikified", r.wikified);
         count(rep, "refreshed", r.refreshed);
         count(rep, "rejected", r.rejected);
-        say(rep, "wikify: %zu changed article(s): %zu rewritten (%zu with infobox facts added), %zu answer(s) refused; %zu file(s) committed; %.1f s",
-            r.eligible, r.wikified, r.refreshed, r.rejected, r.committed, dt);
+        count(rep, "unheld", r.unheld);
+        say(rep, "wikify: %zu changed article(s): %zu rewritten (%zu with infobox facts added), %zu answer(s) refused, %zu infobox "
+                 "value(s) the article does not hold left out; %zu file(s) committed; %.1f s",
+            r.eligible, r.wikified, r.refreshed, r.rejected, r.unheld, r.committed, dt);
     }
     count(rep, "committed", r.committed);
     count(rep, "skipped", r.skipped);

@@ -340,15 +340,23 @@ int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_
 
 /* ---- assembly ------------------------------------------------------------------------------ */
 
-/* The infobox lines of box ("key: value\n" each) with every value's [[link]] to an article not
- * in live reduced to its text (synth_unlink_redlinks), into out. */
-static int cr_unlink_box(const struct dbuf *box, const struct synth_stems *live, struct dbuf *out)
+/* The infobox lines of box ("key: value\n" each), with every value's [[link]] to an article not
+ * in live reduced to its text (synth_unlink_redlinks), into out: those whose value the notes
+ * then hold (synth_value_held against held[0..n_held); the others counted in *unheld). */
+static int cr_unlink_box(const struct dbuf *box, const unsigned *held, size_t n_held, const struct synth_stems *live, struct dbuf *out,
+                         size_t *unheld)
 {
     int rc = DREAM_OK;
     for (const char *line = box->len ? box->data : ""; !rc && *line;) {
         size_t len = strcspn(line, "\n");
         char *l = strndup(line, len), *v = l ? synth_unlink_redlinks(l, live) : NULL;
-        rc = v ? dbuf_printf(out, "%s\n", v) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        char *colon = v ? strchr(v, ':') : NULL;
+        bool ok = true;
+        if (colon) *colon = '\0'; /* the key, for the moment */
+        rc = v ? synth_value_held(v, colon ? colon + 1 : v, held, n_held, &ok) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (colon) *colon = ':';
+        if (!rc && !ok) (*unheld)++;
+        if (!rc && ok) rc = dbuf_printf(out, "%s\n", v);
         free(v);
         free(l);
         line += len + (line[len] == '\n');
@@ -361,16 +369,20 @@ static int cr_unlink_box(const struct dbuf *box, const struct synth_stems *live,
  * keeps only those to an article that exists as it writes); infobox links only against live
  * (see dream_synth_create). Each sentence's footnote is pinned to the message of its source that
  * says it (synth_pin_citations), and a sentence no source says anything of goes
- * (synth_drop_unfounded). */
+ * (synth_drop_unfounded), as does an infobox field whose value the notes do not hold (*unheld). */
 static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, const struct synth_stems *stems, const struct synth_stems *live,
-                       dream_article **out, size_t *dropped, size_t *recited)
+                       dream_article **out, size_t *dropped, size_t *recited, size_t *unheld)
 {
     struct dbuf b = {0}, raw = {0}, box = {0};
     char *cats[4] = {0};
     size_t n_cats = 0;
     int rc = dbuf_printf(&b, "# %s\n\n", e->title);
     if (!rc && !stub) rc = synth_parse_infobox(e->infobox, &raw, cats, &n_cats);
-    if (!rc && !stub) rc = cr_unlink_box(&raw, live, &box);
+    unsigned *held = NULL;
+    long n_held = stub ? 0 : synth_notes_words(e->title, e->src, e->n_src, &held);
+    if (!rc && n_held < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!rc && !stub) rc = cr_unlink_box(&raw, held, (size_t)n_held, live, &box, unheld);
+    free(held);
     dbuf_free(&raw);
     if (!rc) rc = dbuf_printf(&b, "```info\n%skind: thing\n```\n\n", box.data && box.len ? box.data : "");
     if (!rc && lead && *lead) {
@@ -439,8 +451,8 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
         lead = NULL;
     }
     dream_article *a = NULL;
-    size_t dropped = 0, recited = 0;
-    int rc = cr_assemble(e, lead, stub, stems, live, &a, &dropped, &recited);
+    size_t dropped = 0, recited = 0, unheld = 0;
+    int rc = cr_assemble(e, lead, stub, stems, live, &a, &dropped, &recited, &unheld);
     free(lead);
     if (rc) return rc;
     struct synth_ledger *rows = calloc(2 * e->n_src + 1, sizeof *rows);
@@ -461,6 +473,7 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
         else res->created++;
         res->unfounded += dropped;
         res->recited += recited;
+        res->unheld += unheld;
         live->stems[live->n++] = e->stem; /* not owned: e outlives live */
     } else if (!rc) {
         res->rejected++;

@@ -471,3 +471,79 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
     free(title);
     return rc;
 }
+
+/* ---- infobox values ------------------------------------------------------------------------ */
+
+/* An infobox field is a claim too, and one without a footnote to pin: the model that writes
+ * "lives_in: Toronto" for a subject whose notes never say Toronto, or "birthday: July 15" for a
+ * sourdough starter, states it as plainly as a true one. A fact stays only when every content
+ * word of its value is a word of the title or of a note the model was shown (as written, or with
+ * a plural "s" added or taken away); a value of no content word ("5", "yes") stays. Two kinds of
+ * key are not facts of the notes: a label (`type`) names what the subject is in words of its own
+ * ("sourdough starter" for Gus), so one held word is enough, and a garble ("sourd
+ * containingcker") has none; a stance (`status`, `opinion`) is a judgement, which reconcile keeps
+ * in line with the lead. A [[link]] is not read: links are checked before (a link to no article
+ * is reduced to its text, which then is). */
+
+long synth_notes_words(const char *title, const struct synth_src *src, size_t n_src, unsigned **out)
+{
+    struct dbuf b = {0};
+    int rc = dbuf_printf(&b, "%s\n", title ? title : "");
+    for (size_t i = 0; !rc && i < n_src; i++) rc = dbuf_printf(&b, "%s\n", src[i].text ? src[i].text : "");
+    long n = rc ? -1 : synth_words(b.data, b.len, out);
+    dbuf_free(&b);
+    return n;
+}
+
+/* Whether the word w[0..n) (a run of word bytes) is held: no content word (*content false), or
+ * in held[0..n_held). */
+static int gr_word_held(const char *w, size_t n, const unsigned *held, size_t n_held, bool *ok, bool *content)
+{
+    unsigned *h = NULL;
+    long k = synth_words(w, n, &h);
+    if (k < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    *content = k > 0;
+    *ok = k == 0 || synth_words_has(held, n_held, h[0]);
+    free(h);
+    if (*ok || n + 2 > 64) return DREAM_OK;
+    /* the plural "s" added or taken away */
+    char alt[64];
+    size_t m = n;
+    memcpy(alt, w, n);
+    if (n > 3 && (w[n - 1] == 's' || w[n - 1] == 'S')) m = n - 1;
+    else alt[m++] = 's';
+    k = synth_words(alt, m, &h);
+    if (k < 0) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    *ok = k > 0 && synth_words_has(held, n_held, h[0]);
+    free(h);
+    return DREAM_OK;
+}
+
+int synth_value_held(const char *key, const char *value, const unsigned *held, size_t n_held, bool *ok)
+{
+    *ok = true;
+    if (key && (!strcmp(key, "status") || !strcmp(key, "opinion"))) return DREAM_OK;
+    bool label = key && !strcmp(key, "type"), any = false, words = false;
+    for (size_t i = 0; value[i] && (label || *ok);) {
+        unsigned char c = (unsigned char)value[i];
+        if (c == '[' && value[i + 1] == '[') { /* a link to an article: the article holds it */
+            const char *end = strstr(value + i, "]]");
+            i = end ? (size_t)(end - value) + 2 : strlen(value);
+            continue;
+        }
+        if (!(isalnum(c) || c >= 0x80)) {
+            i++;
+            continue;
+        }
+        size_t s = i;
+        while (value[i] && (isalnum((unsigned char)value[i]) || (unsigned char)value[i] >= 0x80)) i++;
+        bool one = true, content = false;
+        int rc = gr_word_held(value + s, i - s, held, n_held, &one, &content);
+        if (rc) return rc;
+        *ok = *ok && one;
+        any = any || (one && content);
+        words = words || content;
+    }
+    if (label) *ok = any || !words;
+    return DREAM_OK;
+}

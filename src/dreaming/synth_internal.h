@@ -131,6 +131,17 @@ bool synth_marker_at(const char *text, size_t i, size_t *end);
  * sentences carrying marker only. */
 int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n_src, int only, size_t *dropped, size_t *recited);
 
+/* The content words (synth_words) of title and of every note's text together, malloc'd into
+ * *out; their count, or -1 when out of memory. What an infobox value is held to. */
+long synth_notes_words(const char *title, const struct synth_src *src, size_t n_src, unsigned **out);
+
+/* *ok: whether the infobox field key: value is held by held[0..n_held) (synth_notes_words):
+ * every content word of value is in it, as written or with a plural "s" added or taken away (a
+ * value of no content word is held); for key `type` (a label) one such word is enough; `status`
+ * and `opinion` (a stance) are always held; the words of a [[link]] are not read (a link to an
+ * article that exists). key NULL: an alias, held as a fact. */
+int synth_value_held(const char *key, const char *value, const unsigned *held, size_t n_held, bool *ok);
+
 /* How many of the content words w[0..nw) (sorted synth_words hashes) message msg of conversation conv
  * holds; 0 when there is no such message. */
 typedef size_t (*synth_held_fn)(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw);
@@ -298,8 +309,9 @@ char *synth_parse_correction(const char *answer, const char *old);
  *   fields; aliases the infobox does not list yet (never the title itself), after those it
  *   lists; categories it lacks, after its own, at most 4 in all. An existing value (a [[link]]
  *   above all) is never replaced; a new value's [[link]] to no article in stems (NULL: links
- *   kept) is reduced to the text it shows. A new infobox goes after the H1 (and stub, banner,
- *   categories). *changed tells whether a was edited. */
+ *   kept) is reduced to the text it shows. A new field or alias whose words the article's text
+ *   does not hold (synth_value_held) is left out and counted in *unheld. A new infobox goes
+ *   after the H1 (and stub, banner, categories). *changed tells whether a was edited. */
 #define SYNTH_REFRESH_MAX 24
 struct synth_refresh {
     char *key[SYNTH_REFRESH_MAX], *value[SYNTH_REFRESH_MAX];
@@ -312,7 +324,8 @@ struct synth_refresh {
 char *synth_refresh_prompt(const char *wiki, const char *stem, const dream_article *a);
 bool synth_parse_refresh(const char *answer, struct synth_refresh *out);
 void synth_refresh_free(struct synth_refresh *r);
-int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed);
+int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed,
+                        size_t *unheld);
 
 /* Whether stage may edit the article a read from path. False when no edit can be placed in it
  * (dream_article_editable: a code fence that never closes, NUL bytes, typically a person's hand

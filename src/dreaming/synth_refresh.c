@@ -207,19 +207,29 @@ static bool rf_is_title(const char *name, const char *stem)
     return true;
 }
 
-int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed)
+int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed,
+                        size_t *unheld)
 {
     *changed = false;
-    int rc = DREAM_OK;
+    /* what the article says, before any edit: a new value or alias must be in it (synth_value_held) */
+    size_t len = 0;
+    const char *text = dream_article_text(a, &len);
+    unsigned *held = NULL;
+    long n_held = synth_words(text ? text : "", text ? len : 0, &held);
+    int rc = n_held < 0 ? dream_error_set(DREAM_ENOMEM, "out of memory") : DREAM_OK;
     /* 1. new fields only: a key the infobox lacks (or holds empty); never more than the cap */
     size_t have = dream_article_infobox_count(a);
     for (size_t i = 0; !rc && i < r->n; i++) {
         const char *cur = dream_article_infobox_get(a, r->key[i]);
         if (cur && *cur) continue;
         if (!cur && have >= REFRESH_MAX_FIELDS) continue;
+        bool ok = true;
         char *v = synth_unlink_redlinks(r->value[i], stems);
-        rc = v ? dream_article_infobox_set(a, r->key[i], v) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        rc = v ? synth_value_held(r->key[i], v, held, (size_t)n_held, &ok) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (!rc && !ok) (*unheld)++;
+        if (!rc && ok) rc = dream_article_infobox_set(a, r->key[i], v);
         free(v);
+        if (rc || !ok) continue;
         if (!rc && !cur) have++;
         if (!rc) *changed = true;
     }
@@ -230,9 +240,14 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
     for (size_t i = 0; !rc && i < had && na < SYNTH_REFRESH_MAX; i++)
         if (!(als[na++] = strdup(dream_article_alias(a, i)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < r->n_alias && na < SYNTH_REFRESH_MAX; i++) {
-        bool dup = rf_is_title(r->alias[i], stem);
+        bool dup = rf_is_title(r->alias[i], stem), ok = true;
         for (size_t j = 0; j < na && !dup; j++) dup = !strcasecmp(als[j], r->alias[i]);
         if (dup) continue;
+        rc = synth_value_held(NULL, r->alias[i], held, (size_t)n_held, &ok);
+        if (rc || !ok) {
+            *unheld += !rc;
+            continue;
+        }
         if (!(als[na++] = strdup(r->alias[i]))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         added = true;
     }
@@ -259,5 +274,6 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
         for (size_t i = 0; i < nc; i++) free(copy[i]);
         if (!rc) *changed = true;
     }
+    free(held);
     return rc;
 }

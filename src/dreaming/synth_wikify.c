@@ -139,7 +139,7 @@ static int wk_refresh(const struct wk_article *w, const char *answer, const stru
         res->rejected++;
         return DREAM_OK;
     }
-    int rc = synth_refresh_apply(after, w->stem, &r, stems, changed);
+    int rc = synth_refresh_apply(after, w->stem, &r, stems, changed, &res->unheld);
     synth_refresh_free(&r);
     if (rc == DREAM_EFORMAT) {
         /* an article edits refuse (an unclosed fence) is left to the person, not a failed run */
