@@ -310,7 +310,8 @@ char *synth_parse_correction(const char *answer, const char *old);
  *   lists; categories it lacks, after its own, at most 4 in all. An existing value (a [[link]]
  *   above all) is never replaced; a new value's [[link]] to no article in stems (NULL: links
  *   kept) is reduced to the text it shows. A new field or alias whose words the article's text
- *   does not hold (synth_value_held) is left out and counted in *unheld. A new infobox goes
+ *   does not hold (synth_value_held; the lead's first sentence, never dropped by grounding, is
+ *   no ground) is left out and counted in *unheld. A new infobox goes
  *   after the H1 (and stub, banner, categories). *changed tells whether a was edited. */
 #define SYNTH_REFRESH_MAX 24
 struct synth_refresh {

@@ -207,15 +207,30 @@ static bool rf_is_title(const char *name, const char *stem)
     return true;
 }
 
+/* The content words (synth_words) of a's text, its lead's first sentence aside: grounding repairs
+ * that sentence (it defines the subject) but never drops it, so it may hold words no note says
+ * ("the person's sourd"), and a value taken from it would carry them on. -1 when out of memory. */
+static long rf_held_words(const dream_article *a, unsigned **out)
+{
+    size_t len = 0;
+    const char *text = dream_article_text(a, &len), *lead = dream_article_lead(a);
+    char *copy = text ? strndup(text, len) : strdup("");
+    if (!copy) return -1;
+    const char *at = lead && *lead && text ? strstr(text, lead) : NULL;
+    struct synth_span sp[1];
+    if (at && synth_sentences(lead, sp, 1) >= 1) memset(copy + (at - text) + sp[0].at, ' ', sp[0].len);
+    long n = synth_words(copy, strlen(copy), out);
+    free(copy);
+    return n;
+}
+
 int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_refresh *r, const struct synth_stems *stems, bool *changed,
                         size_t *unheld)
 {
     *changed = false;
     /* what the article says, before any edit: a new value or alias must be in it (synth_value_held) */
-    size_t len = 0;
-    const char *text = dream_article_text(a, &len);
     unsigned *held = NULL;
-    long n_held = synth_words(text ? text : "", text ? len : 0, &held);
+    long n_held = rf_held_words(a, &held);
     int rc = n_held < 0 ? dream_error_set(DREAM_ENOMEM, "out of memory") : DREAM_OK;
     /* 1. new fields only: a key the infobox lacks (or holds empty); never more than the cap */
     size_t have = dream_article_infobox_count(a);

@@ -753,7 +753,7 @@ static void test_wikify_refresh_adds_new_facts_and_keeps_written_values(void **s
     ingest(c, "pi");
     put_article(c, "Cello_Practice",
                 "# Cello Practice\n\n```info\ntype: pastime\nkind: thing\nteacher: [[Maestro_Lee]]\naliases: my cello, Bow Hold\n```\n\n"
-                "**Cello Practice** takes thirty minutes a day, after each cello lesson.[^1]\n\n## References\n\n"
+                "**Cello Practice** takes thirty minutes a day.[^1] It follows each cello lesson.[^1]\n\n## References\n\n"
                 "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n");
     const char *own = "# Maestro Lee\n\nMy cello teacher, who wants me to play Bach by the summer.\n";
     put_article(c, "Maestro_Lee", own);
@@ -772,7 +772,7 @@ static void test_wikify_refresh_adds_new_facts_and_keeps_written_values(void **s
     const char *want = "---\naliases:\n  - my cello\n  - Bow Hold\n  - cello lesson\ntags:\n  - Hobbies\n---\n\n"
                        "# Cello Practice\n\n{{stub}}\n\n```info\ntype: pastime\nkind: thing\n"
                        "first_noted: 2024-02-03\nteacher: [[Maestro_Lee]]\n```\n\n"
-                       "**Cello Practice** takes thirty minutes a day, after each cello lesson.[^1]\n\n## References\n\n"
+                       "**Cello Practice** takes thirty minutes a day.[^1] It follows each cello lesson.[^1]\n\n## References\n\n"
                        "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n";
     if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
     assert_string_equal(t, want);
@@ -801,20 +801,23 @@ static void test_wikify_refresh_gives_exactly_one_infobox_after_the_h1(void **st
     ingest(c, "claude");
     ingest(c, "pi");
     put_article(c, "Sourdough",
-                "# Sourdough\n\n**Sourdough** is bread the person bakes from a starter (a levain) fed on 2024-01-10.[^1]\n\n"
+                "# Sourdough\n\n**Sourdough** is the subject of the person's bread baking, from a starter fed on 2024-01-10.[^1] "
+                "The starter is a levain.[^1]\n\n"
                 "## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
     use_fake();
     struct dream_synth_result r = wikify(c);
     assert_int_equal(r.eligible, 1);
     assert_int_equal(r.refreshed, 1);
-    /* the fake's type "subject" and alias "sour-dough" are words the article does not hold */
+    /* the fake's alias "sour-dough" is no word of the article, its type "subject" only one of the
+     * defining sentence, which grounding never drops and so is no ground */
     assert_int_equal(r.unheld, 2);
     char path[4300];
     snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
     char *t = slurp(path);
     const char *want = "---\naliases:\n  - levain\ntags:\n  - Hobbies\n---\n\n"
                        "# Sourdough\n\n{{stub}}\n```info\nfirst_noted: 2024-01-10\n"
-                       "```\n\n**Sourdough** is bread the person bakes from a starter (a levain) fed on 2024-01-10.[^1]\n\n"
+                       "```\n\n**Sourdough** is the subject of the person's bread baking, from a starter fed on 2024-01-10.[^1] The "
+                       "starter is a levain.[^1]\n\n"
                        "## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n";
     if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
     assert_string_equal(t, want);
@@ -903,7 +906,7 @@ static void test_wikify_refresh_keeps_links_to_articles_only(void **state)
     ingest(c, "pi");
     put_article(c, "Maestro_Lee", "# Maestro Lee\n\nMy cello teacher.\n");
     put_article(c, "Cello_Practice",
-                "# Cello Practice\n\n**Cello Practice** takes thirty minutes a day instead of the violin.[^1]\n\n## References\n\n"
+                "# Cello Practice\n\n**Cello Practice** takes thirty minutes a day.[^1] It is chosen over the violin.[^1]\n\n## References\n\n"
                 "[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n");
     refresh_script = refresh_linked;
     refresh_junk_at = 0;
