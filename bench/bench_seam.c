@@ -3,7 +3,11 @@
  * Workloads (deterministic from --seed), shaped like the stages (DESIGN.md §5):
  *   dreaming       segment (2–6k prompt tokens, 100–600 out), entity (~600 in, 10–40 out),
  *                  route (~400 in, 1–2 out, groups sharing one chunk as a prefix),
- *                  section patch (~1.5k in, 100–400 out)
+ *                  section patch (~1.5k in, 100–400 out); each stage's calls share a 60-token head
+ *   dreaming-policy  the same calls (every length as in dreaming), each stage's head as long as
+ *                  the pipeline's own prompts share: its system turn, instructions and policy
+ *                  pages (segment 464, entity 186, section 359 tokens: the common prefix of every
+ *                  call of the stage in a dream run over casual corpus 3001, Gemma 4 vocabulary)
  *   uniform        every call 256 in, 64 out
  *   shared-prefix  N calls sharing one 1,024-token prefix, 32-token tails, 32 out
  *   rounds         a fold round: groups of 6 calls sharing a 660-token chunk prefix (its own per
@@ -57,12 +61,32 @@ static void add(struct workload *w, const dream_token *prefix, int n_prefix, int
 /* The stage system turns are shared by all calls of a stage: a 60-token head per stage. */
 static int uniform_in = 256, uniform_out = 64;
 
+/* A dreaming call of a 60-token head and n_tail tokens after it, with the head head[0..n_head)
+ * instead (n_head >= 60): the same prompt length, and the same random draws, so every later call
+ * of the mix is dreaming's too. */
+static void add_headed(struct workload *w, const dream_token *head, int n_head, int n_tail, int out)
+{
+    add(w, head, n_head, n_tail - (n_head - 60), out);
+    for (int i = 60; i < n_head; i++) (void)rnd(0, 1);
+}
+
+/* The shared head of each stage in dreaming-policy (segment, entity, route, section); route's calls
+ * share their chunk instead. */
+static const int policy_head[4] = {464, 186, 60, 359};
+
 static void make_workload(const char *name, int n, double scale, struct workload *w)
 {
     memset(w, 0, sizeof *w);
-    dream_token sys[4][60], chunk[400], shared[1024];
+    dream_token sys[4][464], chunk[400], shared[1024];
     for (int s = 0; s < 4; s++)
         for (int i = 0; i < 60; i++) sys[s][i] = rnd(1000, 30000);
+    /* the longer heads of dreaming-policy, drawn apart so that every other length and token of
+     * the mix is dreaming's */
+    for (int s = 0; s < 4; s++)
+        for (int i = 60; i < 464; i++) sys[s][i] = 1000 + (dream_token)(((unsigned)s * 7919u + (unsigned)i * 104729u) % 29000u);
+    bool policy = !strcmp(name, "dreaming-policy");
+    int head[4];
+    for (int s = 0; s < 4; s++) head[s] = policy && (int)(policy_head[s] * scale) > 60 ? (int)(policy_head[s] * scale) : 60;
     if (!strcmp(name, "uniform")) {
         for (int i = 0; i < n; i++) add(w, NULL, 0, uniform_in, uniform_out);
     } else if (!strcmp(name, "rounds")) { /* fold rounds: groups of 6 yes/no questions, each group on its own chunk */
@@ -76,19 +100,19 @@ static void make_workload(const char *name, int n, double scale, struct workload
     } else if (!strcmp(name, "shared-prefix")) {
         for (int i = 0; i < 1024; i++) shared[i] = rnd(1000, 30000);
         for (int i = 0; i < n; i++) add(w, shared, 1024, 32, 32);
-    } else { /* dreaming: every 16 calls, 2 segment, 5 entity, 6 route (one chunk), 3 section */
+    } else { /* dreaming(-policy): every 16 calls, 2 segment, 5 entity, 6 route (one chunk), 3 section */
         static const char stage[16] = "SEEEEERRSRRRRXXX";
         int chunk_len = (int)(350 * scale) < 64 ? 64 : (int)(350 * scale);
         for (int i = 0; i < n; i++) {
             switch (stage[i % 16]) {
-            case 'S': add(w, sys[0], 60, (int)(rnd(2000, 6000) * scale), (int)(rnd(100, 600) * scale)); break;
-            case 'E': add(w, sys[1], 60, (int)(rnd(500, 640) * scale), rnd(10, 40)); break;
+            case 'S': add_headed(w, sys[0], head[0], (int)(rnd(2000, 6000) * scale), (int)(rnd(100, 600) * scale)); break;
+            case 'E': add_headed(w, sys[1], head[1], (int)(rnd(500, 640) * scale), rnd(10, 40)); break;
             case 'R':
                 if (i % 16 == 6) /* a new chunk that this group of route calls asks about */
                     for (int j = 0; j < chunk_len; j++) chunk[j] = j < 60 ? sys[2][j] : rnd(1000, 30000);
                 add(w, chunk, chunk_len, (int)(50 * scale) < 8 ? 8 : (int)(50 * scale), rnd(1, 2));
                 break;
-            default: add(w, sys[3], 60, (int)(rnd(1300, 1600) * scale), (int)(rnd(100, 400) * scale)); break;
+            default: add_headed(w, sys[3], head[3], (int)(rnd(1300, 1600) * scale), (int)(rnd(100, 400) * scale)); break;
             }
         }
     }
@@ -103,7 +127,7 @@ static double now_s(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|uniform|shared-prefix|rounds|long-short] [--n N] [--widths 2,4,8,8n]\n"
+    fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|dreaming-policy|uniform|shared-prefix|rounds|long-short] [--n N] [--widths 2,4,8,8n]\n"
                     "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n"
                     "                  [--unified] [--step N] [--host-sampling] [--device-sampling] [--no-compact] [--prefix-slots N]\n"
                     "  --unified        one shared KV pool, decode and prefill packed in one decode (GPU layout; not exact)\n"

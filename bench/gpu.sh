@@ -59,6 +59,9 @@ run)
   "$S" --model "$MODEL" --workload dreaming --n 32 --widths 8,16,32 --flash-attn --unified
   "$S" --model "$MODEL" --workload dreaming --n 32 --widths 16 --flash-attn --unified --host-sampling
   "$S" --model "$MODEL" --workload dreaming --n 128 --widths 16,32 --flash-attn
+  # the same calls with each stage's head as long as the pipeline's real prompts share
+  "$S" --model "$MODEL" --workload dreaming-policy --n 32 --widths 8,16 --flash-attn
+  "$S" --model "$MODEL" --workload dreaming-policy --n 128 --widths 16,32 --flash-attn
   "$S" --model "$MODEL" --workload shared-prefix --n 32 --widths 8,32 --flash-attn
   "$LLAMA_BUILD/bin/llama-batched-bench" -m "$MODEL" -c 32768 -b 2048 -ub 512 -npp 512 -ntg 128 -npl 1,8,16,32 -ngl 99 -fa on 2>/dev/null | grep -E '^\|'
   ;;

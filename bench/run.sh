@@ -33,7 +33,7 @@ log=$OUT/results.txt
   "$BIN/dream" generate --model "$TINY" --chat "Summarize my week." --max-tokens 32 --threads "$THREADS" --stats 2>&1 >/dev/null | tail -1
   echo
   echo "## seam: serial vs batched ($MODEL, scale=$SCALE)"
-  for w in dreaming uniform shared-prefix; do
+  for w in dreaming dreaming-policy uniform shared-prefix; do
     "$BIN/bench_seam" --model "$MODEL" --workload "$w" --n "$N" --widths "$WIDTHS" --threads "$THREADS" --scale "$SCALE"
     echo
   done
