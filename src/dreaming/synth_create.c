@@ -378,11 +378,12 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
     size_t n_cats = 0;
     int rc = dbuf_printf(&b, "# %s\n\n", e->title);
     if (!rc && !stub) rc = synth_parse_infobox(e->infobox, &raw, cats, &n_cats);
-    unsigned *held = NULL;
-    long n_held = stub ? 0 : synth_notes_words(e->title, e->src, e->n_src, &held);
-    if (!rc && n_held < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-    if (!rc && !stub) rc = cr_unlink_box(&raw, held, (size_t)n_held, live, &box, unheld);
-    free(held);
+    if (!rc && raw.len) { /* the notes' words only when there are fields to hold to them (a stub has none) */
+        unsigned *held = NULL;
+        long n_held = synth_notes_words(e->title, e->src, e->n_src, &held);
+        rc = n_held < 0 ? dream_error_set(DREAM_ENOMEM, "out of memory") : cr_unlink_box(&raw, held, (size_t)n_held, live, &box, unheld);
+        free(held);
+    }
     dbuf_free(&raw);
     if (!rc) rc = dbuf_printf(&b, "```info\n%skind: thing\n```\n\n", box.data && box.len ? box.data : "");
     if (!rc && lead && *lead) {

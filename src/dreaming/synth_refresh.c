@@ -245,8 +245,8 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
         if (!rc && ok) rc = dream_article_infobox_set(a, r->key[i], v);
         free(v);
         if (rc || !ok) continue;
-        if (!rc && !cur) have++;
-        if (!rc) *changed = true;
+        have += !cur;
+        *changed = true;
     }
     /* 2. aliases: those written stay as written, new ones after them (copies: the edit re-parses a) */
     char *als[SYNTH_REFRESH_MAX] = {0};
