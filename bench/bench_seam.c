@@ -131,7 +131,8 @@ static void usage(void)
                     "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n"
                     "                  [--unified] [--step N] [--host-sampling] [--device-sampling] [--no-compact] [--prefix-slots N]\n"
                     "  --unified        one shared KV pool, decode and prefill packed in one decode (GPU layout; not exact)\n"
-                    "  --step N         batched step budget / prefill chunk (default 512)\n"
+                    "  --step N         batched step budget / prefill chunk (default: the device's, as the pipeline: 512 on\n"
+                    "                   the CPU, 1024 on a GPU; the serial path's chunk is 512)\n"
                     "  --host-sampling  take the argmax on the host even when the model runs on a GPU\n"
                     "  --device-sampling take it in llama.cpp's graph even on a CPU\n"
                     "  --prefix-slots N shared prefixes the batcher keeps (default 2)\n"
@@ -146,7 +147,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *workload = "dreaming", *widths_s = "2,4,8,16";
-    int n = 16, threads = 0, seed = 1, fa = 0, step = 512, device_sampling = -1, prefix_slots = -1, wave_cells = -1;
+    int n = 16, threads = 0, seed = 1, fa = 0, step = -1, device_sampling = -1, prefix_slots = -1, wave_cells = -1;
     double scale = 1.0;
     bool reuse = true, unified = false, compact = true, serial = true;
     for (int i = 1; i < argc; i++) {
@@ -199,8 +200,10 @@ int main(int argc, char **argv)
         if (w.prompts[i].n > max_prompt) max_prompt = w.prompts[i].n;
     }
     int seq_ctx = ((max_prompt + 700) / 256 + 1) * 256;
-    printf("workload=%s calls=%d prompt_tokens=%ld output_tokens=%ld model=%s threads=%d flash_attn=%d kv=%s step=%d sampling=%s\n",
-           workload, w.n, in_tokens, out_tokens, model_path, threads, fa, unified ? "unified" : "streams", step,
+    char step_s[16] = "device";
+    if (step > 0) snprintf(step_s, sizeof step_s, "%d", step);
+    printf("workload=%s calls=%d prompt_tokens=%ld output_tokens=%ld model=%s threads=%d flash_attn=%d kv=%s step=%s sampling=%s\n",
+           workload, w.n, in_tokens, out_tokens, model_path, threads, fa, unified ? "unified" : "streams", step_s,
            device_sampling > 0 ? "device" : device_sampling ? "auto" : "host");
     fflush(stdout);
 
@@ -281,9 +284,9 @@ int main(int argc, char **argv)
         }
         struct dream_batch_stats st = dream_batcher_stats(b);
         double tps = out_tokens / bs;
-        printf("batched width=%s%s: %.2f s, %.3f calls/s, %.2f output tok/s, prefill computed %ld of %ld, %ld steps "
+        printf("batched width=%s%s step=%d: %.2f s, %.3f calls/s, %.2f output tok/s, prefill computed %ld of %ld, %ld steps "
                "(%.1f ms each, %.2f ubatches each, %ld moves), %.0f ms in prefill-only decodes, decode attends %.2fx its own cells (%.0f per step)\n",
-               tok, unified ? " unified" : bp.compact ? "" : " no-compact", bs, w.n / bs, tps, st.prefill_tokens, st.prompt_tokens, st.steps,
+               tok, unified ? " unified" : bp.compact ? "" : " no-compact", dream_batcher_params(b).step_tokens, bs, w.n / bs, tps, st.prefill_tokens, st.prompt_tokens, st.steps,
                st.steps ? st.step_ms / (double)st.steps : 0.0, st.steps ? (double)st.decode_runs / (double)st.steps : 0.0, st.moves,
                st.prefill_ms, st.decode_cells_own ? (double)st.decode_cells / (double)st.decode_cells_own : 0.0,
                st.steps ? (double)st.decode_cells / (double)st.steps : 0.0);

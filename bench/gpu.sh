@@ -73,14 +73,16 @@ waves)
   "$S" --model "$MODEL" --workload long-short --n 32 --widths 16f,16w65536,16w32768,16f,16w65536 --flash-attn --no-serial
   ;;
 steps)
-  # The step budget (prefill chunk = n_batch = n_ubatch, 512 by default, the serial path's so the
+  # The step budget (prefill chunk = n_batch = n_ubatch; 512 on the CPU, the serial path's so the
   # CPU stays exact): on the H200 about half of the 128-call mix's batched time is prefill
   # (139k tokens at ~14k tok/s), which larger ubatches may speed up. Exactness is a CPU promise
-  # only, so a GPU default may differ if it wins here.
+  # only, so the GPU default differs: 1024 won over 512 (2026-12-05; DREAM_STEP_TOKENS_GPU).
   eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
   S=$B/bin/bench_seam
-  for st in 512 1024 2048; do
-    "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f --flash-attn --step "$st" | grep -E '^(serial|batched|SEAM)'
+  # serial once (its prefill chunk stays 512), then the batched runs at each budget against it
+  "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f --flash-attn --step 512 | grep -E '^(serial|batched|SEAM)'
+  for st in 1024 2048; do
+    "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f --flash-attn --step "$st" --no-serial | grep -E '^(batched|SEAM)'
   done
   ;;
 pipeline)

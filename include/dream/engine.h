@@ -211,7 +211,8 @@ struct dream_batch_params {
     int width;         /* sequences decoded together (default 8) */
     int seq_ctx;       /* KV cells of each sequence: prompt + output must fit (default 4096) */
     int step_tokens;   /* prefill chunk and step budget; equal to the serial n_batch for
-                          exactness (default 512) */
+                          exactness (default 512); -1: by the device, DREAM_STEP_TOKENS_CPU or
+                          _GPU */
     int n_threads;     /* for every step (default: cores) */
     int flash_attn;    /* as dream_session_params */
     bool prefix_reuse; /* share identical token prefixes (default true) */
@@ -251,6 +252,14 @@ struct dream_batch_params {
  * wave_cells. */
 #define DREAM_WAVE_CELLS_CPU 0
 #define DREAM_WAVE_CELLS_GPU 0
+/* The step_tokens defaults. On the CPU the serial decode's chunk (512), which exactness needs.
+ * On the H200 (bench/gpu.sh steps, 2026-12-05, E4B shape, flash attention, dreaming mix of 128
+ * calls at width 32, one run each against one serial run of 58.40 s) a 1024-token step took
+ * 20.90 s against 22.63 s at 512 (2.79x serial against 2.58x): fewer steps carry a prefill
+ * chunk, and the prefill-only decodes took 5.2 s instead of 6.3 s. 2048 was not reached in that
+ * command. Exactness is a CPU promise only (docs/EXACTNESS.md), so the GPU may differ. */
+#define DREAM_STEP_TOKENS_CPU 512
+#define DREAM_STEP_TOKENS_GPU 1024
 struct dream_batch_params dream_batch_default_params(void);
 
 struct dream_batch_stats {
@@ -289,6 +298,8 @@ int dream_batcher_set_adapter(dream_batcher *b, dream_adapter *adapter, float sc
 
 /* Counters since the batcher was made. */
 struct dream_batch_stats dream_batcher_stats(const dream_batcher *b);
+/* The parameters the batcher runs with, the ones left to the device (-1) resolved. */
+struct dream_batch_params dream_batcher_params(const dream_batcher *b);
 
 #ifdef __cplusplus
 }

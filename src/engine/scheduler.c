@@ -99,6 +99,7 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
     if (!p.prefix_reuse) p.prefix_slots = 0;
     if (p.width < 1 || p.width + p.prefix_slots > 256)
         return dream_error_set(DREAM_EINVAL, "batch width %d (+%d prefix slots) is outside 1..256", p.width, p.prefix_slots);
+    if (p.step_tokens == -1) p.step_tokens = model->on_gpu ? DREAM_STEP_TOKENS_GPU : DREAM_STEP_TOKENS_CPU;
     if (p.step_tokens < 2) p.step_tokens = 512;
     if (p.step_tokens < p.width) p.step_tokens = p.width;
     if (p.n_threads <= 0) p.n_threads = dream_batch_default_params().n_threads;
@@ -157,6 +158,8 @@ void dream_batcher_free(dream_batcher *b)
 }
 
 struct dream_batch_stats dream_batcher_stats(const dream_batcher *b) { return b->stats; }
+
+struct dream_batch_params dream_batcher_params(const dream_batcher *b) { return b->p; }
 
 int dream_batcher_set_adapter(dream_batcher *b, dream_adapter *adapter, float scale)
 {

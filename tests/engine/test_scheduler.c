@@ -489,6 +489,32 @@ static void run_waves(dream_model *m, const char *path)
     }
 }
 
+/* What a batcher leaves to the device: on the CPU the step is the serial decode's chunk, which
+ * exactness needs, and waves are off; on a GPU the larger step measured faster there. */
+static void run_device_defaults(dream_model *m, const char *path)
+{
+    struct dream_batch_params bp = dream_batch_default_params();
+    bp.width = 2;
+    bp.seq_ctx = 512;
+    bp.n_threads = 1;
+    bp.step_tokens = -1;
+    dream_batcher *b = NULL;
+    if (dream_batcher_new(m, &bp, &b)) {
+        CHECK(0, "device-default batcher: %s", dream_error_last());
+        return;
+    }
+    struct dream_batch_params got = dream_batcher_params(b);
+    bool gpu = dream_engine_has_gpu();
+    CHECK(DREAM_STEP_TOKENS_CPU == dream_session_default_params().n_batch, "the CPU step (%d) is not the serial chunk (%d)",
+          DREAM_STEP_TOKENS_CPU, dream_session_default_params().n_batch);
+    CHECK(got.step_tokens == (gpu ? DREAM_STEP_TOKENS_GPU : DREAM_STEP_TOKENS_CPU), "%s: step left to the device became %d on a %s",
+          strrchr(path, '/') + 1, got.step_tokens, gpu ? "GPU" : "CPU");
+    CHECK(got.wave_cells == (gpu ? DREAM_WAVE_CELLS_GPU : DREAM_WAVE_CELLS_CPU), "%s: waves left to the device became %d",
+          strrchr(path, '/') + 1, got.wave_cells);
+    printf("%s: a step left to the device is %d tokens (%s)\n", strrchr(path, '/') + 1, got.step_tokens, gpu ? "GPU" : "CPU");
+    dream_batcher_free(b);
+}
+
 static void run_model(const char *path)
 {
     dream_model *m = NULL;
@@ -496,6 +522,7 @@ static void run_model(const char *path)
         CHECK(0, "load %s: %s", path, dream_error_last());
         return;
     }
+    run_device_defaults(m, path);
     run_prefix_groups(m, path);
     run_waves(m, path);
     struct dream_tokens prompts[N_REQ];
