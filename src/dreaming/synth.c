@@ -524,7 +524,12 @@ bool synth_leaky(const char *draft)
     static const char *const tells[] = {"the user is asking", "the user asks", "the user wants", "source material", "i will draft",
                                         "i'll draft", "here is the section", "here is the lead", "here's the", "here is the article",
                                         "as an ai", "i cannot", "i can't", "i'm sorry", "i am sorry", "i apologize", "the task is",
-                                        "output only"};
+                                        "output only",
+                                        /* the prompt's own frame, which a small model runs on into: a transcript's
+                                         * role lines, the notes' and policies' headers (bench/eval.py counts
+                                         * these as leaks) */
+                                        "[user]", "[assistant]", "--- note (", "--- end of", "--- end chunk", "--- conversation chunk",
+                                        "--- meta/", "notes, oldest first"};
     size_t n = strlen(draft);
     for (size_t k = 0; k < sizeof tells / sizeof tells[0]; k++) {
         size_t m = strlen(tells[k]);

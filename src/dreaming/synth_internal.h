@@ -176,7 +176,8 @@ char *synth_gist(const char *text, size_t max);
  * trimmed. malloc'd ("" when nothing is left); NULL only when out of memory. */
 char *synth_sanitize(const char *draft, const char *heading);
 
-/* True when the draft narrates the task instead of being article prose. */
+/* True when the draft narrates the task instead of being article prose, or runs on into the
+ * prompt's own frame (a transcript's [user] line, a note's header). */
 bool synth_leaky(const char *draft);
 
 /* True when text holds the marker [^n]. */

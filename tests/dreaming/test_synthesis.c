@@ -411,6 +411,7 @@ static void assert_dream_check(struct ctx *c);
  * asked for:"), the fixture fake otherwise; with leaky_always, the prose-only retry leaks too. */
 static bool leaky_always;
 static long leaky_first, leaky_retries;
+static const char *leaky_form = "Here is the section you asked for: %s"; /* the draft's leak around it */
 
 static int leaky_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
                       char **out)
@@ -425,11 +426,31 @@ static int leaky_call(void *ud, const char *stage, const struct dream_local_inpu
         else leaky_first++;
         if (retry && !leaky_always) continue;
         struct dbuf b = {0};
-        dbuf_printf(&b, "Here is the section you asked for: %s", out[i]);
+        dbuf_printf(&b, leaky_form, out[i]);
         free(out[i]);
         out[i] = dbuf_take(&b);
     }
     return 0;
+}
+
+/* One create run over the claude and pi fixtures' entities, with every first section and lead
+ * draft leaking as form says (and every retry too, with always); r: its result. */
+static void leaky_create(struct ctx *c, const char *form, bool always, struct dream_synth_result *r)
+{
+    struct dream_backend leaky = {.name = "leaky-first", .call = leaky_call};
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    p.batch = 3;
+    leaky_form = form;
+    leaky_always = always;
+    leaky_first = leaky_retries = 0;
+    assert_int_equal(dream_seam_set_backend(&leaky), 0);
+    assert_int_equal(dream_synth_create(c->store, &p, r), 0);
+    leaky_form = "Here is the section you asked for: %s";
+    assert_true(leaky_first > 5);                  /* every section and the five leads */
+    assert_int_equal(leaky_retries, leaky_first); /* each asked again exactly once */
+    assert_int_equal((long)r->retried, leaky_first);
 }
 
 /* Spec §6.5 step 7: a leaky draft is asked again once with a prose-only instruction. Drafts that
@@ -440,37 +461,44 @@ static void test_create_retries_a_leaky_draft_once_prose_only(void **state)
     struct ctx *c = *state;
     ingest(c, "claude");
     ingest(c, "pi");
-    struct dream_backend leaky = {.name = "leaky-first", .call = leaky_call};
-    struct dream_synth_params p;
-    dream_synth_default_params(&p);
-    p.wiki_dir = c->wiki;
-    p.batch = 3;
     struct dream_synth_result r;
-
-    leaky_always = true;
-    leaky_first = leaky_retries = 0;
-    assert_int_equal(dream_seam_set_backend(&leaky), 0);
-    assert_int_equal(dream_synth_create(c->store, &p, &r), 0);
-    assert_true(leaky_first > 5);                  /* every section and the five leads */
-    assert_int_equal(leaky_retries, leaky_first); /* each asked again exactly once */
-    assert_int_equal((long)r.retried, leaky_first);
+    leaky_create(c, "Here is the section you asked for: %s", true, &r);
     assert_int_equal(r.created, 0);
     assert_int_equal(r.failed, 5);
     char names[8][256], dir[4200];
     snprintf(dir, sizeof dir, "%s/articles", c->wiki);
     assert_int_equal(list_md(dir, names, 8), 0);
 
-    leaky_always = false;
-    leaky_first = leaky_retries = 0;
-    assert_int_equal(dream_seam_set_backend(&leaky), 0);
-    assert_int_equal(dream_synth_create(c->store, &p, &r), 0);
-    assert_int_equal(leaky_retries, leaky_first);
-    assert_int_equal((long)r.retried, leaky_first);
+    leaky_create(c, "Here is the section you asked for: %s", false, &r);
     assert_int_equal(r.rejected, 0);
     assert_int_equal(r.created, 5);
     assert_golden(c, "create");
     assert_vault_checks(c);
     assert_dream_check(c);
+}
+
+/* A small model can also run on into the prompt's own frame: a transcript's role line ("... over
+ * a[user] The person is learning tai chi", seen from a dream-mini run) or a note's header. Such
+ * a draft is leaky too: asked again once, and the clean retry gives the golden articles. */
+static void frame_leak_case(struct ctx *c, const char *form)
+{
+    ingest(c, "claude");
+    ingest(c, "pi");
+    struct dream_synth_result r;
+    leaky_create(c, form, false, &r);
+    assert_int_equal(r.created, 5);
+    assert_golden(c, "create");
+    assert_dream_check(c);
+}
+
+static void test_create_retries_a_draft_that_runs_into_a_role_line(void **state)
+{
+    frame_leak_case(*state, "%s (with someone who stay over a[user] The person");
+}
+
+static void test_create_retries_a_draft_that_runs_into_a_note_header(void **state)
+{
+    frame_leak_case(*state, "%s\n--- Note (2 of 3) ---");
 }
 
 static struct dream_synth_result reconcile(struct ctx *c)
@@ -2631,6 +2659,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_junk_answers_leave_no_file_or_a_valid_stub, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_retries_a_leaky_draft_once_prose_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_retries_a_draft_that_runs_into_a_role_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_retries_a_draft_that_runs_into_a_note_header, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_moves_the_claim_to_the_later_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_with_the_dates_swapped_keeps_the_later_morning, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_wraps_first_mentions_and_rebuilds_see_also, setup, teardown),
