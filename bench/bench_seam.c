@@ -256,7 +256,7 @@ int main(int argc, char **argv)
         bp.prefix_reuse = reuse;
         bp.kv_unified = unified;
         bp.compact = compact && !strchr(tok, 'n'); /* "8n": width 8 without compaction */
-        bp.step_tokens = step;
+        if (step > 0) bp.step_tokens = step;
         bp.device_sampling = device_sampling;
         if (prefix_slots >= 0) bp.prefix_slots = prefix_slots;
         bp.wave_cells = wave_cells;

@@ -210,8 +210,8 @@ typedef struct dream_batcher dream_batcher;
 struct dream_batch_params {
     int width;         /* sequences decoded together (default 8) */
     int seq_ctx;       /* KV cells of each sequence: prompt + output must fit (default 4096) */
-    int step_tokens;   /* prefill chunk and step budget; equal to the serial n_batch for
-                          exactness (default 512); -1: by the device, DREAM_STEP_TOKENS_CPU or
+    int step_tokens;   /* prefill chunk and step budget; below 2 (default -1): by the device,
+                          DREAM_STEP_TOKENS_CPU (the serial n_batch, which exactness needs) or
                           _GPU */
     int n_threads;     /* for every step (default: cores) */
     int flash_attn;    /* as dream_session_params */

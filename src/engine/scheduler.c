@@ -76,7 +76,7 @@ struct dream_batch_params dream_batch_default_params(void)
     struct dream_batch_params p = {
         .width = 8,
         .seq_ctx = 4096,
-        .step_tokens = 512,
+        .step_tokens = -1,
         .n_threads = cores > 0 ? (int)cores : 1,
         .flash_attn = 0,
         .prefix_reuse = true,
@@ -99,8 +99,7 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
     if (!p.prefix_reuse) p.prefix_slots = 0;
     if (p.width < 1 || p.width + p.prefix_slots > 256)
         return dream_error_set(DREAM_EINVAL, "batch width %d (+%d prefix slots) is outside 1..256", p.width, p.prefix_slots);
-    if (p.step_tokens == -1) p.step_tokens = model->on_gpu ? DREAM_STEP_TOKENS_GPU : DREAM_STEP_TOKENS_CPU;
-    if (p.step_tokens < 2) p.step_tokens = 512;
+    if (p.step_tokens < 2) p.step_tokens = model->on_gpu ? DREAM_STEP_TOKENS_GPU : DREAM_STEP_TOKENS_CPU;
     if (p.step_tokens < p.width) p.step_tokens = p.width;
     if (p.n_threads <= 0) p.n_threads = dream_batch_default_params().n_threads;
     if (p.seq_ctx <= 0) p.seq_ctx = 4096;

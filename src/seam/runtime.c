@@ -264,8 +264,6 @@ static int runtime_batcher(void)
     struct dream_batch_params bp = dream_batch_default_params();
     bp.width = rt.cfg.width;
     bp.seq_ctx = rt.cfg.n_ctx;
-    /* on the CPU the serial chunk (exactness), on a GPU the larger step that measured faster */
-    bp.step_tokens = -1;
     if (rt.cfg.n_threads > 0) bp.n_threads = rt.cfg.n_threads;
     return dream_batcher_new(rt.model, &bp, &rt.batcher);
 }

@@ -497,7 +497,7 @@ static void run_device_defaults(dream_model *m, const char *path)
     bp.width = 2;
     bp.seq_ctx = 512;
     bp.n_threads = 1;
-    bp.step_tokens = -1;
+    CHECK(bp.step_tokens < 2, "the default step (%d) is not left to the device", bp.step_tokens);
     dream_batcher *b = NULL;
     if (dream_batcher_new(m, &bp, &b)) {
         CHECK(0, "device-default batcher: %s", dream_error_last());
