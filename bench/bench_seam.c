@@ -129,10 +129,12 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_seam --model PATH [--workload dreaming|dreaming-policy|uniform|shared-prefix|rounds|long-short] [--n N] [--widths 2,4,8,8n]\n"
                     "                  [--threads N] [--scale X] [--seed N] [--no-reuse] [--flash-attn] [--uniform-shape IN,OUT]\n"
-                    "                  [--unified] [--step N] [--host-sampling] [--device-sampling] [--no-compact] [--prefix-slots N]\n"
+                    "                  [--unified] [--step N] [--serial-step N] [--host-sampling] [--device-sampling] [--no-compact] [--prefix-slots N]\n"
                     "  --unified        one shared KV pool, decode and prefill packed in one decode (GPU layout; not exact)\n"
                     "  --step N         batched step budget / prefill chunk (default: the device's, as the pipeline: 512 on\n"
                     "                   the CPU, 1024 on a GPU; the serial path's chunk is 512)\n"
+                    "  --serial-step N  the serial path's prefill chunk (default 512, the session's; larger only\n"
+                    "                   to see what a GPU's serial path would gain from it, not exact on a CPU)\n"
                     "  --host-sampling  take the argmax on the host even when the model runs on a GPU\n"
                     "  --device-sampling take it in llama.cpp's graph even on a CPU\n"
                     "  --prefix-slots N shared prefixes the batcher keeps (default 2)\n"
@@ -147,7 +149,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *workload = "dreaming", *widths_s = "2,4,8,16";
-    int n = 16, threads = 0, seed = 1, fa = 0, step = -1, device_sampling = -1, prefix_slots = -1, wave_cells = -1;
+    int n = 16, threads = 0, seed = 1, fa = 0, step = -1, serial_step = 0, device_sampling = -1, prefix_slots = -1, wave_cells = -1;
     double scale = 1.0;
     bool reuse = true, unified = false, compact = true, serial = true;
     for (int i = 1; i < argc; i++) {
@@ -169,6 +171,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--host-sampling")) device_sampling = 0;
         else if (!strcmp(a, "--device-sampling")) device_sampling = 1; /* llama.cpp's sampler even on a CPU */
         else if (!strcmp(a, "--step") && v) step = atoi(argv[++i]);
+        else if (!strcmp(a, "--serial-step") && v) serial_step = atoi(argv[++i]);
         else if (!strcmp(a, "--uniform-shape") && v) {
             if (sscanf(argv[++i], "%d,%d", &uniform_in, &uniform_out) != 2) {
                 usage();
@@ -213,6 +216,7 @@ int main(int argc, char **argv)
     if (threads) sp.n_threads = threads;
     sp.flash_attn = fa;
     sp.device_sampling = device_sampling;
+    if (serial_step > 0) sp.n_batch = serial_step;
     dream_session *s = NULL;
     if (dream_session_new(m, &sp, &s)) {
         fprintf(stderr, "bench_seam: %s\n", dream_error_last());
@@ -240,8 +244,8 @@ int main(int argc, char **argv)
         pf_tok += ref[i].n_prompt;
         dec_tok += ref[i].n_tokens > 0 ? ref[i].n_tokens - 1 : 0; /* the first token comes from the prefill */
     }
-    printf("serial: %.2f s, %.3f calls/s, %.2f output tok/s (single-call prefill %.1f tok/s, decode %.1f tok/s)\n", serial_s,
-           w.n / serial_s, serial_tps, pf_ms > 0 ? pf_tok * 1000.0 / pf_ms : 0.0, dec_ms > 0 ? dec_tok * 1000.0 / dec_ms : 0.0);
+    printf("serial chunk=%d: %.2f s, %.3f calls/s, %.2f output tok/s (single-call prefill %.1f tok/s, decode %.1f tok/s)\n",
+           sp.n_batch > 0 ? sp.n_batch : 512, serial_s, w.n / serial_s, serial_tps, pf_ms > 0 ? pf_tok * 1000.0 / pf_ms : 0.0, dec_ms > 0 ? dec_tok * 1000.0 / dec_ms : 0.0);
     fflush(stdout);
 
     char *ws = strdup(widths_s);

@@ -7,7 +7,8 @@
 #   waves: length-aware decode waves (issue 16) at 65536 cells (the estimated break-even x 2) and
 #          two other thresholds ('16w32768', '16w131072') against flat steps ('16f', the default
 #          until this is measured), alternated in one process.
-#   steps: the dreaming mix (128 calls, width 32, flat) at step budgets 512, 1024 and 2048 tokens.
+#   steps: the dreaming mix (N=128 calls, width W=32, flat) at step budgets FIRST=1024, STEPS="2048 4096",
+#          and the serial path with prefill chunks 512 and SERIAL_STEPS=2048.
 #   pipeline: bench_pipeline (the whole pipeline, replay mode) on that model: a full build of
 #          dream (not engine-only), CONVS conversations (default 32), seam width WIDTH (16).
 # Outputs under $OUT (default build/gpu-out).
@@ -77,12 +78,19 @@ steps)
   # CPU stays exact): on the H200 about half of the 128-call mix's batched time is prefill
   # (139k tokens at ~14k tok/s), which larger ubatches may speed up. Exactness is a CPU promise
   # only, so the GPU default differs: 1024 won over 512 (2026-12-05; DREAM_STEP_TOKENS_GPU).
+  # N calls (128) at width W (32): serial once with its 512 chunk and batched at FIRST (1024) in one
+  # process, then batched at each of STEPS (2048 4096) against it, then the serial path alone with
+  # each chunk of SERIAL_STEPS (2048: what a GPU's serial path would gain from a larger chunk).
   eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
   S=$B/bin/bench_seam
-  # serial once (its prefill chunk stays 512), then the batched runs at each budget against it
-  "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f --flash-attn --step 512 | grep -E '^(serial|batched|SEAM)'
-  for st in 1024 2048; do
-    "$S" --model "$MODEL" --workload dreaming --n 128 --widths 32f --flash-attn --step "$st" --no-serial | grep -E '^(batched|SEAM)'
+  N=${N:-128} W=${W:-32}
+  [ -z "${FIRST-1024}" ] ||   # FIRST= (empty): no serial 512 run, the batched steps alone
+    "$S" --model "$MODEL" --workload dreaming --n "$N" --widths "${W}f" --flash-attn --step "${FIRST-1024}" | grep -E '^(serial|batched|SEAM)'
+  for st in ${STEPS-2048 4096}; do
+    "$S" --model "$MODEL" --workload dreaming --n "$N" --widths "${W}f" --flash-attn --step "$st" --no-serial | grep -E '^(batched|SEAM)'
+  done
+  for ss in ${SERIAL_STEPS-2048}; do
+    "$S" --model "$MODEL" --workload dreaming --n "$N" --widths 0 --flash-attn --serial-step "$ss" | grep -E '^serial'
   done
   ;;
 pipeline)
