@@ -62,6 +62,19 @@ char *dream_grammar_names_from(const char *text, size_t len);
  * writes the training answers this way. malloc'd; NULL when out of memory. */
 char *dream_names_copy_form(const char *answer);
 
+/* Prose for a model that cannot spell a name reliably (a small one: dream-mini, whose GGUF says
+ * dream.names_from_text): any text, but every word (a run of ASCII letters) with a capital in
+ * it is a word of text, as it is written there ("Dayton", "iPhone") or capitalized at a
+ * sentence's start, or one of a few words that open sentences about the person ("The", "They",
+ * "Earlier", ...). So a name in the prose is the notes' own ("Dayton", never "Torontoton" or
+ * "sourdPart"); all-lowercase words are free. A word of one letter is not taken from text but
+ * "I" (it is a dead end where a name starts: "Karen D>>>"). The text ends on a non-letter (a
+ * period, a footnote marker). With start, the answer begins with it, as it is (a lead's
+ * "**Title**"). At most 8192 words of text are used. malloc'd; NULL when out of memory. */
+char *dream_grammar_prose_from(const char *text, size_t len, const char *start);
+/* Those sentence openers; NULL-terminated. */
+extern const char *const dream_prose_openers[];
+
 /* text as a GBNF string literal ("..." with \" \\ and control bytes escaped), malloc'd; NULL
  * when out of memory. UTF-8 passes through as it is. */
 char *dream_grammar_literal(const char *text);

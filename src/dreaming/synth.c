@@ -526,10 +526,10 @@ bool synth_leaky(const char *draft)
                                         "as an ai", "i cannot", "i can't", "i'm sorry", "i am sorry", "i apologize", "the task is",
                                         "output only",
                                         /* the prompt's own frame, which a small model runs on into: a transcript's
-                                         * role lines, the notes' and policies' headers (bench/eval.py counts
-                                         * these as leaks) */
+                                         * role lines, the notes' and policies' headers, the quotes around an edit's
+                                         * current text (bench/eval.py counts these as leaks) */
                                         "[user]", "[assistant]", "--- note (", "--- end of", "--- end chunk", "--- conversation chunk",
-                                        "--- meta/", "notes, oldest first"};
+                                        "--- meta/", "notes, oldest first", "<<<", ">>>", "current text:"};
     size_t n = strlen(draft);
     for (size_t k = 0; k < sizeof tells / sizeof tells[0]; k++) {
         size_t m = strlen(tells[k]);

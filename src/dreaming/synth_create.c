@@ -29,6 +29,9 @@ struct cr_entity {
     size_t *assign;                       /* per source: its heading */
     char *drafts[CREATE_MAX_HEADINGS];    /* sanitized section prose, NULL when dropped */
     char *lead, *infobox;                 /* raw answers */
+    char *prose_g, *lead_g;               /* the prose grammars of a model that cannot spell names
+                                             (synth_prose_grammar; the lead's starts **title**),
+                                             else NULL */
     int attempts;                         /* failed attempts so far */
 };
 
@@ -44,6 +47,8 @@ static void cr_entity_clear(struct cr_entity *e)
     free(e->assign);
     free(e->lead);
     free(e->infobox);
+    free(e->prose_g);
+    free(e->lead_g);
     memset(e, 0, sizeof *e);
 }
 
@@ -297,12 +302,12 @@ static int cr_assign(struct cr_entity *e)
 }
 
 /* The infobox answer's fields into `key: value` lines for the block (kind thing), and its
- * category into cats. */
+ * category into cats. A key given again is kept again (the assembly picks one value a key). */
 int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_t *n_cats)
 {
     int rc = DREAM_OK;
-    char seen[32][48];
-    size_t n_seen = 0;
+    char seen[64][48];
+    size_t n_seen = 0, n_keys = 0;
     for (const char *line = answer ? answer : ""; *line && !rc;) {
         size_t len = strcspn(line, "\n");
         char buf[512];
@@ -329,9 +334,12 @@ int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_
             }
             continue;
         }
-        bool dup = false;
-        for (size_t i = 0; i < n_seen && !dup; i++) dup = !strcmp(seen[i], k);
-        if (dup || n_seen == 32) continue;
+        /* a key again: kept too (at most 4 values a key), for the assembly to choose the value
+         * of the latest note (cr_latest_fields); a small model lists a changed field once per note */
+        size_t again = 0;
+        for (size_t i = 0; i < n_seen; i++) again += !strcmp(seen[i], k);
+        if (again >= 4 || (!again && n_keys == 32) || n_seen == 64) continue;
+        n_keys += !again;
         snprintf(seen[n_seen++], 48, "%s", k);
         rc = dbuf_printf(box, "%s: %s\n", k, v);
     }
@@ -364,6 +372,67 @@ static int cr_unlink_box(const struct dbuf *box, const unsigned *held, size_t n_
     return rc;
 }
 
+/* One line a key of box (held fields, "key: value\n" each, a key possibly more than once), in
+ * the order keys first appear, into out: the value of the latest-dated note that holds it alone
+ * (synth_value_held against that note's words), a later line on a tie. "When two sources
+ * disagree, the later date holds": a model that lists a changed field once for each note
+ * ("connection: brother", then "connection: sister") keeps the later position, wherever in the
+ * answer it put it. A value no single note holds (only the notes together) ranks below all. */
+static int cr_latest_fields(const struct dbuf *box, const struct cr_entity *e, struct dbuf *out)
+{
+    enum { MAXL = 64 };
+    const char *at[MAXL];
+    size_t len[MAXL], klen[MAXL], n = 0;
+    for (const char *line = box->len ? box->data : ""; *line && n < MAXL;) {
+        size_t l = strcspn(line, "\n");
+        const char *colon = memchr(line, ':', l);
+        at[n] = line, len[n] = l, klen[n] = colon ? (size_t)(colon - line) : l;
+        n++;
+        line += l + (line[l] == '\n');
+    }
+    bool repeated = false;
+    for (size_t i = 0; i < n && !repeated; i++)
+        for (size_t j = i + 1; j < n && !repeated; j++) repeated = klen[i] == klen[j] && !memcmp(at[i], at[j], klen[i]);
+    if (!repeated) return box->len ? dbuf_printf(out, "%s", box->data) : DREAM_OK;
+    /* each note's own words, once */
+    unsigned **words = calloc(e->n_src + 1, sizeof *words);
+    long *n_words = calloc(e->n_src + 1, sizeof *n_words);
+    int rc = words && n_words ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t s = 0; !rc && s < e->n_src; s++)
+        if ((n_words[s] = synth_notes_words(e->title, &e->src[s], 1, &words[s])) < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    /* rank[i]: the latest note holding line i's value (-1: none alone) */
+    long rank[MAXL];
+    for (size_t i = 0; !rc && i < n; i++) {
+        rank[i] = -1;
+        char *key = strndup(at[i], klen[i]), *val = klen[i] < len[i] ? strndup(at[i] + klen[i] + 1, len[i] - klen[i] - 1) : strdup("");
+        if (!key || !val) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        for (size_t s = 0; !rc && s < e->n_src; s++) {
+            bool ok = false;
+            rc = synth_value_held(key, val, words[s], (size_t)n_words[s], &ok);
+            if (!rc && ok && (rank[i] < 0 || strcmp(e->src[s].date, e->src[rank[i]].date) >= 0)) rank[i] = (long)s;
+        }
+        free(key);
+        free(val);
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++) first = klen[j] != klen[i] || memcmp(at[i], at[j], klen[i]);
+        if (!first) continue;
+        size_t best = i;
+        for (size_t j = i + 1; j < n; j++) {
+            if (klen[j] != klen[i] || memcmp(at[i], at[j], klen[i])) continue;
+            int c = rank[j] < 0 || rank[best] < 0 ? (rank[j] >= 0) - (rank[best] >= 0)
+                                                 : strcmp(e->src[rank[j]].date, e->src[rank[best]].date);
+            if (c >= 0) best = j; /* a later date, or the same and a later line */
+        }
+        rc = dbuf_printf(out, "%.*s\n", (int)len[best], at[best]);
+    }
+    for (size_t s = 0; words && s < e->n_src; s++) free(words[s]);
+    free(words);
+    free(n_words);
+    return rc;
+}
+
 /* The article of e from its drafts (lead NULL: a code-made lead; stub: no model prose at all).
  * Prose links are spelled against stems (the vault and every article of this run; synth_write
  * keeps only those to an article that exists as it writes); infobox links only against live
@@ -381,7 +450,10 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
     if (!rc && raw.len) { /* the notes' words only when there are fields to hold to them (a stub has none) */
         unsigned *held = NULL;
         long n_held = synth_notes_words(e->title, e->src, e->n_src, &held);
-        rc = n_held < 0 ? dream_error_set(DREAM_ENOMEM, "out of memory") : cr_unlink_box(&raw, held, (size_t)n_held, live, &box, unheld);
+        struct dbuf all = {0};
+        rc = n_held < 0 ? dream_error_set(DREAM_ENOMEM, "out of memory") : cr_unlink_box(&raw, held, (size_t)n_held, live, &all, unheld);
+        if (!rc) rc = cr_latest_fields(&all, e, &box);
+        dbuf_free(&all);
         free(held);
     }
     dbuf_free(&raw);
@@ -491,14 +563,18 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
 
 /* One batched call of the synthesis stage over prompts[0..n); answers into out (NULL where a
  * call failed). grammar(i) is prompt i's answer grammar: all (NULL: prose) for every prompt,
- * and odd (NULL: prose) instead for odd i, where a batch holds leads and infoboxes in turn. A
+ * and odd (NULL: prose) instead for odd i, where a batch holds leads and infoboxes in turn;
+ * each[i] instead where each is given and it is not NULL (a prose prompt's own grammar). A
  * call error with no answer at all stops the run. */
-static int cr_call(char **prompts, size_t n, int max_tokens, const char *all, const char *odd, char **out)
+static int cr_call(char **prompts, size_t n, int max_tokens, const char *all, const char *odd, char *const *each, char **out)
 {
     if (n == 0) return DREAM_OK;
     struct dream_local_input *in = calloc(n, sizeof *in);
     if (!in) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) in[i] = (struct dream_local_input){.user = prompts[i], .grammar = i % 2 && odd ? odd : all};
+    for (size_t i = 0; i < n; i++) {
+        const char *g = i % 2 && odd ? odd : all;
+        in[i] = (struct dream_local_input){.user = prompts[i], .grammar = each && each[i] ? each[i] : g};
+    }
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = max_tokens;
     int rc = dream_call_local_batch("synthesis", in, n, &opts, out);
@@ -542,12 +618,12 @@ static const char prose_only_task[] =
 /* Spec §6.5 step 7: every prose answer (prose[i]) that is leaky once sanitized (with heading[i])
  * is asked again, once, in one batch, with the prose-only instruction; its answer replaces the
  * first (the caller's checks then accept it or drop the section or lead). */
-static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const *heading, const bool *prose, int max_tokens,
+static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const *heading, const bool *prose, char *const *each, int max_tokens,
                           struct dream_synth_result *res)
 {
     size_t *which = calloc(n + 1, sizeof *which);
-    char **again = calloc(n + 1, sizeof *again), **out = calloc(n + 1, sizeof *out);
-    int rc = which && again && out ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    char **again = calloc(n + 1, sizeof *again), **out = calloc(n + 1, sizeof *out), **g = calloc(n + 1, sizeof *g);
+    int rc = which && again && out && g ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
     size_t k = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         if (!prose[i] || !answers[i]) continue;
@@ -562,9 +638,10 @@ static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const 
             break;
         }
         which[k] = i;
+        g[k] = each ? each[i] : NULL;
         again[k++] = dbuf_take(&b);
     }
-    if (!rc) rc = cr_call(again, k, max_tokens, NULL, NULL, out); /* prose only */
+    if (!rc) rc = cr_call(again, k, max_tokens, NULL, NULL, g, out); /* prose only */
     for (size_t j = 0; !rc && j < k; j++) {
         free(answers[which[j]]);
         answers[which[j]] = out[j];
@@ -576,6 +653,7 @@ static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const 
     free(which);
     free(again);
     free(out);
+    free(g);
     return rc;
 }
 
@@ -590,7 +668,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     /* 1. outlines */
     for (size_t i = 0; !rc && i < n; i++)
         if (!(prompts[i] = cr_outline_prompt(p->wiki_dir, &e[i]))) rc = DREAM_ENOMEM;
-    if (!rc) rc = cr_call(prompts, n, p->max_tokens < 128 ? p->max_tokens : 128, dream_grammar_headings, NULL, answers);
+    if (!rc) rc = cr_call(prompts, n, p->max_tokens < 128 ? p->max_tokens : 128, dream_grammar_headings, NULL, NULL, answers);
     for (size_t i = 0; !rc && i < n; i++) {
         cr_parse_outline(&e[i], answers[i]);
         rc = cr_assign(&e[i]);
@@ -598,16 +676,29 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     }
     cr_free_prompts(prompts, n);
     cr_free_prompts(answers, n);
-    /* 2. sections, all entities' in one batch */
+    /* 2. sections, all entities' in one batch (each under its entity's prose grammar, if any) */
+    char **each = calloc(n * (CREATE_MAX_HEADINGS + 2) + 1, sizeof *each); /* not owned */
+    if (!rc && !each) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    bool spell = !rc && dream_seam_names_from_text();
+    for (size_t i = 0; spell && !rc && i < n; i++) {
+        rc = synth_prose_grammar(e[i].title, e[i].src, e[i].n_src, NULL, &e[i].prose_g);
+        /* the lead names its subject in bold first: the title as it is (gr_define would make
+         * any other bold subject the title; this way the sentence goes on from the right name) */
+        struct dbuf bold = {0};
+        if (!rc && dbuf_printf(&bold, "**%s**", e[i].title)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (!rc) rc = synth_prose_grammar(e[i].title, e[i].src, e[i].n_src, bold.data, &e[i].lead_g);
+        dbuf_free(&bold);
+    }
     size_t k = 0;
     for (size_t i = 0; !rc && i < n; i++)
         for (size_t h = 0; !rc && h < e[i].n_head; h++, k++) {
             prompts[k] = cr_section_prompt(p->wiki_dir, &e[i], h, stems);
             answers[k] = NULL;
+            each[k] = e[i].prose_g;
             if (!prompts[k]) rc = DREAM_ENOMEM;
         }
     total_sections = k;
-    if (!rc) rc = cr_call(prompts, total_sections, p->max_tokens, NULL, NULL, answers);
+    if (!rc) rc = cr_call(prompts, total_sections, p->max_tokens, NULL, NULL, each, answers);
     if (!rc) {
         char **heading = calloc(total_sections + 1, sizeof *heading);
         bool *prose = calloc(total_sections + 1, sizeof *prose);
@@ -615,7 +706,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
         k = 0;
         for (size_t i = 0; !rc && i < n; i++)
             for (size_t h = 0; h < e[i].n_head; h++, k++) heading[k] = e[i].headings[h], prose[k] = true;
-        if (!rc) rc = cr_retry_leaky(prompts, answers, total_sections, heading, prose, p->max_tokens, res);
+        if (!rc) rc = cr_retry_leaky(prompts, answers, total_sections, heading, prose, each, p->max_tokens, res);
         free(heading);
         free(prose);
     }
@@ -639,16 +730,17 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
         prompts[2 * i] = cr_lead_prompt(p->wiki_dir, &e[i], stems, false);
         prompts[2 * i + 1] = cr_lead_prompt(p->wiki_dir, &e[i], stems, true);
         answers[2 * i] = answers[2 * i + 1] = NULL;
+        each[2 * i] = e[i].lead_g, each[2 * i + 1] = NULL;
         if (!prompts[2 * i] || !prompts[2 * i + 1]) rc = DREAM_ENOMEM;
     }
-    if (!rc) rc = cr_call(prompts, 2 * n, p->max_tokens < 256 ? p->max_tokens : 256, NULL, dream_grammar_infobox, answers);
+    if (!rc) rc = cr_call(prompts, 2 * n, p->max_tokens < 256 ? p->max_tokens : 256, NULL, dream_grammar_infobox, each, answers);
     if (!rc) {
         /* the leads (even places) are prose; the infoboxes are not */
         char **heading = calloc(2 * n + 1, sizeof *heading);
         bool *prose = calloc(2 * n + 1, sizeof *prose);
         if (!heading || !prose) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         for (size_t i = 0; !rc && i < n; i++) prose[2 * i] = true;
-        if (!rc) rc = cr_retry_leaky(prompts, answers, 2 * n, heading, prose, p->max_tokens < 256 ? p->max_tokens : 256, res);
+        if (!rc) rc = cr_retry_leaky(prompts, answers, 2 * n, heading, prose, each, p->max_tokens < 256 ? p->max_tokens : 256, res);
         free(heading);
         free(prose);
     }
@@ -661,6 +753,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     cr_free_prompts(answers, 2 * n);
     free(prompts);
     free(answers);
+    free(each);
     for (size_t i = 0; !rc && i < n; i++) rc = cr_finish(store, p, &e[i], stems, live, res);
     return rc;
 }

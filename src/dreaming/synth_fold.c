@@ -340,6 +340,7 @@ static void fd_pair_clear(struct fd_pair *q)
 /* The prompts of one phase, every pair's in a row, and their answers. */
 struct fd_batch {
     char **prompts, **answers;
+    char **grammars; /* a patch prompt's own prose grammar (synth_prose_grammar), else NULL */
     size_t n;
 };
 
@@ -348,7 +349,8 @@ static void fd_batch_reset(struct fd_batch *b, struct fd_pair *pairs, size_t n_p
     for (size_t i = 0; i < b->n; i++) {
         free(b->prompts[i]);
         free(b->answers[i]);
-        b->prompts[i] = b->answers[i] = NULL;
+        free(b->grammars[i]);
+        b->prompts[i] = b->answers[i] = b->grammars[i] = NULL;
     }
     b->n = 0;
     for (size_t k = 0; k < n_pairs; k++) pairs[k].first = pairs[k].n_asked = 0;
@@ -380,7 +382,7 @@ static int fd_call(const char *stage, const char *grammar, struct fd_batch *b, i
     if (b->n == 0) return DREAM_OK;
     struct dream_local_input *in = calloc(b->n, sizeof *in);
     if (!in) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    for (size_t i = 0; i < b->n; i++) in[i] = (struct dream_local_input){.user = b->prompts[i]};
+    for (size_t i = 0; i < b->n; i++) in[i] = (struct dream_local_input){.user = b->prompts[i], .grammar = b->grammars[i]};
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = max_tokens;
     opts.grammar = grammar;
@@ -512,6 +514,7 @@ static int fd_classify(struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b
 static int fd_patches(const struct dream_synth_params *p, struct fd_pair *pairs, size_t n_pairs, struct fd_batch *b)
 {
     int rc = DREAM_OK;
+    bool spell = dream_seam_names_from_text();
     for (size_t k = 0; !rc && k < n_pairs; k++) {
         struct fd_pair *q = &pairs[k];
         if (q->outcome != FD_ASKING) continue;
@@ -524,6 +527,11 @@ static int fd_patches(const struct dream_synth_params *p, struct fd_pair *pairs,
             q->which[q->n_asked] = i;
             rc = fd_ask(b, q, fd_patch_prompt(p->wiki_dir, q->art->title, &q->cands[i], body, q->after, q->s, q->marker,
                                               is_lead ? (q->evolution ? 1 : 2) : 0));
+            /* a model that cannot spell a name writes the note's or the text's own */
+            if (!rc && spell) {
+                struct synth_src both[2] = {*q->s, {.text = (char *)body}};
+                rc = synth_prose_grammar(q->art->title, both, 2, NULL, &b->grammars[b->n - 1]);
+            }
         }
     }
     if (!rc) rc = fd_call("editor", NULL, b, p->max_tokens, pairs, n_pairs);
@@ -665,7 +673,8 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
         pairs = calloc(width, sizeof *pairs);
         b.prompts = calloc(width * (FOLD_MAX_CANDIDATES + 1), sizeof *b.prompts);
         b.answers = calloc(width * (FOLD_MAX_CANDIDATES + 1), sizeof *b.answers);
-        if (!take || !next || !touched || !round_art || !wrote || !skipped || !pairs || !b.prompts || !b.answers)
+        b.grammars = calloc(width * (FOLD_MAX_CANDIDATES + 1), sizeof *b.grammars);
+        if (!take || !next || !touched || !round_art || !wrote || !skipped || !pairs || !b.prompts || !b.answers || !b.grammars)
             rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     }
     size_t left = res.eligible;
@@ -712,6 +721,7 @@ int dream_synth_fold(dream_store *store, const struct dream_synth_params *params
     free(pairs);
     free(b.prompts);
     free(b.answers);
+    free(b.grammars);
     synth_free_strings(stems.stems, stems.n);
     for (size_t i = 0; i < n; i++) fd_article_clear(&arts[i]);
     free(arts);

@@ -13,7 +13,12 @@
  * claim from a note it saw, and cited the wrong one); otherwise it is dropped. The lead's first
  * sentence, which defines the subject, is never dropped, but repaired (gr_define); a body section
  * left without prose goes with it. The test is lenient on purpose: one shared word keeps a sentence, so a paraphrase
- * stays, and only a claim with nothing in common with its source goes.
+ * stays, and only a claim with nothing in common with its source goes. A small model that
+ * cannot spell a name (dream_seam_names_from_text: dream-mini) was trained on prose that
+ * restates its note, every word of it from the source; it does not paraphrase, and its prose
+ * grammar (synth_prose_grammar) makes the names it writes the notes' own, which then lets a
+ * sentence of a few borrowed names and nonsense share a word. So for it a sentence must share 2
+ * in 5 of its content words (the subject's aside) with one message it cites.
  *
  * One thing is not left to chance: a name. A word the model capitalised where no sentence starts
  * (the subject's own title words aside) must be in a message of a source the sentence cites, or
@@ -22,6 +27,9 @@
  * the names it copies ("Adpenide" for Adelaide, "Nic" for Leonard), and a memory that states the
  * wrong name is worse than one that leaves the sentence out. */
 #include "synth_internal.h"
+
+#include "dream/grammar.h"
+#include "dream/model.h"
 
 #include "../util/buf.h"
 #include "dream/error.h"
@@ -97,8 +105,8 @@ static bool gr_holds_names(const struct synth_src_words *g, size_t m, const unsi
  * its markers cite (the caller clears cited); for GR_RECITE, the source and message in *to_src,
  * *to_msg. only > 0: only a sentence carrying marker only is judged. */
 static int gr_judge_cited(const dream_article *a, const char *s, size_t len, const unsigned *tw, size_t ntw, const struct synth_src *src,
-                          size_t n_src, struct synth_src_words *g, int only, bool *cited, enum gr_verdict *v, size_t *to_src,
-                          size_t *to_msg)
+                          size_t n_src, struct synth_src_words *g, int only, bool restate, bool *cited, enum gr_verdict *v,
+                          size_t *to_src, size_t *to_msg)
 {
     *v = GR_KEEP;
     bool any = false, has_only = only <= 0, at_hand = true;
@@ -139,7 +147,8 @@ static int gr_judge_cited(const dream_article *a, const char *s, size_t len, con
         for (size_t m = 0; m < src[k].n_msgs; m++) {
             size_t sh = synth_words_shared(w, k2, g[k].w[m], g[k].n[m]);
             bool holds = gr_holds_names(&g[k], m, names, n_names);
-            if (cited[k] && sh > 0) said = true;
+            /* a restating model's sentence says its message's words: 2 in 5 of its own at least */
+            if (cited[k] && sh > 0 && (!restate || 5 * sh >= 2 * k2)) said = true;
             if (cited[k] && holds) named = true;
             if (!cited[k] && sh > best && holds) best = sh, best_k = k, best_m = m;
         }
@@ -316,9 +325,10 @@ static int gr_retitle(const dream_article *a, const char *s, size_t len, const c
 
 /* gr_judge_cited with cited (n_src flags, all false) cleared again for the next sentence. */
 static int gr_judge(const dream_article *a, const char *s, size_t len, const unsigned *tw, size_t ntw, const struct synth_src *src,
-                    size_t n_src, struct synth_src_words *g, int only, bool *cited, enum gr_verdict *v, size_t *to_src, size_t *to_msg)
+                    size_t n_src, struct synth_src_words *g, int only, bool restate, bool *cited, enum gr_verdict *v, size_t *to_src,
+                    size_t *to_msg)
 {
-    int rc = gr_judge_cited(a, s, len, tw, ntw, src, n_src, g, only, cited, v, to_src, to_msg);
+    int rc = gr_judge_cited(a, s, len, tw, ntw, src, n_src, g, only, restate, cited, v, to_src, to_msg);
     memset(cited, 0, n_src * sizeof *cited);
     return rc;
 }
@@ -349,6 +359,7 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
 {
     *dropped = *recited = 0;
     if (!n_src) return DREAM_OK;
+    bool restate = dream_seam_names_from_text(); /* a small model trained to restate its notes */
     size_t n_sec = dream_article_section_count(a);
     char **texts = calloc(n_sec + 1, sizeof *texts);
     struct synth_src_words *g = calloc(n_src, sizeof *g);
@@ -400,7 +411,7 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
             const char *sen = fixed ? fixed : t + sp[k].at;
             size_t slen = fixed ? strlen(fixed) : sp[k].len;
             if (!rc && garbled) v = GR_DROP;
-            else if (!rc && !(r == 0 && k == 0)) rc = gr_judge(a, sen, slen, tw, (size_t)ntw, src, n_src, g, only, cited, &v, &to_src, &to_msg);
+            else if (!rc && !(r == 0 && k == 0)) rc = gr_judge(a, sen, slen, tw, (size_t)ntw, src, n_src, g, only, restate, cited, &v, &to_src, &to_msg);
             if (!rc && v == GR_KEEP && fixed) { /* kept as repaired */
                 changed = true;
                 rc = dbuf_append(&b, t + done, sp[k].at - done);
@@ -493,6 +504,17 @@ long synth_notes_words(const char *title, const struct synth_src *src, size_t n_
     long n = rc ? -1 : synth_words(b.data, b.len, out);
     dbuf_free(&b);
     return n;
+}
+
+int synth_prose_grammar(const char *title, const struct synth_src *src, size_t n_src, const char *start, char **out)
+{
+    *out = NULL;
+    struct dbuf b = {0};
+    int rc = dbuf_printf(&b, "%s\n", title ? title : "");
+    for (size_t i = 0; !rc && i < n_src; i++) rc = dbuf_printf(&b, "%s\n", src[i].text ? src[i].text : "");
+    if (!rc && !(*out = dream_grammar_prose_from(b.data, b.len, start))) rc = DREAM_ENOMEM;
+    dbuf_free(&b);
+    return rc ? dream_error_set(DREAM_ENOMEM, "out of memory") : DREAM_OK;
 }
 
 /* Whether the word w[0..n) (a run of word bytes) is held: no content word (*content false), or

@@ -135,6 +135,12 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
  * *out; their count, or -1 when out of memory. What an infobox value is held to. */
 long synth_notes_words(const char *title, const struct synth_src *src, size_t n_src, unsigned **out);
 
+/* *out: the grammar of prose about title from src[0..n_src) for a model that cannot spell a name
+ * (dream_seam_names_from_text): every capitalized word one of the title's or the notes' own
+ * (dream_grammar_prose_from; the chunk labels, which such a model wrote, are not read); the
+ * answer starts with start when it is not NULL. malloc'd. */
+int synth_prose_grammar(const char *title, const struct synth_src *src, size_t n_src, const char *start, char **out);
+
 /* *ok: whether the infobox field key: value is held by held[0..n_held) (synth_notes_words):
  * every content word of value is in it, as written or with a plural "s" added or taken away (a
  * value of no content word is held); for key `type` (a label) one such word is enough; `status`
@@ -288,7 +294,8 @@ int synth_policy(struct dbuf *b, const char *wiki, const char *page);
 /* The model-answer parsers of the stages (fuzzed by fuzz_synth_answers):
  * outline: up to max headings (markup stripped, deduplicated by anchor, never a tail name;
  *   "Overview" when none), malloc'd into out; returns their count;
- * infobox: `key: value` lines (snake_case keys, first wins, kind and aliases dropped) appended
+ * infobox: `key: value` lines (snake_case keys, a key's repeats kept: at most 4 values each and
+ *   32 keys; kind and aliases dropped) appended
  *   to box, category/categories values into cats (at most 4, malloc'd);
  * heading: a new section's name (2-5 words of letters and digits, not a tail name), or NULL;
  * correction: reconcile's answer about a field whose value is old: the new value, or NULL for

@@ -159,7 +159,11 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
 {
     size_t cap = n * (WIKIFY_MAX_SECTIONS + 1);
     char **prompts = calloc(cap, sizeof *prompts), **answers = calloc(cap, sizeof *answers);
-    int rc = prompts && answers ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    /* a tightened section of a model that cannot spell a name keeps the section's own names
+     * (dream_grammar_prose_from over it: tightening adds nothing) */
+    char **spelled = calloc(cap, sizeof *spelled);
+    bool spell = dream_seam_names_from_text();
+    int rc = prompts && answers && spelled ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
     size_t k = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         rc = dream_article_read_file(w[i].path, &w[i].before);
@@ -177,6 +181,12 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
             if (synth_policy(&b, p->wiki_dir, "Article_Conventions") ||
                 dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nCurrent text:\n<<<\n%s>>>\n\n%s", w[i].stem, sec->title, sec->body, tighten_task))
                 rc = DREAM_ENOMEM;
+            if (!rc && spell) {
+                struct dbuf t = {0};
+                if (dbuf_printf(&t, "%s\n%s", w[i].stem, sec->body) || !(spelled[k] = dream_grammar_prose_from(t.data, t.len, NULL)))
+                    rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                dbuf_free(&t);
+            }
             prompts[k++] = dbuf_take(&b);
             w[i].which[w[i].n_sections++] = s;
         }
@@ -191,7 +201,7 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
         struct dream_local_input *in = calloc(k, sizeof *in);
         char *refresh_grammar = dream_grammar_infobox_refresh();
         if (!in || !refresh_grammar) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        for (size_t j = 0; !rc && j < k; j++) in[j] = (struct dream_local_input){.user = prompts[j]};
+        for (size_t j = 0; !rc && j < k; j++) in[j] = (struct dream_local_input){.user = prompts[j], .grammar = spelled[j]};
         for (size_t i = 0; !rc && i < n; i++)
             if (w[i].refresh >= 0) in[w[i].refresh].grammar = refresh_grammar;
         struct dream_call_opts opts = dream_call_default_opts();
@@ -241,9 +251,11 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
     for (size_t j = 0; j < k; j++) {
         free(prompts[j]);
         free(answers[j]);
+        free(spelled[j]);
     }
     free(prompts);
     free(answers);
+    free(spelled);
     return rc;
 }
 

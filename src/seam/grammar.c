@@ -501,3 +501,107 @@ char *dream_names_copy_form(const char *answer)
     dbuf_free(&b);
     return out;
 }
+
+/* Prose whose capitalized words are the text's own (dream_grammar_prose_from in dream/grammar.h). */
+
+#define PF_MAX_WORDS 8192
+#define PF_MAX_WORD 40
+
+/* Words a sentence may start with that a note need not hold: how prose about the person is told. */
+const char *const dream_prose_openers[] = {
+    "A", "After", "Also", "An", "And", "As", "At", "Because", "Before", "Both", "But", "By", "Currently", "During",
+    "Each", "Earlier", "Every", "For", "From", "He", "Her", "His", "However", "If", "In", "It", "Its", "Later",
+    "Now", "On", "Once", "Previously", "Recently", "She", "Since", "So", "Some", "That", "The", "Their", "Them",
+    "Then", "There", "These", "They", "This", "Those", "To", "Today", "Until", "When", "While", "With", NULL,
+};
+
+static int pf_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The rule of words[lo..hi), which share their first d letters: the letters after them, as a
+ * trie (one alternative a next letter, a run of letters no word leaves as one literal), the
+ * empty rest allowed where a word ends at d. Its number into *id; rules into b. */
+static int pf_rule(struct dbuf *b, char **words, size_t lo, size_t hi, size_t d, int *next_id, int *id)
+{
+    bool ends = lo < hi && strlen(words[lo]) == d; /* sorted: the word that ends here comes first */
+    if (ends) lo++;
+    struct dbuf alt = {0};
+    int rc = 0;
+    for (size_t a = lo; !rc && a < hi;) {
+        char c = words[a][d];
+        size_t e = a;
+        while (e < hi && words[e][d] == c) e++;
+        size_t k = d + 1; /* the run every word of [a, e) shares, up to the first that ends or parts */
+        for (;;) {
+            bool same = true;
+            for (size_t i = a; same && i < e; i++) same = strlen(words[i]) > k && words[i][k] == words[a][k];
+            if (!same) break;
+            k++;
+        }
+        rc = dbuf_printf(&alt, "%s\"%.*s\"", alt.len ? " | " : "", (int)(k - d), words[a] + d);
+        if (!rc && !(e - a == 1 && strlen(words[a]) == k)) {
+            int child;
+            rc = pf_rule(b, words, a, e, k, next_id, &child);
+            if (!rc) rc = dbuf_printf(&alt, " p%d", child);
+        }
+        a = e;
+    }
+    *id = (*next_id)++;
+    if (!rc) rc = dbuf_printf(b, "p%d ::= %s%s%s\n", *id, ends ? "(" : "", alt.len ? alt.data : "\"\"", ends ? ")?" : "");
+    dbuf_free(&alt);
+    return rc;
+}
+
+char *dream_grammar_prose_from(const char *text, size_t len, const char *start)
+{
+    size_t n_open = 0;
+    while (dream_prose_openers[n_open]) n_open++;
+    char **words = calloc(PF_MAX_WORDS + n_open, sizeof *words);
+    size_t n = 0;
+    struct dbuf b = {0};
+    char *out = NULL;
+    int rc = words ? 0 : -1;
+    for (size_t i = 0; i < n_open && !rc; i++)
+        if (!(words[n++] = strdup(dream_prose_openers[i]))) rc = -1;
+    for (size_t i = 0; !rc && i < len && n < PF_MAX_WORDS + n_open;) {
+        if (!isalpha((unsigned char)text[i]) || text[i] & 0x80) {
+            i++;
+            continue;
+        }
+        size_t s = i;
+        while (i < len && isalpha((unsigned char)text[i]) && !(text[i] & 0x80)) i++;
+        if (i - s > PF_MAX_WORD || (i - s == 1 && text[s] != 'I')) continue; /* "3D", "Plan B": a dead end for a name */
+        bool caps = false;
+        for (size_t k = s; k < i && !caps; k++) caps = isupper((unsigned char)text[k]);
+        char *w = strndup(text + s, i - s);
+        if (!w) rc = -1;
+        else if (!caps) w[0] = (char)toupper((unsigned char)w[0]); /* a word of the text may start a sentence */
+        if (!rc) words[n++] = w; /* a word with a capital as it is written ("Dayton", "iPhone") */
+    }
+    if (!rc) qsort(words, n, sizeof *words, pf_cmp);
+    size_t m = 0; /* unique */
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (m && !strcmp(words[m - 1], words[i])) {
+            free(words[i]);
+            continue;
+        }
+        words[m++] = words[i];
+    }
+    n = rc ? n : m;
+    int next_id = 0, top = -1;
+    /* a word: free when it is all lowercase, else one of the trie of words with a capital; the
+     * text ends after one, not inside a word (a small model that cannot go on with a name it was
+     * kept from garbling ends there: "**Adelaide") */
+    char *lit = start ? dream_grammar_literal(start) : NULL;
+    if (start && !lit) rc = -1;
+    if (!rc && lit) rc = dbuf_printf(&b, "root ::= %s prose\nprose ::= [^A-Za-z]* (w [^A-Za-z]+)*\n", lit);
+    else if (!rc) rc = dbuf_puts(&b, "root ::= [^A-Za-z]* (w [^A-Za-z]+)*\n");
+    free(lit);
+    if (!rc) rc = dbuf_puts(&b, "w ::= [a-z]+ | cap\n");
+    if (!rc) rc = pf_rule(&b, words, 0, n, 0, &next_id, &top);
+    if (!rc) rc = dbuf_printf(&b, "cap ::= p%d\n", top);
+    if (!rc) out = dbuf_take(&b);
+    dbuf_free(&b);
+    for (size_t i = 0; words && i < n; i++) free(words[i]);
+    free(words);
+    return out;
+}

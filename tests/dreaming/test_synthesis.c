@@ -501,6 +501,12 @@ static void test_create_retries_a_draft_that_runs_into_a_note_header(void **stat
     frame_leak_case(*state, "%s\n--- Note (2 of 3) ---");
 }
 
+/* the quoting of an edit prompt's current text (a lead written as "**Know D>>> the person's ...") */
+static void test_create_retries_a_draft_that_runs_into_a_text_quote(void **state)
+{
+    frame_leak_case(*state, "%s D>>> the person's");
+}
+
 static struct dream_synth_result reconcile(struct ctx *c)
 {
     struct dream_synth_params p;
@@ -559,6 +565,44 @@ static char *self_heal(struct ctx *c, bool swapped)
     snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
     return slurp(path);
 }
+
+/* CREATE's infobox answer names a key more than once (a small model lists a changed field once
+ * for each note): the value of the latest-dated note that holds it stays, wherever the answer
+ * put it, and a value no note holds does not count. With the dates swapped, the other value. */
+static void infobox_repeat(struct ctx *c, bool swapped)
+{
+    put_cello(c, "cello-morning", swapped ? JUN_20 : JAN_05, "I keep my cello practice in the morning before work.",
+              "Mornings suit practice: the hands are fresh.");
+    put_cello(c, "cello-lesson", FEB_10, "My cello lesson went well; the teacher liked the scales of my cello practice.", "Good scales make everything easier.");
+    put_cello(c, "cello-evening", swapped ? JAN_05 : JUN_20, "An update on cello practice: I switched, and now I practise in the evening after work.",
+              "Evenings work if you warm up first.");
+    assert_int_equal(fixture_run_pipeline(c->store, seeds_wiki, 0, NULL, NULL), 0);
+    dreaming_fake_infobox_extra = "practice_time: morning\npractice_time: evening\npractice_time: Torontoton\n"
+                                  "warm_up: evening\nwarm_up: morning\nteacher_liked: scales\n";
+    struct dream_synth_result r = create(c);
+    dreaming_fake_infobox_extra = NULL;
+    assert_int_equal(r.created, 1);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    const char *later = swapped ? "morning" : "evening", *earlier = swapped ? "evening" : "morning";
+    char want[3][64], not[2][64];
+    snprintf(want[0], sizeof want[0], "\npractice_time: %s\n", later);
+    snprintf(want[1], sizeof want[1], "\nwarm_up: %s\n", later);
+    snprintf(want[2], sizeof want[2], "\nteacher_liked: scales\n");
+    snprintf(not[0], sizeof not[0], "practice_time: %s", earlier);
+    snprintf(not[1], sizeof not[1], "warm_up: %s", earlier);
+    bool ok = strstr(t, want[0]) && strstr(t, want[1]) && strstr(t, want[2]) && !strstr(t, not[0]) && !strstr(t, not[1]) && !strstr(t, "Torontoton");
+    if (!ok) fprintf(stderr, "%s", t);
+    assert_true(ok);
+    assert_null(strstr(strstr(t, "practice_time:") + 1, "practice_time:")); /* one line a key */
+    assert_vault_checks(c);
+    assert_dream_check(c);
+    free(t);
+}
+
+static void test_create_infobox_keeps_the_latest_notes_value_of_a_repeated_key(void **state) { infobox_repeat(*state, false); }
+static void test_create_infobox_repeated_key_follows_the_dates_not_the_order(void **state) { infobox_repeat(*state, true); }
 
 /* The footnote number citing message msg in text, or 0. */
 static int cite_of(const char *text, const char *msg)
@@ -2392,6 +2436,29 @@ static void test_grounding_repairs_a_garbled_title_where_a_sentence_starts(void 
                         1, 0);
 }
 
+/* A small model that restates its notes (DREAM_NAMES_FROM_TEXT, as dream-mini's GGUF says): a
+ * sentence must share 2 in 5 of its content words with the message it cites, the subject's name
+ * aside; one borrowed word among nonsense ("Out of Medellin is really into ...") is not enough,
+ * though it is for a model that may paraphrase. */
+static void test_grounding_holds_a_restating_model_to_its_words(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "# Cornelius\n\n**Cornelius** is the person's cousin.[^1]\n\n## Location\n\n"
+        "Cornelius now lives in Dayton instead of Medellin.[^1] Out of Medellin is really into skate cancan spare biscuits.[^1]\n\n"
+        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Cornelius moved)\n";
+    static const char kept[] =
+        "# Cornelius\n\n**Cornelius** is the person's cousin.[^1]\n\n## Location\n\n"
+        "Cornelius now lives in Dayton instead of Medellin.[^1]\n\n"
+        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Cornelius moved)\n";
+    const char *said = "My cousin Cornelius moved: he now lives in Dayton instead of Medellin.";
+    assert_int_equal(setenv("DREAM_NAMES_FROM_TEXT", "0", 1), 0);
+    assert_grounded_one("Cornelius moved", said, text, text, 0, 0);
+    assert_int_equal(setenv("DREAM_NAMES_FROM_TEXT", "1", 1), 0);
+    assert_grounded_one("Cornelius moved", said, text, kept, 1, 0);
+    assert_int_equal(unsetenv("DREAM_NAMES_FROM_TEXT"), 0);
+}
+
 /* A sentence that copies a note's cut mark is unfinished: it goes, whatever words it shares. */
 static void test_grounding_drops_a_sentence_with_a_cut_mark(void **state)
 {
@@ -2661,8 +2728,11 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_create_retries_a_leaky_draft_once_prose_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_retries_a_draft_that_runs_into_a_role_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_retries_a_draft_that_runs_into_a_note_header, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_retries_a_draft_that_runs_into_a_text_quote, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_moves_the_claim_to_the_later_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_healing_with_the_dates_swapped_keeps_the_later_morning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_infobox_keeps_the_latest_notes_value_of_a_repeated_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_infobox_repeated_key_follows_the_dates_not_the_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_wraps_first_mentions_and_rebuilds_see_also, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_lists_articles_that_share_a_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_adds_new_facts_and_keeps_written_values, setup, teardown),
@@ -2695,6 +2765,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test(test_grounding_drops_a_sentence_with_a_cut_mark),
+        cmocka_unit_test(test_grounding_holds_a_restating_model_to_its_words),
         cmocka_unit_test(test_grounding_repairs_a_garbled_title_where_a_sentence_starts),
         cmocka_unit_test(test_sanitize_keeps_one_of_a_repeated_phrase),
         cmocka_unit_test_setup_teardown(test_sources_of_a_chunk_of_several_subjects_keep_each_its_part, setup, teardown),

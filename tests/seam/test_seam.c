@@ -10,6 +10,7 @@
 #include "dream/error.h"
 #include "dream/grammar.h"
 #include "dream/model.h"
+#include "gbnf_match.h"
 #include "dream/template.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -294,6 +295,100 @@ static void test_names_from_text_grammar_copies(void **state)
     assert_int_equal(dream_call_local("entity", &one, &o, &ans), 0);
     assert_string_equal(ans, " NONE");
     free(ans);
+    free(g);
+}
+
+static bool ascii_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+/* Whether every word with a capital (a run of ASCII letters) of out is a word of text, as
+ * written or with its first letter raised, or a sentence opener: the property
+ * dream_grammar_prose_from promises, checked independently. */
+static bool prose_caps_allowed(const char *out, const char *text)
+{
+    for (const char *p = out; *p;) {
+        if (!ascii_letter(*p)) {
+            p++;
+            continue;
+        }
+        const char *s = p;
+        while (ascii_letter(*p)) p++;
+        size_t n = (size_t)(p - s);
+        bool ok = true;
+        for (const char *q = s; q < p && ok; q++) ok = !(*q >= 'A' && *q <= 'Z');
+        for (size_t i = 0; dream_prose_openers[i] && !ok; i++) ok = strlen(dream_prose_openers[i]) == n && !strncmp(dream_prose_openers[i], s, n);
+        for (const char *q = text; !ok && *q;) {
+            if (!ascii_letter(*q)) {
+                q++;
+                continue;
+            }
+            const char *w = q;
+            while (ascii_letter(*q)) q++;
+            ok = (size_t)(q - w) == n && (w[0] == s[0] || w[0] - 'a' + 'A' == s[0]) && !strncmp(w + 1, s + 1, n - 1);
+        }
+        if (!ok) {
+            printf("prose-from-text: \"%.*s\" is not a word of the text\n", (int)n, s);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Prose under dream_grammar_prose_from: llama.cpp's own grammar sampler takes the notes' names
+ * (as written, capitalized, in bold, hyphenated, before a footnote) and refuses a name the notes
+ * do not hold, or one run on; a noise model under it writes only capitals of the text. */
+static void test_prose_from_text_grammar_keeps_the_notes_names(void **state)
+{
+    configure(gemma, dir, 4);
+    const char *text = "[user]\nCornelius moved: now in Dayton instead of Medellin. I saw Cornelius Hatsheput at Karl-Heine-Stra\xc3\x9f"
+                       "e, by the caf\xc3\xa9, on my iPhone, 3D.\n[assistant]\nmoving is hard; DNS too.\n";
+    char *g = dream_grammar_prose_from(text, strlen(text), NULL);
+    assert_non_null(g);
+    static const char *const takes[] = {
+        "**Cornelius Hatsheput** is the person's cousin.[^1] Cornelius now lives in Dayton instead of Medellin.[^2]",
+        "Earlier, they lived in Medellin.[^1]\n\nThe person saw Cornelius at Karl-Heine-Stra\xc3\x9f" "e.[^3] Moving is hard.",
+        "They fixed the DNS (at the caf\xc3\xa9), 75% of it, on an iPhone.",
+        "",
+    };
+    static const char *const refuses[] = {
+        "Cornelius moved to Torontoton.[^1]",   /* a name no note holds */
+        "**Cornelius Hershe** is a cousin.",    /* a garbled one */
+        "Corneliuss moved.",                    /* a name run on */
+        "They met Johannesburg in June.",
+        "Dns is hard.",                         /* the text's capitals as written */
+        "The person's sourdPart is hard.",      /* a capital inside a word the text lacks */
+        "**Cornelius",                          /* the end inside a word */
+        "They saw Karl D.",                     /* a one-letter word of the text ("U2") */
+    };
+    char why[256];
+    for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++)
+        if (!gbnf_match(gemma, g, takes[i], why, sizeof why)) fail_msg("refused (%s): %s", why, takes[i]);
+    for (size_t i = 0; i < sizeof refuses / sizeof refuses[0]; i++)
+        if (gbnf_match(gemma, g, refuses[i], why, sizeof why)) fail_msg("took: %s", refuses[i]);
+    struct dream_local_input in[N_USERS];
+    for (size_t i = 0; i < N_USERS; i++) in[i] = (struct dream_local_input){.user = users[i], .grammar = g};
+    struct dream_call_opts o = dream_call_default_opts();
+    o.max_tokens = 48;
+    char *out[N_USERS] = {0};
+    assert_int_equal(dream_call_local_batch("synthesis", in, N_USERS, &o, out), 0);
+    for (size_t i = 0; i < N_USERS; i++) {
+        printf("prose-from-text %zu: \"%s\"\n", i, out[i]);
+        assert_true(prose_caps_allowed(out[i], text));
+        free(out[i]);
+    }
+    free(g);
+    /* with a start (a lead's bold title): every answer begins with it, quotes and all */
+    const char *start = "**Cornelius \"Neil\" Hatsheput**";
+    g = dream_grammar_prose_from(text, strlen(text), start);
+    assert_non_null(g);
+    if (!gbnf_match(gemma, g, "**Cornelius \"Neil\" Hatsheput** is the person's cousin in Dayton.[^1]", why, sizeof why)) fail_msg("refused (%s)", why);
+    assert_false(gbnf_match(gemma, g, "**Cornelius** is the person's cousin.[^1]", why, sizeof why));
+    for (size_t i = 0; i < N_USERS; i++) in[i].grammar = g;
+    assert_int_equal(dream_call_local_batch("synthesis", in, N_USERS, &o, out), 0);
+    for (size_t i = 0; i < N_USERS; i++) {
+        assert_true(strncmp(out[i], start, strlen(start)) == 0);
+        assert_true(prose_caps_allowed(out[i] + strlen(start), text));
+        free(out[i]);
+    }
     free(g);
 }
 
@@ -745,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_no_grammar_config_decodes_free_text),
         cmocka_unit_test(test_stage_grammars_parse_and_end),
         cmocka_unit_test(test_names_from_text_grammar_copies),
+        cmocka_unit_test(test_prose_from_text_grammar_keeps_the_notes_names),
         cmocka_unit_test(test_names_copy_form),
         cmocka_unit_test(test_names_from_text_follows_the_model_and_env),
         cmocka_unit_test(test_stage_adapter_is_used_and_always_cleared),
