@@ -14,7 +14,11 @@
 # Outputs under $OUT (default build/gpu-out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export DREAM_DEPS_CACHE=${DREAM_DEPS_CACHE:-$PWD/.devbuild} DREAM_SKIP_APT=1 DREAM_CUDA=1 DREAM_DEPS_TOOLS=${DREAM_DEPS_TOOLS:-bench}
+# The builds and the model live outside the working tree: the device tool copies a fresh tree for
+# each command and drops ignored paths in it (a .devbuild/ there was gone at the next command,
+# 2026-12-05), while /tmp stays as long as the machine is held, so `build` in one command and
+# `steps` in the next, chained, reuse it.
+export DREAM_DEPS_CACHE=${DREAM_DEPS_CACHE:-/tmp/dream-devbuild} DREAM_SKIP_APT=1 DREAM_CUDA=1 DREAM_DEPS_TOOLS=${DREAM_DEPS_TOOLS:-bench}
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-build/gpu-out}
 mkdir -p "$OUT" "$DREAM_DEPS_CACHE/dl"
