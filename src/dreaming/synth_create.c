@@ -562,19 +562,14 @@ static int cr_finish(dream_store *store, const struct dream_synth_params *p, str
 }
 
 /* One batched call of the synthesis stage over prompts[0..n); answers into out (NULL where a
- * call failed). grammar(i) is prompt i's answer grammar: all (NULL: prose) for every prompt,
- * and odd (NULL: prose) instead for odd i, where a batch holds leads and infoboxes in turn;
- * each[i] instead where each is given and it is not NULL (a prose prompt's own grammar). A
- * call error with no answer at all stops the run. */
-static int cr_call(char **prompts, size_t n, int max_tokens, const char *all, const char *odd, char *const *each, char **out)
+ * call failed). Prompt i's answer grammar: each[i] where each is given, else all (NULL: prose).
+ * A call error with no answer at all stops the run. */
+static int cr_call(char **prompts, size_t n, int max_tokens, const char *all, const char *const *each, char **out)
 {
     if (n == 0) return DREAM_OK;
     struct dream_local_input *in = calloc(n, sizeof *in);
     if (!in) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        const char *g = i % 2 && odd ? odd : all;
-        in[i] = (struct dream_local_input){.user = prompts[i], .grammar = each && each[i] ? each[i] : g};
-    }
+    for (size_t i = 0; i < n; i++) in[i] = (struct dream_local_input){.user = prompts[i], .grammar = each ? each[i] : all};
     struct dream_call_opts opts = dream_call_default_opts();
     opts.max_tokens = max_tokens;
     int rc = dream_call_local_batch("synthesis", in, n, &opts, out);
@@ -618,11 +613,12 @@ static const char prose_only_task[] =
 /* Spec §6.5 step 7: every prose answer (prose[i]) that is leaky once sanitized (with heading[i])
  * is asked again, once, in one batch, with the prose-only instruction; its answer replaces the
  * first (the caller's checks then accept it or drop the section or lead). */
-static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const *heading, const bool *prose, char *const *each, int max_tokens,
+static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const *heading, const bool *prose, const char *const *each, int max_tokens,
                           struct dream_synth_result *res)
 {
     size_t *which = calloc(n + 1, sizeof *which);
-    char **again = calloc(n + 1, sizeof *again), **out = calloc(n + 1, sizeof *out), **g = calloc(n + 1, sizeof *g);
+    char **again = calloc(n + 1, sizeof *again), **out = calloc(n + 1, sizeof *out);
+    const char **g = calloc(n + 1, sizeof *g);
     int rc = which && again && out && g ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
     size_t k = 0;
     for (size_t i = 0; !rc && i < n; i++) {
@@ -641,7 +637,7 @@ static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const 
         g[k] = each ? each[i] : NULL;
         again[k++] = dbuf_take(&b);
     }
-    if (!rc) rc = cr_call(again, k, max_tokens, NULL, NULL, g, out); /* prose only */
+    if (!rc) rc = cr_call(again, k, max_tokens, NULL, g, out); /* prose only */
     for (size_t j = 0; !rc && j < k; j++) {
         free(answers[which[j]]);
         answers[which[j]] = out[j];
@@ -653,7 +649,7 @@ static int cr_retry_leaky(char **prompts, char **answers, size_t n, char *const 
     free(which);
     free(again);
     free(out);
-    free(g);
+    free((void *)g);
     return rc;
 }
 
@@ -668,7 +664,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     /* 1. outlines */
     for (size_t i = 0; !rc && i < n; i++)
         if (!(prompts[i] = cr_outline_prompt(p->wiki_dir, &e[i]))) rc = DREAM_ENOMEM;
-    if (!rc) rc = cr_call(prompts, n, p->max_tokens < 128 ? p->max_tokens : 128, dream_grammar_headings, NULL, NULL, answers);
+    if (!rc) rc = cr_call(prompts, n, p->max_tokens < 128 ? p->max_tokens : 128, dream_grammar_headings, NULL, answers);
     for (size_t i = 0; !rc && i < n; i++) {
         cr_parse_outline(&e[i], answers[i]);
         rc = cr_assign(&e[i]);
@@ -677,7 +673,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     cr_free_prompts(prompts, n);
     cr_free_prompts(answers, n);
     /* 2. sections, all entities' in one batch (each under its entity's prose grammar, if any) */
-    char **each = calloc(n * (CREATE_MAX_HEADINGS + 2) + 1, sizeof *each); /* not owned */
+    const char **each = calloc(n * (CREATE_MAX_HEADINGS + 2) + 1, sizeof *each); /* not owned */
     if (!rc && !each) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     bool spell = !rc && dream_seam_names_from_text();
     for (size_t i = 0; spell && !rc && i < n; i++) {
@@ -698,7 +694,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
             if (!prompts[k]) rc = DREAM_ENOMEM;
         }
     total_sections = k;
-    if (!rc) rc = cr_call(prompts, total_sections, p->max_tokens, NULL, NULL, each, answers);
+    if (!rc) rc = cr_call(prompts, total_sections, p->max_tokens, NULL, each, answers);
     if (!rc) {
         char **heading = calloc(total_sections + 1, sizeof *heading);
         bool *prose = calloc(total_sections + 1, sizeof *prose);
@@ -730,10 +726,10 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
         prompts[2 * i] = cr_lead_prompt(p->wiki_dir, &e[i], stems, false);
         prompts[2 * i + 1] = cr_lead_prompt(p->wiki_dir, &e[i], stems, true);
         answers[2 * i] = answers[2 * i + 1] = NULL;
-        each[2 * i] = e[i].lead_g, each[2 * i + 1] = NULL;
+        each[2 * i] = e[i].lead_g, each[2 * i + 1] = dream_grammar_infobox; /* the leads are prose */
         if (!prompts[2 * i] || !prompts[2 * i + 1]) rc = DREAM_ENOMEM;
     }
-    if (!rc) rc = cr_call(prompts, 2 * n, p->max_tokens < 256 ? p->max_tokens : 256, NULL, dream_grammar_infobox, each, answers);
+    if (!rc) rc = cr_call(prompts, 2 * n, p->max_tokens < 256 ? p->max_tokens : 256, NULL, each, answers);
     if (!rc) {
         /* the leads (even places) are prose; the infoboxes are not */
         char **heading = calloc(2 * n + 1, sizeof *heading);
@@ -753,7 +749,7 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     cr_free_prompts(answers, 2 * n);
     free(prompts);
     free(answers);
-    free(each);
+    free((void *)each);
     for (size_t i = 0; !rc && i < n; i++) rc = cr_finish(store, p, &e[i], stems, live, res);
     return rc;
 }

@@ -160,7 +160,7 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
     size_t cap = n * (WIKIFY_MAX_SECTIONS + 1);
     char **prompts = calloc(cap, sizeof *prompts), **answers = calloc(cap, sizeof *answers);
     /* a tightened section of a model that cannot spell a name keeps the section's own names
-     * (dream_grammar_prose_from over it: tightening adds nothing) */
+     * (synth_prose_grammar over it: tightening adds nothing) */
     char **spelled = calloc(cap, sizeof *spelled);
     bool spell = dream_seam_names_from_text();
     int rc = prompts && answers && spelled ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
@@ -181,12 +181,7 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
             if (synth_policy(&b, p->wiki_dir, "Article_Conventions") ||
                 dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nCurrent text:\n<<<\n%s>>>\n\n%s", w[i].stem, sec->title, sec->body, tighten_task))
                 rc = DREAM_ENOMEM;
-            if (!rc && spell) {
-                struct dbuf t = {0};
-                if (dbuf_printf(&t, "%s\n%s", w[i].stem, sec->body) || !(spelled[k] = dream_grammar_prose_from(t.data, t.len, NULL)))
-                    rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-                dbuf_free(&t);
-            }
+            if (!rc && spell) rc = synth_prose_grammar(w[i].stem, &(struct synth_src){.text = (char *)sec->body}, 1, NULL, &spelled[k]);
             prompts[k++] = dbuf_take(&b);
             w[i].which[w[i].n_sections++] = s;
         }

@@ -517,6 +517,9 @@ const char *const dream_prose_openers[] = {
 
 static int pf_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* An ASCII letter: the grammar's words are runs of them (a byte of UTF-8 is not one). */
+static bool pf_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
 /* The rule of words[lo..hi), which share their first d letters: the letters after them, as a
  * trie (one alternative a next letter, a run of letters no word leaves as one literal), the
  * empty rest allowed where a word ends at d. Its number into *id; rules into b. */
@@ -563,12 +566,12 @@ char *dream_grammar_prose_from(const char *text, size_t len, const char *start)
     for (size_t i = 0; i < n_open && !rc; i++)
         if (!(words[n++] = strdup(dream_prose_openers[i]))) rc = -1;
     for (size_t i = 0; !rc && i < len && n < PF_MAX_WORDS + n_open;) {
-        if (!isalpha((unsigned char)text[i]) || text[i] & 0x80) {
+        if (!pf_letter(text[i])) {
             i++;
             continue;
         }
         size_t s = i;
-        while (i < len && isalpha((unsigned char)text[i]) && !(text[i] & 0x80)) i++;
+        while (i < len && pf_letter(text[i])) i++;
         if (i - s > PF_MAX_WORD || (i - s == 1 && text[s] != 'I')) continue; /* "3D", "Plan B": a dead end for a name */
         bool caps = false;
         for (size_t k = s; k < i && !caps; k++) caps = isupper((unsigned char)text[k]);
@@ -593,10 +596,8 @@ char *dream_grammar_prose_from(const char *text, size_t len, const char *start)
      * kept from garbling ends there: "**Adelaide") */
     char *lit = start ? dream_grammar_literal(start) : NULL;
     if (start && !lit) rc = -1;
-    if (!rc && lit) rc = dbuf_printf(&b, "root ::= %s prose\nprose ::= [^A-Za-z]* (w [^A-Za-z]+)*\n", lit);
-    else if (!rc) rc = dbuf_puts(&b, "root ::= [^A-Za-z]* (w [^A-Za-z]+)*\n");
+    if (!rc) rc = dbuf_printf(&b, "root ::= %s%sprose\nprose ::= [^A-Za-z]* (w [^A-Za-z]+)*\nw ::= [a-z]+ | cap\n", lit ? lit : "", lit ? " " : "");
     free(lit);
-    if (!rc) rc = dbuf_puts(&b, "w ::= [a-z]+ | cap\n");
     if (!rc) rc = pf_rule(&b, words, 0, n, 0, &next_id, &top);
     if (!rc) rc = dbuf_printf(&b, "cap ::= p%d\n", top);
     if (!rc) out = dbuf_take(&b);
