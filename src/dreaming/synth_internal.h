@@ -163,6 +163,13 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
  * *section: that sentence's section. */
 bool synth_told_as_past(const dream_article *a, const char *value, size_t *section);
 
+/* The position that replaced value, where that sentence (synth_told_as_past) says it in words
+ * code can take: "moved it to X instead of Y" / "X rather than Y" (the phrase after the clause's
+ * first to, at or in), "switched from Y to X"; else, for a value with a number, the same shape
+ * ("£115 a month" for "£32 a month") in a body sentence that tells no past, dated no earlier
+ * than it (the latest such). malloc'd; NULL when there is none. */
+char *synth_past_successor(const dream_article *a, const char *value);
+
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);
 

@@ -59,12 +59,13 @@ static bool lead_tells_past(const char *s, size_t len)
 
 /* The old position a sentence tells: the words after its first change cue up to the clause's
  * end (for "switched from Y to X", up to " to "). Its span in *y; false when S tells no change. */
-static bool lead_old_position(const char *s, size_t len, struct synth_span *y)
+static bool lead_old_position_cue(const char *s, size_t len, struct synth_span *y, size_t *cue, size_t *cue_at)
 {
     static const char *const stops[] = {" and ", " but ", " so ", " because ", " since ", " now", " these days", " for now"};
     for (size_t c = 0; c < sizeof lead_change / sizeof lead_change[0]; c++) {
         const char *at = lead_find(s, len, lead_change[c]);
         if (!at) continue;
+        if (cue) *cue = c, *cue_at = (size_t)(at - s);
         size_t from = (size_t)(at - s) + strlen(lead_change[c]), to = from;
         while (to < len && !strchr(",;.!?()[\n", s[to])) to++;
         for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
@@ -86,6 +87,8 @@ static bool lead_old_position(const char *s, size_t len, struct synth_span *y)
     }
     return false;
 }
+
+static bool lead_old_position(const char *s, size_t len, struct synth_span *y) { return lead_old_position_cue(s, len, y, NULL, NULL); }
 
 /* The latest date of the footnotes text[0..len) cites (YYYY-MM-DD), or NULL when none is dated. */
 static const char *lead_date(const dream_article *a, const char *text, size_t len)
@@ -272,7 +275,10 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
     return rc;
 }
 
-bool synth_told_as_past(const dream_article *a, const char *value, size_t *section)
+/* The body sentence that tells value as a past position (synth_told_as_past): its section,
+ * its span, the old position's span in it and its change cue; false when there is none. */
+static bool lead_told(const dream_article *a, const char *value, size_t *section, struct synth_span *sent, struct synth_span *old,
+                      size_t *cue, size_t *cue_at)
 {
     unsigned *vw = NULL;
     long nvw = synth_words(value, strlen(value), &vw);
@@ -284,13 +290,132 @@ bool synth_told_as_past(const dream_article *a, const char *value, size_t *secti
         size_t n = synth_sentences(sec->body, sp, LEAD_MAX_SENTENCES);
         for (size_t k = 0; !told && k < n; k++) {
             unsigned *yw = NULL;
-            if (!lead_old_position(sec->body + sp[k].at, sp[k].len, &y)) continue;
+            size_t c = 0, c_at = 0;
+            if (!lead_old_position_cue(sec->body + sp[k].at, sp[k].len, &y, &c, &c_at)) continue;
             long nyw = synth_words(sec->body + sp[k].at + y.at, y.len, &yw);
             told = nyw > 0 && synth_words_shared(vw, (size_t)nvw, yw, (size_t)nyw) == (size_t)nvw;
             free(yw);
-            if (told) *section = s;
+            if (told) *section = s, *sent = sp[k], *old = y, *cue = c, *cue_at = c_at;
         }
     }
     free(vw);
     return told;
+}
+
+/* text[from..to) without the spaces, commas and footnote markers at its ends, malloc'd when it
+ * is one to eight words with no marker inside; else NULL. */
+static char *lead_phrase(const char *text, size_t from, size_t to)
+{
+    for (;;) {
+        while (from < to && strchr(" ,;:", text[from])) from++;
+        while (to > from && strchr(" ,;:", text[to - 1])) to--;
+        size_t e;
+        bool cut = false;
+        for (size_t i = from; i + 3 < to + 1 && !cut; i++) /* a marker that ends the phrase */
+            if (synth_marker_at(text, i, &e) && e >= to) to = i, cut = true;
+        if (!cut) break;
+    }
+    if (to <= from) return NULL;
+    size_t words = 1;
+    for (size_t i = from; i < to; i++) {
+        if (text[i] == '[' || text[i] == '\n' || text[i] == '*') return NULL;
+        words += text[i] == ' ';
+    }
+    return words <= 8 ? strndup(text + from, to - from) : NULL;
+}
+
+/* Where value's shape (its numbers free, the rest as written, case aside) starts at text[i]:
+ * the index past the match, or 0. "£32 a month" matches "£115 a month". */
+static size_t lead_shape_at(const char *value, const char *text, size_t i, size_t len)
+{
+    size_t v = 0;
+    if (i > 0 && isalnum((unsigned char)text[i - 1])) return 0;
+    while (value[v]) {
+        if (isdigit((unsigned char)value[v])) {
+            while (isdigit((unsigned char)value[v]) || ((value[v] == '.' || value[v] == ',') && isdigit((unsigned char)value[v + 1]))) v++;
+            if (i >= len || !isdigit((unsigned char)text[i])) return 0;
+            while (i < len && (isdigit((unsigned char)text[i]) || ((text[i] == '.' || text[i] == ',') && i + 1 < len && isdigit((unsigned char)text[i + 1]))))
+                i++;
+            continue;
+        }
+        if (i >= len || tolower((unsigned char)value[v]) != tolower((unsigned char)text[i])) return 0;
+        v++, i++;
+    }
+    return i < len && isalnum((unsigned char)text[i]) ? 0 : i;
+}
+
+char *synth_past_successor(const dream_article *a, const char *value)
+{
+    size_t sec_i, cue, cue_at;
+    struct synth_span st, y;
+    if (!lead_told(a, value, &sec_i, &st, &y, &cue, &cue_at)) return NULL;
+    const char *body = dream_article_section(a, sec_i)->body, *s = body + st.at;
+    char *out = NULL;
+    if (cue == 1 || cue == 2) {
+        /* "... moved it to X instead of Y": the phrase after the clause's first to / at / in */
+        size_t from = 0;
+        for (size_t i = 0; i < cue_at; i++)
+            if (strchr(",;:", s[i])) from = i + 1;
+        static const char *const preps[] = {" to ", " at ", " in "};
+        size_t best = cue_at, plen = 0;
+        for (size_t k = 0; k < sizeof preps / sizeof preps[0]; k++) {
+            const char *p = lead_find(s + from, cue_at - from, preps[k]);
+            if (p && (size_t)(p - s) < best) best = (size_t)(p - s), plen = strlen(preps[k]);
+        }
+        if (plen) out = lead_phrase(s, best + plen, cue_at);
+    } else if (cue >= 6 && y.at + y.len + 4 <= st.len && !strncasecmp(s + y.at + y.len, " to ", 4)) {
+        /* "switched from Y to X": the phrase after " to ", up to the clause's end */
+        size_t from = y.at + y.len + 4, to = from;
+        while (to < st.len && !strchr(",;.!?([\n", s[to])) to++;
+        static const char *const stops[] = {" and ", " but ", " so ", " because ", " since ", " now", " these days", " for ", " during ",
+                                            " every ", " each ", " this ", " last ", " in the winter", " in the summer"};
+        for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+            const char *p = lead_find(s + from, to - from, stops[k]);
+            if (p) to = (size_t)(p - s);
+        }
+        out = lead_phrase(s, from, to);
+    }
+    if (out && (!strcasecmp(out, value) || strstr(out, value))) {
+        free(out);
+        out = NULL;
+    }
+    if (out) return out;
+    /* a same-shaped value ("£115 a month" for "£32 a month") a body sentence states, no earlier
+     * than the sentence that tells the old one; the latest such, the later one on a tie */
+    bool digit = false, other = false;
+    for (const char *v = value; *v; v++) {
+        if (isdigit((unsigned char)*v)) digit = true;
+        else if (!isspace((unsigned char)*v) && *v != '.' && *v != ',') other = true;
+    }
+    if (!digit || !other) return NULL;
+    const char *told_date = lead_date(a, s, st.len), *best_date = NULL;
+    for (size_t k = 0; k < dream_article_section_count(a); k++) {
+        const struct dream_article_section *sec = dream_article_section(a, k);
+        if (sec->kind != DREAM_SECTION_BODY) continue;
+        struct synth_span sp[LEAD_MAX_SENTENCES];
+        size_t n = synth_sentences(sec->body, sp, LEAD_MAX_SENTENCES);
+        for (size_t j = 0; j < n; j++) {
+            const char *t = sec->body + sp[j].at;
+            if (t == s || lead_tells_past(t, sp[j].len)) continue;
+            const char *d = lead_date(a, t, sp[j].len);
+            if (!d || (told_date && strcmp(d, told_date) < 0) || (best_date && strcmp(d, best_date) < 0)) continue;
+            for (size_t i = 0; i < sp[j].len; i++) {
+                size_t e = lead_shape_at(value, t, i, sp[j].len);
+                if (!e || (e - i == strlen(value) && !strncasecmp(t + i, value, e - i))) continue;
+                char *c = strndup(t + i, e - i);
+                if (!c) break;
+                free(out);
+                out = c, best_date = d;
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+bool synth_told_as_past(const dream_article *a, const char *value, size_t *section)
+{
+    size_t cue, cue_at;
+    struct synth_span st, y;
+    return lead_told(a, value, section, &st, &y, &cue, &cue_at);
 }

@@ -427,6 +427,14 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         /* only a value the lead (or the section that tells the old one as past) states as current */
         bool stated = value && rc_states(against, value);
         free(against);
+        if (!stated && past) {
+            /* the model kept a value the body tells as past: the position that replaced it, where
+             * the body says it in words code can take */
+            free(value);
+            value = synth_past_successor(after, f->value);
+            stated = value != NULL;
+            if (stated) dream_log(DREAM_LOG_INFO, "%s: %s: %s is told as past; the body's later %s", art->stem, f->key, f->value, value);
+        }
         if (!stated) {
             free(value);
             /* the value stays; an earlier, different position may still be History */
@@ -456,6 +464,8 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         if (!rc) changed = true;
         /* the markers of the old and the new statement */
         int k_old = 0, k_new = rc_marker_latest(after, dream_article_lead(after), value);
+        for (size_t s = 0; !k_new && s < dream_article_section_count(after); s++) /* a value the body states */
+            if (dream_article_section(after, s)->kind == DREAM_SECTION_BODY) k_new = rc_marker_latest(after, dream_article_section(after, s)->body, value);
         for (size_t s = 0; !k_old && s < dream_article_section_count(after); s++)
             if (dream_article_section(after, s)->kind == DREAM_SECTION_BODY) k_old = rc_marker_near(dream_article_section(after, s)->body, old);
         /* body passages still asserting the old value as current: rewritten, or left and reported */

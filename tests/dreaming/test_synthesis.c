@@ -2038,6 +2038,7 @@ static int cost_asked;
 
 /* The fixture fake, but every field check of `cost` is answered "£115 a month", whatever the
  * prompt says: the stage must take it only where its text states that value as current. */
+static bool cost_keeps; /* the model answers KEEP */
 static int cost_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
                      char **out)
 {
@@ -2046,7 +2047,7 @@ static int cost_call(void *ud, const char *stage, const struct dream_local_input
         if (!strstr(in[i].user, "Does the field still agree with the lead?") || !strstr(in[i].user, "Infobox field: cost: ")) continue;
         cost_asked++;
         free(out[i]);
-        out[i] = strdup("£115 a month");
+        out[i] = strdup(cost_keeps ? "KEEP" : "£115 a month");
     }
     return rc;
 }
@@ -2063,10 +2064,15 @@ static void test_reconcile_checks_a_field_the_body_tells_as_past(void **state)
     static const struct {
         const char *body, *want;
         int asked;
+        bool keeps;
     } cases[] = {
-        {"Flour used to cost them about £32 a month.[^1] They spend roughly £115 a month on flour now.[^2]", "cost: £115 a month", 1},
-        {"Flour costs them about £32 a month.[^1] They bake every Saturday.[^2]", "cost: £32 a month", 0},
-        {"Flour used to cost them about £32 a month.[^1] They bake every Saturday.[^2]", "cost: £32 a month", 1},
+        {"Flour used to cost them about £32 a month.[^1] They spend roughly £115 a month on flour now.[^2]", "cost: £115 a month", 1, false},
+        {"Flour costs them about £32 a month.[^1] They bake every Saturday.[^2]", "cost: £32 a month", 0, false},
+        {"Flour used to cost them about £32 a month.[^1] They bake every Saturday.[^2]", "cost: £32 a month", 1, false},
+        /* the model keeps a value the body tells as past: the body's later same-shaped amount */
+        {"Flour used to cost them about £32 a month.[^1] They spend roughly £115 a month on flour now.[^2]", "cost: £115 a month", 1, true},
+        /* ... but not an amount from an earlier note than the one that tells the change */
+        {"They spend roughly £115 a month on flour.[^1] Flour used to cost them about £32 a month.[^2]", "cost: £32 a month", 1, true},
     };
     char path[4300];
     snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
@@ -2087,6 +2093,7 @@ static void test_reconcile_checks_a_field_the_body_tells_as_past(void **state)
         struct dream_backend be = {.name = "cost", .call = cost_call};
         assert_int_equal(dream_seam_set_backend(&be), 0);
         cost_asked = 0;
+        cost_keeps = cases[i].keeps;
         struct dream_synth_params p;
         dream_synth_default_params(&p);
         p.wiki_dir = c->wiki;
@@ -2100,6 +2107,46 @@ static void test_reconcile_checks_a_field_the_body_tells_as_past(void **state)
         free(now);
     }
     assert_dream_check(c);
+}
+
+/* synth_past_successor: the position that replaced a value the body tells as past, where the
+ * sentence says it in words code can take, or a same-shaped amount no earlier; else none. */
+static void test_past_successor_takes_the_body_s_later_position(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body, *value, *want; /* want NULL: none */
+    } cases[] = {
+        {"The person did tai chi at home.[^1] They moved their tai chi to a studio in the old town instead of home.[^2]", "home",
+         "a studio in the old town"},
+        {"For swan dive they switched to a wishing cap instead of a sailor cap.[^2]", "a sailor cap", "a wishing cap"},
+        {"Antonio now works at a community workshop rather than a design studio.[^2]", "a design studio", "a community workshop"},
+        {"They rewrote Gosling in Zig instead of TypeScript.[^2]", "TypeScript", "Zig"},
+        {"They switched from the river path to the lit street route for the winter.[^2]", "the river path", "the lit street route"},
+        {"Now they do it most evenings instead of three times a week.[^2]", "three times a week", NULL},
+        {"Flour used to cost them about £32 a month.[^1] They spend roughly £115 a month on flour now.[^2]", "£32 a month", "£115 a month"},
+        {"They spend roughly £115 a month on flour.[^1] Flour used to cost them about £32 a month.[^2]", "£32 a month", NULL},
+        {"Flour used to cost them about £32 a month.[^1] They spend £32 a month on rye.[^2]", "£32 a month", NULL},
+        {"The person does tai chi at home.[^1] They moved it to a studio.[^2]", "home", NULL},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "# Tai chi\n\n**Tai chi** is a practice of the person's.[^1]\n\n## Practice\n\n%s\n\n## References\n\n"
+                 "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n"
+                 "[^2]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n",
+                 cases[i].body);
+        dream_article *a = NULL;
+        assert_int_equal(dream_article_parse(t, strlen(t), &a), 0);
+        char *got = synth_past_successor(a, cases[i].value);
+        if (cases[i].want ? !got || strcmp(got, cases[i].want) : got != NULL)
+            fprintf(stderr, "case %zu: got \"%s\", want \"%s\"\n", i, got ? got : "(none)", cases[i].want ? cases[i].want : "(none)");
+        bad += cases[i].want ? !got || strcmp(got, cases[i].want) : got != NULL;
+        free(got);
+        dream_article_free(a);
+    }
+    assert_int_equal(bad, 0);
 }
 
 static size_t held_all(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
@@ -2763,6 +2810,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_grounding_repairs_the_defining_sentence, setup, teardown),
         cmocka_unit_test(test_unfounded_with_seventy_sources),
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
+        cmocka_unit_test(test_past_successor_takes_the_body_s_later_position),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test(test_grounding_drops_a_sentence_with_a_cut_mark),
         cmocka_unit_test(test_grounding_holds_a_restating_model_to_its_words),
