@@ -263,6 +263,43 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
     if (!rc && *replaced && !lead_keeps_markers(whole, lead, b.data)) *replaced = 0;
     if (!rc && *replaced) rc = dream_article_set_lead(a, b.data);
     dbuf_free(&b);
+    /* a change the lead says nothing of (no content word of its sentence in the lead, the
+     * subject's and the cue's aside), dated no earlier than anything the lead cites: the latest
+     * such sentence goes at the lead's end, when a message it cites says its new position */
+    if (!rc && n_ch) {
+        char *cur = strdup(dream_article_lead(a));
+        unsigned *lw = NULL;
+        long nlw = cur ? synth_words(cur, strlen(cur), &lw) : -1;
+        if (nlw < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        const char *ldate = rc ? NULL : lead_date(a, cur, strlen(cur));
+        struct lead_change_s *best = NULL;
+        for (size_t k = 0; !rc && k < n_ch; k++) {
+            struct lead_change_s *c = &ch[k];
+            if (c->used || !c->date || (ldate && strcmp(c->date, ldate) < 0)) continue;
+            size_t own = 0, shared = 0;
+            for (size_t j = 0; j < c->nsw; j++) {
+                if (synth_words_has(tw, (size_t)ntw, c->sw[j]) || synth_words_has(cw, (size_t)ncw, c->sw[j])) continue;
+                own++;
+                shared += synth_words_has(lw, (size_t)nlw, c->sw[j]);
+            }
+            if (!own || shared) continue;
+            if (held && !lead_grounded(a, c, tw, (size_t)ntw, cw, (size_t)ncw, held, ud)) continue;
+            if (!best || strcmp(c->date, best->date) >= 0) best = c;
+        }
+        if (!rc && best) {
+            struct dbuf n = {0};
+            const char *st = best->text + best->s.at;
+            size_t cl = strlen(cur);
+            while (cl && isspace((unsigned char)cur[cl - 1])) cl--;
+            rc = dbuf_printf(&n, "%.*s %c%.*s", (int)cl, cur, islower((unsigned char)st[0]) ? toupper((unsigned char)st[0]) : st[0], (int)best->s.len - 1,
+                             st + 1);
+            if (!rc) rc = dream_article_set_lead(a, n.data);
+            if (!rc) ++*replaced;
+            dbuf_free(&n);
+        }
+        free(lw);
+        free(cur);
+    }
     for (size_t k = 0; k < n_ch; k++) {
         free(ch[k].sw);
         free(ch[k].yw);

@@ -28,6 +28,7 @@
 #include "git_test_util.h"
 #include "synth_internal.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <git2.h>
@@ -863,6 +864,59 @@ static void test_wikify_refresh_adds_new_facts_and_keeps_written_values(void **s
     r = wikify(c);
     assert_int_equal(r.eligible, 0);
     assert_int_equal(dreaming_fake_calls, calls);
+}
+
+/* The refresh's answer adds a field whose value the body tells as past. */
+static int past_field_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                           char **out)
+{
+    int rc = dreaming_fake_call(ud, stage, in, n, opts, out);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!out[i] || !strstr(in[i].user, "Update the infobox of this article")) continue;
+        size_t len = strlen(out[i]);
+        char *more = malloc(len + 64);
+        assert_non_null(more);
+        snprintf(more, len + 64, "%sfrequency: every Saturday morning\n", out[i]);
+        free(out[i]);
+        out[i] = more;
+    }
+    return rc;
+}
+
+/* A new field whose value the body tells as past never goes in as it is: it takes the later
+ * position the sentence says, or, where code cannot take one, the field is left out. */
+static void test_wikify_refresh_takes_the_later_position_of_a_past_value(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    static const struct {
+        const char *body, *want, *never;
+    } cases[] = {
+        {"They switched their practice to every weekday evening instead of every Saturday morning.[^1]", "frequency: every weekday evening\n",
+         "every Saturday morning\n"},
+        {"They no longer practise every Saturday morning.[^1]", NULL, "frequency:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "# Cello Practice\n\n```info\ntype: pastime\nkind: thing\n```\n\n**Cello Practice** takes thirty minutes a day.[^1]\n\n"
+                 "## Routine\n\n%s\n\n## References\n\n[^1]: `conv:53e2d70f#dr-c2-m0` (2024-02-03, Thirty minutes of cello practice)\n",
+                 cases[i].body);
+        put_article(c, "Cello_Practice", t);
+        struct dream_backend be = {.name = "past-field", .call = past_field_call};
+        assert_int_equal(dream_seam_set_backend(&be), 0);
+        struct dream_synth_result r = wikify(c);
+        assert_int_equal(r.eligible, 1);
+        char path[4300];
+        snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+        char *got = slurp(path);
+        if ((cases[i].want && !strstr(got, cases[i].want)) || strstr(got, cases[i].never)) fprintf(stderr, "case %zu:\n%s", i, got);
+        if (cases[i].want) assert_non_null(strstr(got, cases[i].want));
+        assert_null(strstr(got, cases[i].never));
+        free(got);
+    }
+    assert_dream_check(c);
 }
 
 /* An article without an infobox gets exactly one, right after the H1 (and the stub and
@@ -2214,6 +2268,50 @@ static void test_lead_follow_leaves_what_it_cannot_tell(void **state)
     dream_article_free(a);
 }
 
+/* synth_lead_follow_body adds a change the lead says nothing of at the lead's end: the body's
+ * latest change sentence, when no content word of it (the subject's and the cue's aside) is in
+ * the lead, it is dated no earlier than the lead's notes, and a message it cites says it. */
+static void test_lead_follow_adds_a_change_the_lead_says_nothing_of(void **state)
+{
+    (void)state;
+#define FEED_S "they switched their starter feeding to twice a day instead of once a day.[^2]"
+    static const struct {
+        const char *why, *body, *d1, *d2;
+        bool held, want;
+    } cases[] = {
+        {"a later change of another aspect", FEED_S, "2024-01-10", "2024-05-02", true, true},
+        {"the change is dated before the lead's note", FEED_S, "2024-05-02", "2024-01-10", true, false},
+        {"the lead speaks of the aspect (baking)", "They switched their baking to twice a day instead of once a day.[^2]", "2024-01-10",
+         "2024-05-02", true, false},
+        {"its message does not say it", FEED_S, "2024-01-10", "2024-05-02", false, false},
+        {"no change told", "They feed the starter twice a day.[^2]", "2024-01-10", "2024-05-02", true, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *t = stale_lead("They are learning it through a class on Tuesdays.[^1]", cases[i].body, cases[i].d1, cases[i].d2,
+                             "conv:8f504e46#dr-c5-m0");
+        dream_article *a = NULL;
+        assert_int_equal(dream_article_parse(t, strlen(t), &a), 0);
+        size_t n = 99;
+        assert_int_equal(synth_lead_follow_body(a, cases[i].held ? held_all : held_one, NULL, &n), 0);
+        if (n != (cases[i].want ? 1u : 0u)) fprintf(stderr, "case \"%s\": %zu, want %d\n%s", cases[i].why, n, cases[i].want, dream_article_text(a, NULL));
+        assert_int_equal(n, cases[i].want ? 1 : 0);
+        if (cases[i].want) {
+            const char *lead = dream_article_lead(a);
+            const char *want_end = "Baking happens on Saturdays.[^1] They switched their starter feeding to twice a day instead of once a day.[^2]";
+            size_t ll = strlen(lead);
+            while (ll && isspace((unsigned char)lead[ll - 1])) ll--;
+            assert_true(ll >= strlen(want_end));
+            assert_memory_equal(lead + ll - strlen(want_end), want_end, strlen(want_end));
+            assert_true(strncmp(lead, "**Sourdough** is bread the person bakes at home.[^1]", 52) == 0);
+        } else {
+            assert_string_equal(dream_article_text(a, NULL), t);
+        }
+        dream_article_free(a);
+        free(t);
+    }
+#undef FEED_S
+}
+
 /* Pinning: a sentence's footnote moves to the message of its chunk that says it (the assistant's
  * answer three turns in, the person's question), and stays on the chunk's own message on a tie, on
  * a single shared word, or when the marker cites something else; `only` pins one marker alone. */
@@ -2811,6 +2909,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_unfounded_with_seventy_sources),
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test(test_past_successor_takes_the_body_s_later_position),
+        cmocka_unit_test(test_lead_follow_adds_a_change_the_lead_says_nothing_of),
+        cmocka_unit_test_setup_teardown(test_wikify_refresh_takes_the_later_position_of_a_past_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test(test_grounding_drops_a_sentence_with_a_cut_mark),
         cmocka_unit_test(test_grounding_holds_a_restating_model_to_its_words),
