@@ -265,8 +265,10 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
     dbuf_free(&b);
     /* a change the lead says nothing of (no content word of its sentence in the lead, the
      * subject's and the cue's aside), dated no earlier than anything the lead cites: the latest
-     * such sentence goes at the lead's end, when a message it cites says its new position */
-    if (!rc && n_ch) {
+     * such sentence goes at the end of a lead of at most three sentences (a lead has 2-4), when a
+     * message it cites says its new position */
+    struct synth_span lsp[LEAD_MAX_SENTENCES];
+    if (!rc && n_ch && synth_sentences(dream_article_lead(a), lsp, LEAD_MAX_SENTENCES) <= 3) {
         char *cur = strdup(dream_article_lead(a));
         unsigned *lw = NULL;
         long nlw = cur ? synth_words(cur, strlen(cur), &lw) : -1;

@@ -2270,25 +2270,27 @@ static void test_lead_follow_leaves_what_it_cannot_tell(void **state)
 
 /* synth_lead_follow_body adds a change the lead says nothing of at the lead's end: the body's
  * latest change sentence, when no content word of it (the subject's and the cue's aside) is in
- * the lead, it is dated no earlier than the lead's notes, and a message it cites says it. */
+ * the lead, it is dated no earlier than the lead's notes, a message it cites says it, and the
+ * lead has at most three sentences (a lead has two to four). */
 static void test_lead_follow_adds_a_change_the_lead_says_nothing_of(void **state)
 {
     (void)state;
 #define FEED_S "they switched their starter feeding to twice a day instead of once a day.[^2]"
+#define CLASS_L "They are learning it through a class on Tuesdays.[^1]"
     static const struct {
-        const char *why, *body, *d1, *d2;
+        const char *why, *lead2, *body, *d1, *d2;
         bool held, want;
     } cases[] = {
-        {"a later change of another aspect", FEED_S, "2024-01-10", "2024-05-02", true, true},
-        {"the change is dated before the lead's note", FEED_S, "2024-05-02", "2024-01-10", true, false},
-        {"the lead speaks of the aspect (baking)", "They switched their baking to twice a day instead of once a day.[^2]", "2024-01-10",
-         "2024-05-02", true, false},
-        {"its message does not say it", FEED_S, "2024-01-10", "2024-05-02", false, false},
-        {"no change told", "They feed the starter twice a day.[^2]", "2024-01-10", "2024-05-02", true, false},
+        {"a later change of another aspect", CLASS_L, FEED_S, "2024-01-10", "2024-05-02", true, true},
+        {"the change is dated before the lead's note", CLASS_L, FEED_S, "2024-05-02", "2024-01-10", true, false},
+        {"the lead speaks of the aspect (baking)", CLASS_L, "They switched their baking to twice a day instead of once a day.[^2]",
+         "2024-01-10", "2024-05-02", true, false},
+        {"its message does not say it", CLASS_L, FEED_S, "2024-01-10", "2024-05-02", false, false},
+        {"no change told", CLASS_L, "They feed the starter twice a day.[^2]", "2024-01-10", "2024-05-02", true, false},
+        {"a lead of four sentences already", CLASS_L " Their oven is a gas one.[^1]", FEED_S, "2024-01-10", "2024-05-02", true, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *t = stale_lead("They are learning it through a class on Tuesdays.[^1]", cases[i].body, cases[i].d1, cases[i].d2,
-                             "conv:8f504e46#dr-c5-m0");
+        char *t = stale_lead(cases[i].lead2, cases[i].body, cases[i].d1, cases[i].d2, "conv:8f504e46#dr-c5-m0");
         dream_article *a = NULL;
         assert_int_equal(dream_article_parse(t, strlen(t), &a), 0);
         size_t n = 99;
@@ -2310,6 +2312,7 @@ static void test_lead_follow_adds_a_change_the_lead_says_nothing_of(void **state
         free(t);
     }
 #undef FEED_S
+#undef CLASS_L
 }
 
 /* Pinning: a sentence's footnote moves to the message of its chunk that says it (the assistant's
