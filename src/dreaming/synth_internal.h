@@ -167,8 +167,9 @@ bool synth_told_as_past(const dream_article *a, const char *value, size_t *secti
  * code can take: "moved it to X instead of Y" / "X rather than Y" (the phrase after the clause's
  * first to, at or in), "switched from Y to X"; else, for a value with a number, the same shape
  * ("£115 a month" for "£32 a month") in a body sentence that tells no past, dated no earlier
- * than it (the latest such). malloc'd; NULL when there is none. */
-char *synth_past_successor(const dream_article *a, const char *value);
+ * than it (the latest such). malloc'd; NULL when there is none. *told (optional): whether the
+ * body tells value as past at all (synth_told_as_past), from the same scan. */
+char *synth_past_successor(const dream_article *a, const char *value, bool *told);
 
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);

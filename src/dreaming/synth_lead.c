@@ -29,6 +29,7 @@
 #define LEAD_MAX_SENTENCES 64
 
 /* Cues of a change: the old position follows the cue (for the last four, up to " to "). */
+enum { LEAD_CUE_INSTEAD = 1, LEAD_CUE_RATHER = 2, LEAD_CUE_FROM = 6 }; /* "instead of ", "rather than ", the first "... from " */
 static const char *const lead_change[] = {"no longer ", "instead of ", "rather than ", "previously ", "formerly ", "used to ",
                                           "switched from ", "moved from ", "changed from ", "went from "};
 /* Cues that a sentence tells the past (it asserts nothing as current). */
@@ -57,22 +58,36 @@ static bool lead_tells_past(const char *s, size_t len)
     return false;
 }
 
-/* The old position a sentence tells: the words after its first change cue up to the clause's
- * end (for "switched from Y to X", up to " to "). Its span in *y; false when S tells no change. */
-static bool lead_old_position_cue(const char *s, size_t len, struct synth_span *y, size_t *cue, size_t *cue_at)
+/* Where the clause that runs from s[from] ends: at a clause mark or a joining word, and with
+ * adverbials, also before a trailing "for the winter", "every ...". */
+static size_t lead_clause_end(const char *s, size_t from, size_t len, bool adverbials)
 {
     static const char *const stops[] = {" and ", " but ", " so ", " because ", " since ", " now", " these days", " for now"};
+    static const char *const adverbs[] = {" for ", " during ", " every ", " each ", " this ", " last ", " in the winter", " in the summer"};
+    size_t to = from;
+    while (to < len && !strchr(",;.!?()[\n", s[to])) to++;
+    for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+        const char *st = lead_find(s + from, to - from, stops[k]);
+        if (st) to = (size_t)(st - s);
+    }
+    for (size_t k = 0; adverbials && k < sizeof adverbs / sizeof adverbs[0]; k++) {
+        const char *st = lead_find(s + from, to - from, adverbs[k]);
+        if (st) to = (size_t)(st - s);
+    }
+    return to;
+}
+
+/* The old position a sentence tells: the words after its first change cue up to the clause's
+ * end (for "switched from Y to X", up to " to "). Its span in *y; false when S tells no change.
+ * With cue: the change cue's index in lead_change and its offset in s. */
+static bool lead_old_position_cue(const char *s, size_t len, struct synth_span *y, size_t *cue, size_t *cue_at)
+{
     for (size_t c = 0; c < sizeof lead_change / sizeof lead_change[0]; c++) {
         const char *at = lead_find(s, len, lead_change[c]);
         if (!at) continue;
         if (cue) *cue = c, *cue_at = (size_t)(at - s);
-        size_t from = (size_t)(at - s) + strlen(lead_change[c]), to = from;
-        while (to < len && !strchr(",;.!?()[\n", s[to])) to++;
-        for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
-            const char *st = lead_find(s + from, to - from, stops[k]);
-            if (st) to = (size_t)(st - s);
-        }
-        if (c >= 6) { /* from Y to X */
+        size_t from = (size_t)(at - s) + strlen(lead_change[c]), to = lead_clause_end(s, from, len, false);
+        if (c >= LEAD_CUE_FROM) { /* from Y to X */
             const char *st = lead_find(s + from, to - from, " to ");
             if (st) to = (size_t)(st - s);
         }
@@ -383,14 +398,16 @@ static size_t lead_shape_at(const char *value, const char *text, size_t i, size_
     return i < len && isalnum((unsigned char)text[i]) ? 0 : i;
 }
 
-char *synth_past_successor(const dream_article *a, const char *value)
+char *synth_past_successor(const dream_article *a, const char *value, bool *told)
 {
     size_t sec_i, cue, cue_at;
     struct synth_span st, y;
-    if (!lead_told(a, value, &sec_i, &st, &y, &cue, &cue_at)) return NULL;
+    bool is_told = lead_told(a, value, &sec_i, &st, &y, &cue, &cue_at);
+    if (told) *told = is_told;
+    if (!is_told) return NULL;
     const char *body = dream_article_section(a, sec_i)->body, *s = body + st.at;
     char *out = NULL;
-    if (cue == 1 || cue == 2) {
+    if (cue == LEAD_CUE_INSTEAD || cue == LEAD_CUE_RATHER) {
         /* "... moved it to X instead of Y": the phrase after the clause's first to / at / in */
         size_t from = 0;
         for (size_t i = 0; i < cue_at; i++)
@@ -402,17 +419,10 @@ char *synth_past_successor(const dream_article *a, const char *value)
             if (p && (size_t)(p - s) < best) best = (size_t)(p - s), plen = strlen(preps[k]);
         }
         if (plen) out = lead_phrase(s, best + plen, cue_at);
-    } else if (cue >= 6 && y.at + y.len + 4 <= st.len && !strncasecmp(s + y.at + y.len, " to ", 4)) {
+    } else if (cue >= LEAD_CUE_FROM && y.at + y.len + 4 <= st.len && !strncasecmp(s + y.at + y.len, " to ", 4)) {
         /* "switched from Y to X": the phrase after " to ", up to the clause's end */
-        size_t from = y.at + y.len + 4, to = from;
-        while (to < st.len && !strchr(",;.!?([\n", s[to])) to++;
-        static const char *const stops[] = {" and ", " but ", " so ", " because ", " since ", " now", " these days", " for ", " during ",
-                                            " every ", " each ", " this ", " last ", " in the winter", " in the summer"};
-        for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
-            const char *p = lead_find(s + from, to - from, stops[k]);
-            if (p) to = (size_t)(p - s);
-        }
-        out = lead_phrase(s, from, to);
+        size_t from = y.at + y.len + 4;
+        out = lead_phrase(s, from, lead_clause_end(s, from, st.len, true));
     }
     if (out && (!strcasecmp(out, value) || strstr(out, value))) {
         free(out);

@@ -431,7 +431,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
             /* the model kept a value the body tells as past: the position that replaced it, where
              * the body says it in words code can take */
             free(value);
-            value = synth_past_successor(after, f->value);
+            value = synth_past_successor(after, f->value, NULL);
             stated = value != NULL;
             if (stated) dream_log(DREAM_LOG_INFO, "%s: %s: %s is told as past; the body's later %s", art->stem, f->key, f->value, value);
         }

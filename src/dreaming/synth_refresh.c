@@ -242,11 +242,11 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
         char *v = synth_unlink_redlinks(r->value[i], stems);
         rc = v ? synth_value_held(r->key[i], v, held, (size_t)n_held, &ok) : dream_error_set(DREAM_ENOMEM, "out of memory");
         if (!rc && !ok) (*unheld)++;
-        size_t told;
-        if (!rc && ok && synth_told_as_past(a, v, &told)) {
+        bool told = false;
+        char *later = !rc && ok ? synth_past_successor(a, v, &told) : NULL;
+        if (told) {
             /* a value the body tells as past ("... instead of every Saturday morning"): the later
              * position it says, when code can take it and the article holds it, else no field */
-            char *later = synth_past_successor(a, v);
             ok = false;
             if (later) rc = synth_value_held(r->key[i], later, held, (size_t)n_held, &ok);
             free(v);

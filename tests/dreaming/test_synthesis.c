@@ -2193,7 +2193,7 @@ static void test_past_successor_takes_the_body_s_later_position(void **state)
                  cases[i].body);
         dream_article *a = NULL;
         assert_int_equal(dream_article_parse(t, strlen(t), &a), 0);
-        char *got = synth_past_successor(a, cases[i].value);
+        char *got = synth_past_successor(a, cases[i].value, NULL);
         if (cases[i].want ? !got || strcmp(got, cases[i].want) : got != NULL)
             fprintf(stderr, "case %zu: got \"%s\", want \"%s\"\n", i, got ? got : "(none)", cases[i].want ? cases[i].want : "(none)");
         bad += cases[i].want ? !got || strcmp(got, cases[i].want) : got != NULL;
