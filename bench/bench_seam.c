@@ -294,6 +294,12 @@ int main(int argc, char **argv)
                st.steps ? st.step_ms / (double)st.steps : 0.0, st.steps ? (double)st.decode_runs / (double)st.steps : 0.0, st.moves,
                st.prefill_ms, st.decode_cells_own ? (double)st.decode_cells / (double)st.decode_cells_own : 0.0,
                st.steps ? (double)st.decode_cells / (double)st.steps : 0.0);
+        /* where the batched run's wall time went: decode steps (their llama_decode calls, the wait
+         * for their tokens), prefill calls, slot moves and admission, and the rest (finishing
+         * requests, planning prefixes, the loop itself) */
+        double rest = bs * 1000.0 - st.step_ms - st.prefill_ms - st.admit_ms;
+        printf("batched width=%s time: decode calls %.0f ms, token waits %.0f ms, other step work %.0f ms, prefill calls %.0f ms, moves and admission %.0f ms, rest %.0f ms\n",
+               tok, st.step_call_ms, st.step_wait_ms, st.step_ms - st.step_call_ms - st.step_wait_ms, st.prefill_ms, st.admit_ms, rest);
         printf("SEAM-BENCH workload=%s width=%s speedup=%.2f agreement=%.1f saved_prefill=%ld\n", workload, tok, serial ? tps / serial_tps : 0.0,
                100.0 * agree / w.n, st.saved_tokens);
         fflush(stdout);

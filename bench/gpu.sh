@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu.sh build|run|waves|steps|widths|pipeline — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
+# gpu.sh build|run|waves|steps|widths|single|pipeline — the GPU benchmarks (docs/BENCHMARKS.md), on a CUDA machine from the repo root.
 #   build: llama.cpp with CUDA for sm_90 (from the source bench/gpu_pack.sh packed into .devsrc/,
 #          node-llama-cpp's tarball in .devdl/ or the npm registry), dream's engine-only build, and the Gemma-4-E4B-shape model (random weights,
 #          Q4_K, 4.56B parameters).
@@ -11,6 +11,7 @@
 #          and the serial path with prefill chunks 512 and SERIAL_STEPS=2048.
 #   widths: the dreaming mix at widths 32/64/128 (128 calls) and 16/32 (32 calls), and the single
 #          call's decode against llama-bench tg128 at depth 512.
+#   single: the single call's decode against llama-bench tg128 at depth 512, REPS times in turn.
 #   pipeline: bench_pipeline (the whole pipeline, replay mode) on that model: a full build of
 #          dream (not engine-only), CONVS conversations (default 32), seam width WIDTH (16).
 # Outputs under $OUT (default build/gpu-out).
@@ -111,6 +112,18 @@ widths)
   "$S" --model "$MODEL" --workload dreaming --n 32 --widths "${WIDTHS32:-16f,32f}" --flash-attn | grep -E '^(serial|batched|SEAM)'
   "$S" --model "$MODEL" --workload dreaming --n 128 --widths "${WIDTHS128:-32f,64f,128f}" --flash-attn | grep -E '^(serial|batched|SEAM)'
   ;;
+single)
+  # The single call, REPS (3) times in turn: llama-bench tg128 at depth 512 (5 repetitions each),
+  # then dream's serial decode after uniform 512-token prompts (8 calls of 128 tokens); decode
+  # time is taken after the prefill has finished on the GPU (dream_generate waits for it).
+  eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
+  S=$B/bin/bench_seam
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+  for r in $(seq "${REPS:-3}"); do
+    "$LLAMA_BUILD/bin/llama-bench" -m "$MODEL" -p 0 -n 128 -d 512 -ngl 99 -fa 1 -r 5 2>/dev/null | grep -E '^\| .*tg128'
+    "$S" --model "$MODEL" --workload uniform --uniform-shape 512,128 --n 8 --widths 0 --flash-attn | grep -E '^serial'
+  done
+  ;;
 pipeline)
   # The whole pipeline in replay mode (bench/pipeline.sh) on the E4B shape. The memory layer needs
   # the -dev packages the engine-only build goes without, and python3 for the oracle; a corpus
@@ -124,5 +137,5 @@ pipeline)
   cmake --build "$F" -j "$(nproc)" --target bench_pipeline > "$OUT/build-full.log" 2>&1 || { tail -30 "$OUT/build-full.log"; exit 1; }
   BIN=$F/bin MODEL=$MODEL CONVS=${CONVS:-32} WIDTH=${WIDTH:-16} OUT=$OUT/pipeline bash bench/pipeline.sh | tee "$OUT/pipeline.txt"
   ;;
-*) echo "usage: bench/gpu.sh build|run|waves|steps|widths|pipeline" >&2; exit 2 ;;
+*) echo "usage: bench/gpu.sh build|run|waves|steps|widths|single|pipeline" >&2; exit 2 ;;
 esac

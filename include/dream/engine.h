@@ -281,6 +281,12 @@ struct dream_batch_stats {
                               the 32 best was; only a look over the whole vocabulary found one */
     double step_ms;       /* wall time in steps that decode (token choice included) */
     double prefill_ms;    /* wall time in prefill-only llama_decode calls */
+    /* where a decode step's wall time goes (per-stream layout); on a GPU llama_decode queues the
+     * work and returns, so the GPU's time shows where the host waits for it: */
+    double step_call_ms;  /* inside the decode steps' llama_decode (the graph built, its inputs
+                             set, and any wait for work queued before) */
+    double step_wait_ms;  /* reading the step's tokens: the wait for the GPU, then the choice */
+    double admit_ms;      /* between steps: slot moves (compaction) and admission (prefix copies) */
 };
 
 int dream_batcher_new(dream_model *model, const struct dream_batch_params *params, dream_batcher **out);

@@ -498,10 +498,14 @@ static int decode_step(dream_batcher *b, struct llama_batch *bt, const struct dr
         int from = b->p.wave_cells > 0 ? start[w] : 0, to = b->p.wave_cells > 0 ? end[w] : b->p.width;
         int n = add_decode_tokens(b, bt, from, to);
         *n_decode += n;
+        double t1 = now_ms();
         int d = llama_decode(b->ctx, *bt);
+        double t2 = now_ms();
         if (d != 0) rc = dream_error_set(DREAM_EMODEL, "llama_decode failed in a decode step of %d sequences (code %d)", n, d);
         for (int k = from; k < to && !rc; k++)
             if (b->slots[k].logit_index >= 0) rc = take_token(b, &b->slots[k], b->slots[k].logit_index, gp, out, n_gen, running);
+        b->stats.step_call_ms += t2 - t1;
+        b->stats.step_wait_ms += now_ms() - t2;
     }
     b->stats.step_ms += now_ms() - t0;
     return rc;
@@ -724,6 +728,7 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             }
         }
         if (waiting == 0 && running == 0) break;
+        double t_admit = now_ms();
         if (!b->p.kv_unified && b->p.compact) compact(b);
         /* Admit into the lowest free sequences (consecutive ids decode in one ubatch). */
         for (int k = 0; k < b->p.width && waiting > 0 && !rc; k++) {
@@ -748,6 +753,7 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             running++;
             if (s->max_new == 0) rc = finish(b, s, &gp, &out[s->req], 0), running--;
         }
+        b->stats.admit_ms += now_ms() - t_admit;
 
         if (b->p.kv_unified) {
             rc = rc ? rc : unified_step(b, &bt, prompts, &gp, out, n_gen, &running);
