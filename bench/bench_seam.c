@@ -143,9 +143,7 @@ static void usage(void)
                     "  --no-serial      batched runs only (no speedup, agreement 0: to compare widths quickly)\n"
                     "  --wave-cells N   length-aware decode waves: the attention (in KV cells) a wave must save\n"
                     "                   (default: the device's); a width written '4f' runs width 4 flat (one wave\n"
-                    "                   per step, the scheduling before issue 16), '4w2048' with N = 2048\n"
-                    "  a width written '32e' ends each prompt's prefill with its last token (the CPU's default),\n"
-                    "                   '32t' decodes that token in the next step (the GPU's default: prompt_tail)\n");
+                    "                   per step, the scheduling before issue 16), '4w2048' with N = 2048\n");
 }
 
 int main(int argc, char **argv)
@@ -268,8 +266,6 @@ int main(int argc, char **argv)
         bp.wave_cells = wave_cells;
         if (strchr(tok, 'f')) bp.wave_cells = 0; /* "4f": flat, one wave per step */
         if (strchr(tok, 'w')) bp.wave_cells = atoi(strchr(tok, 'w') + 1); /* "4w2048" */
-        if (strchr(tok, 'e')) bp.prompt_tail = 0; /* "32fe": a prompt's last token ends its prefill */
-        if (strchr(tok, 't')) bp.prompt_tail = 1; /* "32ft": ... is decoded in the next step */
         dream_batcher *b = NULL;
         if (dream_batcher_new(m, &bp, &b)) {
             fprintf(stderr, "bench_seam: width %d: %s\n", width, dream_error_last());

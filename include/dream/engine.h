@@ -240,19 +240,7 @@ struct dream_batch_params {
                           step (the scheduling before issue 16);
                           -1 (default): by the device, DREAM_WAVE_CELLS_CPU or _GPU. Answers do
                           not change: a sequence's stream is the same in any wave */
-    int prompt_tail;   /* per-stream layout: a prompt's last token is decoded in the next decode
-                          step, beside the other sequences' tokens, instead of ending its last
-                          prefill chunk. On a GPU llama_decode only queues work, and reading the
-                          first token after a prefill made the host wait for that chunk alone
-                          (128 waits in the 128-call mix) while the next step's graph was still
-                          to be built; this way the step's one wait covers it. The row is then
-                          computed in another batch shape than the serial decode computes it, so
-                          it is not exact on a CPU. 0: off; 1: on; -1 (default): by the device,
-                          DREAM_PROMPT_TAIL_CPU (0) or _GPU (1) */
 };
-
-#define DREAM_PROMPT_TAIL_CPU 0
-#define DREAM_PROMPT_TAIL_GPU 1
 
 /* The wave_cells defaults (docs/BENCHMARKS.md, issue 16, "Length-aware decode waves"). On the
  * 2-core CPU an extra wave costs ~7.6 ms, as much as ~16k cells of attention (0.46 us each), and

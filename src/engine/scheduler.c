@@ -86,7 +86,6 @@ struct dream_batch_params dream_batch_default_params(void)
         .device_sampling = -1,
         .compact = true,
         .wave_cells = -1,
-        .prompt_tail = -1,
     };
     return p;
 }
@@ -140,7 +139,6 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
      * is still held to the seq_ctx it asked for, so the pool always has room for every one. */
     if (!p.kv_unified) p.seq_ctx = (int)llama_n_ctx_seq(b->ctx);
     if (p.wave_cells < 0) p.wave_cells = model->on_gpu ? DREAM_WAVE_CELLS_GPU : DREAM_WAVE_CELLS_CPU;
-    if (p.prompt_tail < 0) p.prompt_tail = model->on_gpu ? DREAM_PROMPT_TAIL_GPU : DREAM_PROMPT_TAIL_CPU;
     b->p = p;
     *out = b;
     return 0;
@@ -773,18 +771,12 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             if (s->state != SLOT_PREFILL) continue;
             if (budget <= 0 && n_decode > 0) break;
             const struct dream_tokens *pr = &prompts[s->req];
-            /* with prompt_tail the last prompt token waits for the next decode step */
-            int last = b->p.prompt_tail ? pr->n - 1 : pr->n;
-            int end = s->pos < last ? chunk_end(b, s->pos, last) : last;
+            int end = chunk_end(b, s->pos, pr->n);
             int li = -1;
-            if (end > s->pos) rc = prefill(b, &bt, pr->ids, s->pos, end, k, end == pr->n, &li);
+            rc = prefill(b, &bt, pr->ids, s->pos, end, k, end == pr->n, &li);
             budget -= end - s->pos;
             s->pos = end;
             if (!rc && end == pr->n) rc = take_token(b, s, li, &gp, out, n_gen, &running);
-            else if (!rc && end == last) { /* the prompt's last token is this slot's next decode token */
-                s->state = SLOT_DECODE;
-                s->next = pr->ids[last];
-            }
             if (budget <= 0) break;
         }
     }

@@ -116,76 +116,6 @@ static void run_gpu_layout(dream_model *m, const char *path, const struct dream_
     }
 }
 
-/* The GPU's prompt_tail on this CPU: a prompt's last token decoded in the next step beside the
- * other sequences' tokens. With these tiny models a row's logits do not depend on the batch it
- * is computed in (the dreaming mix agrees 100% so in bench_seam), so every request must give
- * the serial decode's tokens; a tail fed at the wrong position, twice, or not at all would not.
- * Beside the picked requests: a one-token prompt (no prefill at all) and one whose shared
- * prefix covers all but its last token (admitted straight into the decode step). */
-static void run_prompt_tail(dream_model *m, const char *path, const struct dream_tokens *prompts, const int *max_tokens,
-                            const struct dream_gen_result *ref)
-{
-    static const int pick[] = {0, 3, 4, 6, 10, 11};
-    enum { N_PICK = (int)(sizeof pick / sizeof pick[0]), N = N_PICK + 3 };
-    const char *name = strrchr(path, '/') + 1;
-    struct dream_tokens sub[N];
-    int mt[N];
-    for (int j = 0; j < N_PICK; j++) sub[j] = prompts[pick[j]], mt[j] = max_tokens[pick[j]];
-    memset(&sub[N_PICK], 0, 3 * sizeof sub[0]);
-    dream_tokens_push(&sub[N_PICK], prompts[0].ids[5]); /* one token */
-    for (int k = N_PICK + 1; k < N; k++) /* the 200-token head that prompts 0 and 3 share, and one token more */
-        for (int i = 0; i <= 200; i++) dream_tokens_push(&sub[k], i < 200 ? prompts[0].ids[i] : 2000 + 7 * k);
-    mt[N_PICK] = 9, mt[N_PICK + 1] = 6, mt[N_PICK + 2] = 11;
-
-    struct dream_gen_params gp = dream_gen_default_params();
-    gp.ignore_eog = true;
-    struct dream_gen_result want[3];
-    struct dream_session_params sp = dream_session_default_params();
-    sp.n_ctx = 4096;
-    sp.n_threads = 1;
-    dream_session *s = NULL;
-    CHECK(dream_session_new(m, &sp, &s) == 0, "session: %s", dream_error_last());
-    for (int k = 0; k < 3; k++) {
-        gp.max_tokens = mt[N_PICK + k];
-        CHECK(s && dream_generate(s, sub[N_PICK + k].ids, sub[N_PICK + k].n, &gp, &want[k]) == 0, "serial tail %d: %s", k, dream_error_last());
-    }
-    dream_session_free(s);
-
-    for (int width = 2; width <= 4; width += 2) {
-        struct dream_batch_params bp = dream_batch_default_params();
-        bp.width = width;
-        bp.seq_ctx = 4096;
-        bp.n_threads = 1;
-        bp.device_sampling = 1;
-        bp.prompt_tail = 1;
-        dream_batcher *b = NULL;
-        if (dream_batcher_new(m, &bp, &b)) {
-            CHECK(0, "prompt-tail batcher: %s", dream_error_last());
-            break;
-        }
-        CHECK(dream_batcher_params(b).prompt_tail == 1, "prompt_tail 1 became %d", dream_batcher_params(b).prompt_tail);
-        struct dream_gen_result out[N];
-        int status[N], same = 0;
-        CHECK(dream_batcher_run(b, sub, N, &gp, mt, out, status) == 0, "prompt-tail run: %s", dream_error_last());
-        for (int j = 0; j < N; j++) {
-            const struct dream_gen_result *w = j < N_PICK ? &ref[pick[j]] : &want[j - N_PICK];
-            bool eq = status[j] == 0 && out[j].n_tokens == w->n_tokens && !memcmp(out[j].tokens, w->tokens, (size_t)w->n_tokens * sizeof *w->tokens);
-            same += eq;
-            CHECK(eq, "%s prompt tail, width %d: request %d (%d prompt tokens) differs from the serial decode", name, width, j, sub[j].n);
-            if (!status[j]) dream_gen_result_free(&out[j]);
-        }
-        struct dream_batch_stats st = dream_batcher_stats(b);
-        CHECK(st.saved_tokens >= 2 * 200, "%s prompt tail, width %d: shared only %ld prompt tokens", name, width, st.saved_tokens);
-        printf("%s prompt tail width %d: %d of %d requests equal the serial decode, %ld prompt tokens from shared prefixes\n", name, width, same, N,
-               st.saved_tokens);
-        dream_batcher_free(b);
-    }
-    for (int k = 0; k < 3; k++) {
-        dream_gen_result_free(&want[k]);
-        dream_tokens_free(&sub[N_PICK + k]);
-    }
-}
-
 /* Requests that join a running batch (as HTTP clients arriving mid-run) get the serial
  * decode's answers too, and overlap the ones already running. */
 struct joiner {
@@ -581,9 +511,6 @@ static void run_device_defaults(dream_model *m, const char *path)
           strrchr(path, '/') + 1, got.step_tokens, gpu ? "GPU" : "CPU");
     CHECK(got.wave_cells == (gpu ? DREAM_WAVE_CELLS_GPU : DREAM_WAVE_CELLS_CPU), "%s: waves left to the device became %d",
           strrchr(path, '/') + 1, got.wave_cells);
-    CHECK(bp.prompt_tail < 0, "the default prompt_tail (%d) is not left to the device", bp.prompt_tail);
-    CHECK(got.prompt_tail == (gpu ? DREAM_PROMPT_TAIL_GPU : DREAM_PROMPT_TAIL_CPU) && DREAM_PROMPT_TAIL_CPU == 0,
-          "%s: prompt_tail left to the device became %d (the CPU's must be 0: exactness)", strrchr(path, '/') + 1, got.prompt_tail);
     printf("%s: a step left to the device is %d tokens (%s)\n", strrchr(path, '/') + 1, got.step_tokens, gpu ? "GPU" : "CPU");
     dream_batcher_free(b);
 }
@@ -690,7 +617,6 @@ static void run_model(const char *path)
     run_grammar(m, path, prompts);
     run_forced(m, path, prompts);
     run_gpu_layout(m, path, prompts, max_tokens, ref);
-    run_prompt_tail(m, path, prompts, max_tokens, ref);
     run_joining(m, path, prompts, max_tokens, ref);
     for (int r = 0; r < N_REQ; r++) {
         dream_gen_result_free(&ref[r]);
