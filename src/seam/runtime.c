@@ -104,7 +104,7 @@ void dream_seam_default_config(struct dream_seam_config *c)
     else if (home && *home) snprintf(adapters, sizeof adapters, "%s/cache/adapters", home);
     else snprintf(adapters, sizeof adapters, "%s/.cache/dream/adapters", h ? h : "");
     *c = (struct dream_seam_config){
-        .model_path = getenv("DREAM_MODEL"),
+        .model_path = NULL, /* dream_model_resolve reads $DREAM_MODEL, and says so when it names no file */
         .adapters_dir = adapters,
         .width = env_int("DREAM_MEMORY_BATCH", dream_engine_has_gpu() ? DREAM_DEFAULT_BATCH_WIDTH_GPU : DREAM_DEFAULT_BATCH_WIDTH_CPU, 1, 128),
         .n_ctx = env_int("DREAM_CTX", 8192, 256, 1 << 20),

@@ -27,6 +27,13 @@ for args in "run" "ask what" "generate --prompt hi" "tokenize hi" "serve --port 
     out=$(run "$dream" $args --model "$missing"); rc=$?
     [ $rc -eq 1 ] || fail "dream $args --model MISSING: exit $rc (want 1): $out"
     has "$out" "model file $missing does not exist (given with --model)"
+    # the same path from $DREAM_MODEL is named as coming from there, not from --model (run
+    # loads no model with nothing to do, ask none without a wiki: both are checked below)
+    case $args in run | ask*) continue ;; esac
+    # shellcheck disable=SC2086
+    out=$(run env DREAM_MODEL="$missing" "$dream" $args); rc=$?
+    [ $rc -eq 1 ] || fail "DREAM_MODEL=MISSING dream $args: exit $rc (want 1): $out"
+    has "$out" "model file $missing does not exist (given by DREAM_MODEL)"
 done
 
 run "$dream" ingest "$corpus" >/dev/null || fail "ingest of $corpus"
@@ -36,6 +43,9 @@ has "$out" "segment: 2 conversation(s) would be segmented"
 out=$(run "$dream" run --stage segment --limit 2); rc=$?
 [ $rc -eq 1 ] || fail "run with no model anywhere: exit $rc (want 1): $out"
 has "$out" "no model found"
+out=$(run env DREAM_MODEL="$missing" "$dream" run --stage segment --limit 2); rc=$?
+[ $rc -eq 1 ] || fail "DREAM_MODEL=MISSING dream run: exit $rc (want 1): $out"
+has "$out" "model file $missing does not exist (given by DREAM_MODEL)"
 out=$(run env DREAM_CTX=256 DREAM_BACKEND=http://127.0.0.1:1 "$dream" run --stage segment --limit 2 --model "$model"); rc=$?
 [ $rc -eq 0 ] || fail "run --model: exit $rc: $out"
 has "$out" "segment: 2 conversation(s): 0 segmented into 0 chunk(s), 0 skipped (nothing to cut), 2 failed attempt(s)"
@@ -46,6 +56,9 @@ has "$out" "give --model PATH (a local model) or --backend URL (a server), not b
 out=$(run "$dream" ask --wiki "$vault" --store "" what about sourdough); rc=$?
 [ $rc -eq 1 ] || fail "ask with no model anywhere: exit $rc (want 1): $out"
 has "$out" "no model found"
+out=$(run env DREAM_MODEL="$missing" "$dream" ask --wiki "$vault" --store "" what about sourdough); rc=$?
+[ $rc -eq 1 ] || fail "DREAM_MODEL=MISSING dream ask: exit $rc (want 1): $out"
+has "$out" "model file $missing does not exist (given by DREAM_MODEL)"
 out=$(run env DREAM_BACKEND=http://127.0.0.1:1 "$dream" ask --wiki "$vault" --store "" --model "$model" what about sourdough); rc=$?
 [ $rc -eq 0 ] || fail "ask --model: exit $rc: $out"
 
