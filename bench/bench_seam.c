@@ -295,8 +295,10 @@ int main(int argc, char **argv)
                st.prefill_ms, st.decode_cells_own ? (double)st.decode_cells / (double)st.decode_cells_own : 0.0,
                st.steps ? (double)st.decode_cells / (double)st.steps : 0.0);
         /* where the batched run's wall time went: decode steps (their llama_decode calls, the wait
-         * for their tokens), prefill calls, slot moves and admission, and the rest (finishing
-         * requests, planning prefixes, the loop itself) */
+         * for their tokens), prefill calls, slot moves and admission, and the rest: on a GPU
+         * mostly the first-token reads after each prompt's last prefill chunk, which wait for that
+         * chunk (docs/BENCHMARKS.md, "where the 128-call mix's time goes"); then finishing
+         * requests and the loop itself */
         double rest = bs * 1000.0 - st.step_ms - st.prefill_ms - st.admit_ms;
         printf("batched width=%s time: decode calls %.0f ms, token waits %.0f ms, other step work %.0f ms, prefill calls %.0f ms, moves and admission %.0f ms, rest %.0f ms\n",
                tok, st.step_call_ms, st.step_wait_ms, st.step_ms - st.step_call_ms - st.step_wait_ms, st.prefill_ms, st.admit_ms, rest);
