@@ -44,6 +44,12 @@ if [ -f .devsrc/sysroot.tar.xz ] && ! pkg-config --exists libgit2; then
   export PKG_CONFIG_PATH=$SR/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} LD_LIBRARY_PATH=$SR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export LDFLAGS="-Wl,-rpath-link,$SR/all${LDFLAGS:+ $LDFLAGS}"
 fi
+# The single call: llama-bench tg128 at depth 512 ($1 repetitions), then dream's serial decode
+# after uniform 512-token prompts (8 calls of 128 tokens), timed from the prefill's end.
+single_call() {
+  "$LLAMA_BUILD/bin/llama-bench" -m "$MODEL" -p 0 -n 128 -d 512 -ngl 99 -fa 1 -r "$1" 2>/dev/null | grep -E '^\| .*tg128'
+  "$B/bin/bench_seam" --model "$MODEL" --workload uniform --uniform-shape 512,128 --n 8 --widths 0 --flash-attn | grep -E '^serial'
+}
 case ${1:-} in
 build)
   [ -f .devdl/node-llama-cpp-3.22.1.tgz ] && cp -n .devdl/node-llama-cpp-3.22.1.tgz "$DREAM_DEPS_CACHE/dl/"
@@ -107,22 +113,15 @@ widths)
   eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
   S=$B/bin/bench_seam
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-  "$LLAMA_BUILD/bin/llama-bench" -m "$MODEL" -p 0 -n 128 -d 512 -ngl 99 -fa 1 -r 3 2>/dev/null | grep -E '^\|'
-  "$S" --model "$MODEL" --workload uniform --uniform-shape 512,128 --n 8 --widths 0 --flash-attn | grep -E '^serial'
+  single_call 3
   "$S" --model "$MODEL" --workload dreaming --n 32 --widths "${WIDTHS32:-16f,32f}" --flash-attn | grep -E '^(serial|batched|SEAM)'
   "$S" --model "$MODEL" --workload dreaming --n 128 --widths "${WIDTHS128:-32f,64f,128f}" --flash-attn | grep -E '^(serial|batched|SEAM)'
   ;;
 single)
-  # The single call, REPS (3) times in turn: llama-bench tg128 at depth 512 (5 repetitions each),
-  # then dream's serial decode after uniform 512-token prompts (8 calls of 128 tokens); decode
-  # time is taken after the prefill has finished on the GPU (dream_generate waits for it).
+  # The single call REPS (3) times in turn, llama-bench with 5 repetitions each.
   eval "$(tail -n1 "$DREAM_DEPS_CACHE/env")"
-  S=$B/bin/bench_seam
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-  for r in $(seq "${REPS:-3}"); do
-    "$LLAMA_BUILD/bin/llama-bench" -m "$MODEL" -p 0 -n 128 -d 512 -ngl 99 -fa 1 -r 5 2>/dev/null | grep -E '^\| .*tg128'
-    "$S" --model "$MODEL" --workload uniform --uniform-shape 512,128 --n 8 --widths 0 --flash-attn | grep -E '^serial'
-  done
+  for r in $(seq "${REPS:-3}"); do single_call 5; done
   ;;
 pipeline)
   # The whole pipeline in replay mode (bench/pipeline.sh) on the E4B shape. The memory layer needs
