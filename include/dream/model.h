@@ -66,8 +66,8 @@ struct dream_call_opts dream_call_default_opts(void);
 
 /* The runtime's settings; dream_seam_default_config() reads the environment:
  * DREAM_MODEL, DREAM_ADAPTERS (else $DREAM_HOME/cache/adapters, else ~/.cache/dream/adapters),
- * DREAM_MEMORY_BATCH (width), DREAM_CTX (cells per sequence), DREAM_THREADS, DREAM_GRAMMAR,
- * DREAM_REPLAY, DREAM_TRACE. */
+ * DREAM_MEMORY_BATCH (width), DREAM_CTX (cells per sequence), DREAM_THREADS, DREAM_FLASH_ATTN,
+ * DREAM_GRAMMAR, DREAM_REPLAY, DREAM_TRACE. */
 struct dream_seam_config {
     const char *model_path;   /* NULL: resolved as dream_model_resolve(NULL) */
     const char *adapters_dir; /* where memory-<stage>.gguf files live */
@@ -75,6 +75,9 @@ struct dream_seam_config {
     int n_ctx;                /* KV cells per sequence (default 8192) */
     int n_threads;            /* 0 = all cores */
     int n_gpu_layers;         /* -1 = all (default) */
+    int flash_attn;           /* -1 (default): dream_model_flash_attn_choice (on for a small
+                                 model on the CPU, such as dream-mini); 0 off; 1 on. Exact on the
+                                 CPU either way (docs/EXACTNESS.md): DREAM_FLASH_ATTN */
     bool no_grammar;          /* answers in free text, the stages' grammars ignored (to measure
                                  what they change): DREAM_GRAMMAR=0 */
     /* Replay (benchmarks: bench_pipeline, `dream run --replay`): the embedded engine first asks

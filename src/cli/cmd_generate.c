@@ -3,6 +3,7 @@
 
 #include "dream/engine.h"
 #include "dream/error.h"
+#include "dream/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,9 @@ static void usage(FILE *f)
                "  --ctx N          context size (default: the model's, at most 8192)\n"
                "  --threads N      CPU threads (default: all cores)\n"
                "  --tokens         also print the generated token ids\n"
-               "  --stats          print token counts and timings to stderr\n");
+               "  --stats          print token counts and timings to stderr\n\n"
+               "Flash attention as `dream run` chooses it (DREAM_FLASH_ATTN; by default on for a model\n"
+               "under 512 MiB on the CPU), so the answer is the one the seam gives.\n");
 }
 
 /* Renders a chat prompt (chat.c). */
@@ -88,6 +91,9 @@ int cmd_generate(int argc, char **argv)
         struct dream_session_params sp = dream_session_default_params();
         sp.n_ctx = (int)n_ctx;
         if (threads) sp.n_threads = (int)threads;
+        struct dream_seam_config cfg;
+        dream_seam_default_config(&cfg);
+        sp.flash_attn = cfg.flash_attn < 0 ? dream_model_flash_attn_choice(m) : cfg.flash_attn;
         rc = dream_session_new(m, &sp, &s);
     }
     if (!rc && adapter_path) {

@@ -48,6 +48,32 @@ struct dream_session {
     struct llama_sampler_seq_config *samplers; /* device sampling for seq 0, or NULL */
 };
 
+/* Flash attention on the CPU, kept exact (docs/EXACTNESS.md). ggml's CPU kernel takes one of
+ * three paths for a stream's query rows: a ubatch of one token and one stream with 512 or more
+ * KV cells splits the cells across threads and adds the partial sums; fewer than
+ * ENGINE_FA_TILE_ROWS rows go through the one-row path; more go through the tiled path. Each
+ * path sums a row in its own order, but within a path a row's sums depend on that row alone.
+ * So the serial and batched decodes agree when every row takes the same path in both:
+ * single-token ubatches run on one thread (one partial sum: the one-row path's order), and a
+ * shared prefix is cut and reused only where the chunk it leaves has the path the serial
+ * chunk had (scheduler.c, fa_reuse). ENGINE_FA_TILE_ROWS is ggml's GGML_FA_TILE_Q at the
+ * pinned commit. */
+#define ENGINE_FA_TILE_ROWS 64
+
+/* Whether a context of model with this flash_attn setting (dream_session_params) runs
+ * flash attention on the CPU under the rules above: explicitly on, and no GPU. */
+static inline bool engine_fa_cpu(const dream_model *model, int flash_attn)
+{
+    return flash_attn == 1 && !model->on_gpu;
+}
+
+/* The thread count for single-token ubatches (llama.cpp's n_threads; longer ubatches use
+ * n_threads_batch): one under flash attention on the CPU, else threads. */
+static inline int engine_decode_threads(const dream_model *model, int flash_attn, int threads)
+{
+    return engine_fa_cpu(model, flash_attn) ? 1 : threads;
+}
+
 /* Initialises llama.cpp's backends and routes its log through dream_log; safe to call many
  * times from any thread. */
 void engine_backend_init(void);

@@ -62,6 +62,7 @@ struct dream_batcher {
     struct dream_batch_stats stats;
     const dream_adapter *adapter; /* the current adapter set */
     float scale;
+    bool fa_cpu; /* flash attention on the CPU: prefixes cut and reused by its rules */
     struct llama_sampler_seq_config *samplers; /* device greedy sampling for seqs 0..width-1, or NULL */
     bool samplers_detached;                    /* for a run that picks its own tokens */
     /* the running dream_batcher_run's per-request answer grammars (NULL: none) and statuses */
@@ -112,7 +113,7 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
     cp.n_ubatch = (uint32_t)p.step_tokens;
     cp.n_seq_max = (uint32_t)n_seq;
     cp.kv_unified = p.kv_unified;
-    cp.n_threads = p.n_threads;
+    cp.n_threads = engine_decode_threads(model, p.flash_attn, p.n_threads); /* as the session's */
     cp.n_threads_batch = p.n_threads;
     cp.flash_attn_type = p.flash_attn < 0 ? LLAMA_FLASH_ATTN_TYPE_AUTO
                          : p.flash_attn ? LLAMA_FLASH_ATTN_TYPE_ENABLED
@@ -135,6 +136,7 @@ int dream_batcher_new(dream_model *model, const struct dream_batch_params *param
                                n_seq, p.seq_ctx, model->path);
     }
     b->model = model;
+    b->fa_cpu = engine_fa_cpu(model, p.flash_attn);
     /* With streams each holds seq_ctx cells; a unified pool holds them all, and each sequence
      * is still held to the seq_ctx it asked for, so the pool always has room for every one. */
     if (!p.kv_unified) p.seq_ctx = (int)llama_n_ctx_seq(b->ctx);
@@ -236,6 +238,26 @@ static int prefix_find(dream_batcher *b, const struct dream_tokens *prompt)
     return best;
 }
 
+/* Under flash attention on the CPU a row's sums depend on its chunk's length class
+ * (engine_internal.h): one token, a few rows, or ENGINE_FA_TILE_ROWS and more. */
+static int fa_class(int rows)
+{
+    return rows <= 1 ? 0 : rows < ENGINE_FA_TILE_ROWS ? 1 : 2;
+}
+
+/* How much of a cached prefix of have tokens a prompt of n tokens reuses: all of it, except
+ * under flash attention on the CPU, where the chunk left after it must have the length class
+ * of the serial chunk holding the same rows. Prefixes are then cut at multiples of the tile
+ * (plan_prefixes), so backing off a tile at a time ends, at worst, at the serial chunk's start. */
+static int fa_reuse(const dream_batcher *b, int have, int n)
+{
+    if (!b->fa_cpu) return have;
+    int c = b->p.step_tokens, r = have - have % ENGINE_FA_TILE_ROWS;
+    int start = r / c * c, end = start + c < n ? start + c : n;
+    while (r > start && fa_class(end - r) != fa_class(end - start)) r -= ENGINE_FA_TILE_ROWS;
+    return r > start ? r : start;
+}
+
 /* Computes tokens[0..len) once into a prefix stream, evicting the least recently used. */
 static int prefix_make(dream_batcher *b, struct llama_batch *bt, const dream_token *tokens, int len)
 {
@@ -302,6 +324,7 @@ static int plan_prefixes(dream_batcher *b, struct llama_batch *bt, const struct 
                 for (int q = s; q <= e; q++)
                     if (prompts[idx[q]].n - 1 < len) len = prompts[idx[q]].n - 1;
                 if (len % b->p.step_tokens == b->p.step_tokens - 1) len--;
+                if (b->fa_cpu) len -= len % ENGINE_FA_TILE_ROWS; /* whole tiles (fa_reuse) */
                 if (len < b->p.prefix_min) break;
                 long gain = (long)len * (e - s);
                 struct dream_tokens head = {.ids = prompts[idx[s]].ids, .n = len + 1};
@@ -741,10 +764,12 @@ int dream_batcher_run(dream_batcher *b, const struct dream_tokens *prompts, int 
             int room = b->p.seq_ctx - pr->n;
             int pf = prefix_find(b, pr);
             int reuse = 0;
-            if (pf >= 0) {
+            if (pf >= 0) reuse = fa_reuse(b, b->prefixes[pf].len, pr->n);
+            if (reuse > 0) {
+                /* a stream is copied whole; the cells past what this prompt reuses go */
                 llama_memory_seq_cp(mem, b->p.width + pf, k, -1, -1);
+                if (reuse < b->prefixes[pf].len) llama_memory_seq_rm(mem, k, reuse, -1);
                 b->prefixes[pf].last_used = ++b->clock;
-                reuse = b->prefixes[pf].len;
                 b->stats.saved_tokens += reuse;
             }
             *s = (struct slot){.state = SLOT_PREFILL, .req = req, .pos = reuse, .max_new = want < room ? want : room, .logit_index = -1};

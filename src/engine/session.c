@@ -43,8 +43,10 @@ int dream_session_new(dream_model *model, const struct dream_session_params *par
     cp.n_batch = (uint32_t)p.n_batch;
     cp.n_ubatch = (uint32_t)p.n_batch;
     cp.n_seq_max = 1;
-    cp.n_threads = p.n_threads;
-    cp.n_threads_batch = p.n_threads; /* equal counts: part of the exact configuration */
+    /* equal counts: part of the exact configuration; one for single tokens under flash
+     * attention on the CPU (engine_internal.h) */
+    cp.n_threads = engine_decode_threads(model, p.flash_attn, p.n_threads);
+    cp.n_threads_batch = p.n_threads;
     cp.flash_attn_type = p.flash_attn < 0 ? LLAMA_FLASH_ATTN_TYPE_AUTO
                          : p.flash_attn ? LLAMA_FLASH_ATTN_TYPE_ENABLED
                                         : LLAMA_FLASH_ATTN_TYPE_DISABLED;

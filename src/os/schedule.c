@@ -25,11 +25,11 @@
 /* What the nightly job must see as the person's shell does: where things live, which model (or
  * backend) and how it runs. DREAM_BACKEND_KEY is left out on purpose: a unit file or a crontab
  * line is no place for a secret (dream schedule says so when it is set). */
-static const char *const schedule_env[] = {"DREAM_HOME",       "DREAM_WIKI",           "DREAM_MODEL",         "DREAM_ADAPTERS",
-                                           "DREAM_MEMORY_BATCH", "DREAM_THREADS",      "DREAM_CTX",           "DREAM_GRAMMAR",
-                                           "DREAM_BACKEND",    "DREAM_BACKEND_MODEL",  "DREAM_BACKEND_GRAMMAR", "HF_HOME",
-                                           "HF_HUB_CACHE",     "XDG_CONFIG_HOME",      "XDG_DATA_HOME",       "XDG_CACHE_HOME",
-                                           NULL};
+static const char *const schedule_env[] = {"DREAM_HOME",          "DREAM_WIKI",          "DREAM_MODEL",      "DREAM_ADAPTERS",
+                                           "DREAM_MEMORY_BATCH",  "DREAM_THREADS",       "DREAM_FLASH_ATTN", "DREAM_CTX",
+                                           "DREAM_GRAMMAR",       "DREAM_BACKEND",       "DREAM_BACKEND_MODEL",
+                                           "DREAM_BACKEND_GRAMMAR", "HF_HOME",           "HF_HUB_CACHE",     "XDG_CONFIG_HOME",
+                                           "XDG_DATA_HOME",       "XDG_CACHE_HOME",      NULL};
 
 int dream_schedule_parse_time(const char *text, int *hour, int *minute)
 {

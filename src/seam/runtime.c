@@ -110,6 +110,7 @@ void dream_seam_default_config(struct dream_seam_config *c)
         .n_ctx = env_int("DREAM_CTX", 8192, 256, 1 << 20),
         .n_threads = env_int("DREAM_THREADS", 0, 0, 1024),
         .n_gpu_layers = -1,
+        .flash_attn = env_int("DREAM_FLASH_ATTN", -1, -1, 1),
         .no_grammar = getenv("DREAM_GRAMMAR") && !strcmp(getenv("DREAM_GRAMMAR"), "0"),
         .replay_url = getenv("DREAM_REPLAY") && *getenv("DREAM_REPLAY") ? getenv("DREAM_REPLAY") : NULL,
         .trace_path = getenv("DREAM_TRACE") && *getenv("DREAM_TRACE") ? getenv("DREAM_TRACE") : NULL,
@@ -252,6 +253,7 @@ static int runtime_load(void)
         struct dream_session_params sp = dream_session_default_params();
         sp.n_ctx = rt.cfg.n_ctx;
         if (rt.cfg.n_threads > 0) sp.n_threads = rt.cfg.n_threads;
+        sp.flash_attn = rt.cfg.flash_attn < 0 ? dream_model_flash_attn_choice(rt.model) : rt.cfg.flash_attn;
         rc = dream_session_new(rt.model, &sp, &rt.session);
     }
     if (rc) runtime_unload();
@@ -265,6 +267,7 @@ static int runtime_batcher(void)
     bp.width = rt.cfg.width;
     bp.seq_ctx = rt.cfg.n_ctx;
     if (rt.cfg.n_threads > 0) bp.n_threads = rt.cfg.n_threads;
+    bp.flash_attn = rt.cfg.flash_attn < 0 ? dream_model_flash_attn_choice(rt.model) : rt.cfg.flash_attn;
     return dream_batcher_new(rt.model, &bp, &rt.batcher);
 }
 

@@ -5,7 +5,8 @@
  * grammars too: per-request grammars give the serial decode's tokens at widths 1 and 4, and
  * a grammar llama.cpp rejects or one that dead-ends fails its request alone, at once. And
  * forced answers (replay) come out exactly as forced. Length-aware waves keep each step's
- * attention near its sequences' own lengths without changing an answer (widths 2, 4 and 16). */
+ * attention near its sequences' own lengths without changing an answer (widths 2, 4 and 16).
+ * Flash attention on the CPU keeps all of this at widths 2 and 4 (run_flash). */
 #include "dream/engine.h"
 #include "dream/error.h"
 #include "util/buf.h"
@@ -489,6 +490,80 @@ static void run_waves(dream_model *m, const char *path)
     }
 }
 
+/* Runs the N_REQ prompts through a batcher of bp and checks every answer against ref (the
+ * serial decode); what names the configuration in messages. Returns the batcher's stats
+ * (steps 0 when the batcher could not be made). */
+static struct dream_batch_stats batch_vs_serial(dream_model *m, const char *what, struct dream_batch_params bp,
+                                                const struct dream_tokens *prompts, const int *max_tokens,
+                                                const struct dream_gen_result *ref, int *identical)
+{
+    struct dream_batch_stats st = {0};
+    *identical = 0;
+    dream_batcher *b = NULL;
+    if (dream_batcher_new(m, &bp, &b)) {
+        CHECK(0, "%s: batcher: %s", what, dream_error_last());
+        return st;
+    }
+    struct dream_gen_result out[N_REQ];
+    int status[N_REQ];
+    struct dream_gen_params gp = dream_gen_default_params();
+    gp.ignore_eog = true;
+    int rc = dream_batcher_run(b, prompts, N_REQ, &gp, max_tokens, out, status);
+    CHECK(rc == 0, "%s: run: %s", what, dream_error_last());
+    for (int r = 0; r < N_REQ && rc == 0; r++) {
+        bool eq = status[r] == 0 && out[r].n_tokens == ref[r].n_tokens &&
+                  memcmp(out[r].tokens, ref[r].tokens, (size_t)ref[r].n_tokens * sizeof *ref[r].tokens) == 0;
+        *identical += eq;
+        CHECK(eq, "%s: request %d (%d prompt, %d out) differs from the serial decode", what, r, prompts[r].n, max_tokens[r]);
+        dream_gen_result_free(&out[r]);
+    }
+    st = dream_batcher_stats(b);
+    dream_batcher_free(b);
+    return st;
+}
+
+/* Flash attention on the CPU (docs/EXACTNESS.md, engine_internal.h): with two threads, so the
+ * serial decode's single-token steps would split their KV cells across threads were they not
+ * put on one, and with prefix reuse, whose 200-token head is cut at 192 (whole tiles of 64
+ * rows) and backed off to 128 for the prompts of 205 and 210 tokens: their serial prefill is
+ * one tiled chunk, and 13 or 18 rows after 192 would take the one-row path. Widths 2 and 4
+ * against the serial decode with flash attention on. */
+static void run_flash(dream_model *m, const char *path, const struct dream_tokens *prompts, const int *max_tokens)
+{
+    const char *name = strrchr(path, '/') + 1;
+    struct dream_gen_result ref[N_REQ];
+    struct dream_session_params sp = dream_session_default_params();
+    sp.n_ctx = 4096;
+    sp.n_threads = 2;
+    sp.flash_attn = 1;
+    dream_session *s = NULL;
+    CHECK(dream_session_new(m, &sp, &s) == 0, "flash-attention session: %s", dream_error_last());
+    if (!s) return;
+    for (int r = 0; r < N_REQ; r++) {
+        struct dream_gen_params gp = dream_gen_default_params();
+        gp.max_tokens = max_tokens[r];
+        gp.ignore_eog = true;
+        CHECK(dream_generate(s, prompts[r].ids, prompts[r].n, &gp, &ref[r]) == 0, "flash serial %d: %s", r, dream_error_last());
+    }
+    dream_session_free(s);
+    static const int widths[] = {2, 4};
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        struct dream_batch_params bp = dream_batch_default_params();
+        bp.width = widths[w];
+        bp.seq_ctx = 4096;
+        bp.n_threads = 2;
+        bp.flash_attn = 1;
+        char what[160];
+        snprintf(what, sizeof what, "%s flash attention width %d", name, widths[w]);
+        int same;
+        struct dream_batch_stats st = batch_vs_serial(m, what, bp, prompts, max_tokens, ref, &same);
+        printf("  %s flash_attn=1 threads=2 width=%d identical=%d/%d saved=%ld\n", name, widths[w], same, N_REQ, st.saved_tokens);
+        /* of the eight prompts with the head, six reuse 192 tokens, those of 205 and 210 tokens 128 */
+        CHECK(st.saved_tokens == 6 * 192 + 2 * 128, "%s: %ld prompt tokens reused (want 6 x 192 + 2 x 128)", what, st.saved_tokens);
+    }
+    for (int r = 0; r < N_REQ; r++) dream_gen_result_free(&ref[r]);
+}
+
 /* What a batcher leaves to the device: on the CPU the step is the serial decode's chunk, which
  * exactness needs, and waves are off; on a GPU the larger step measured faster there. */
 static void run_device_defaults(dream_model *m, const char *path)
@@ -555,33 +630,15 @@ static void run_model(const char *path)
             bp.n_threads = 1;
             bp.prefix_reuse = reuse;
             bp.wave_cells = reuse ? 256 : 0; /* length-aware waves (a GPU's default) at widths 2, 4 and 16 */
-            dream_batcher *b = NULL;
-            if (dream_batcher_new(m, &bp, &b)) {
-                CHECK(0, "batcher: %s", dream_error_last());
-                continue;
-            }
-            struct dream_gen_result out[N_REQ];
-            int status[N_REQ];
-            struct dream_gen_params gp = dream_gen_default_params();
-            gp.ignore_eog = true;
-            int rc = dream_batcher_run(b, prompts, N_REQ, &gp, max_tokens, out, status);
-            CHECK(rc == 0, "run: %s", dream_error_last());
-            int same = 0;
-            for (int r = 0; r < N_REQ && rc == 0; r++) {
-                bool eq = status[r] == 0 && out[r].n_tokens == ref[r].n_tokens &&
-                          memcmp(out[r].tokens, ref[r].tokens, (size_t)ref[r].n_tokens * sizeof *ref[r].tokens) == 0;
-                same += eq;
-                CHECK(eq, "%s width %d reuse %d: request %d (%d prompt, %d out) differs from the serial decode", strrchr(path, '/') + 1,
-                      widths[w], reuse, r, prompts[r].n, max_tokens[r]);
-                dream_gen_result_free(&out[r]);
-            }
-            struct dream_batch_stats st = dream_batcher_stats(b);
+            char what[160];
+            snprintf(what, sizeof what, "%s width %d reuse %d", strrchr(path, '/') + 1, widths[w], reuse);
+            int same;
+            struct dream_batch_stats st = batch_vs_serial(m, what, bp, prompts, max_tokens, ref, &same);
             printf("  %s width=%-2d prefix_reuse=%d waves=%d identical=%d/%d steps=%ld ubatches=%ld prefill=%ld saved=%ld\n",
                    strrchr(path, '/') + 1, widths[w], reuse, bp.wave_cells > 0, same, N_REQ, st.steps, st.decode_runs, st.prefill_tokens,
                    st.saved_tokens);
             if (reuse) CHECK(st.saved_tokens >= 200 * 6, "prefix reuse saved only %ld tokens", st.saved_tokens);
             else CHECK(st.saved_tokens == 0, "saved %ld tokens with reuse off", st.saved_tokens);
-            dream_batcher_free(b);
         }
     }
 
@@ -618,6 +675,7 @@ static void run_model(const char *path)
     run_forced(m, path, prompts);
     run_gpu_layout(m, path, prompts, max_tokens, ref);
     run_joining(m, path, prompts, max_tokens, ref);
+    run_flash(m, path, prompts, max_tokens);
     for (int r = 0; r < N_REQ; r++) {
         dream_gen_result_free(&ref[r]);
         dream_tokens_free(&prompts[r]);
