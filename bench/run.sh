@@ -40,8 +40,12 @@ log=$OUT/results.txt
   echo "## stages: extract through the seam, DREAM_MEMORY_BATCH=1 vs 4 (tiny Gemma 4)"
   "$BIN/bench_stages" --model "$TINY" --n 32 --width 4 --batch 8 --max-tokens 32 --threads "$THREADS"
   echo
-  echo "## flash attention on (agreement is measured, not promised)"
-  "$BIN/bench_seam" --model "$MODEL" --workload uniform --n 8 --widths 8 --threads "$THREADS" --flash-attn
+  echo "## flash attention on, exact on the CPU (one thread for single tokens, prefixes in whole 64-row tiles; docs/EXACTNESS.md)"
+  "$BIN/bench_seam" --model "$MODEL" --workload dreaming --n "$N" --widths "$WIDTHS" --threads "$THREADS" --scale "$SCALE" --flash-attn
+  echo
+  echo "## dream-mini's dreaming mix, flash attention off and on (the seam's choice for it)"
+  "$BIN/bench_seam" --model models/dream-mini.gguf --workload dreaming --n 16 --widths 2,4,8 --threads "$THREADS"
+  "$BIN/bench_seam" --model models/dream-mini.gguf --workload dreaming --n 16 --widths 2,4,8 --threads "$THREADS" --flash-attn
   echo
   echo "## the whole pipeline, ingest to wikify, replay mode ($MODEL, ${BENCH_PIPELINE_CONVS:-4} generated conversations; bench/pipeline.sh)"
   MODEL="$MODEL" CONVS="${BENCH_PIPELINE_CONVS:-4}" THREADS="$THREADS" bash bench/pipeline.sh | grep -E '^PIPELINE-'
