@@ -245,16 +245,24 @@ static int fa_class(int rows)
     return rows <= 1 ? 0 : rows < ENGINE_FA_TILE_ROWS ? 1 : 2;
 }
 
+/* The unit prefixes are cut in under flash attention on the CPU: a tile, or the whole step
+ * when the step is not a multiple of one (then every cut falls where the serial chunks do). */
+static int fa_unit(const dream_batcher *b)
+{
+    return b->p.step_tokens % ENGINE_FA_TILE_ROWS ? b->p.step_tokens : ENGINE_FA_TILE_ROWS;
+}
+
 /* How much of a cached prefix of have tokens a prompt of n tokens reuses: all of it, except
  * under flash attention on the CPU, where the chunk left after it must have the length class
- * of the serial chunk holding the same rows. Prefixes are then cut at multiples of the tile
- * (plan_prefixes), so backing off a tile at a time ends, at worst, at the serial chunk's start. */
+ * of the serial chunk holding the same rows. Prefixes are then cut in whole units
+ * (plan_prefixes), so the prefix's own last chunk is tiled as the serial one is, and backing
+ * off a unit at a time ends, at worst, at the serial chunk's start. */
 static int fa_reuse(const dream_batcher *b, int have, int n)
 {
     if (!b->fa_cpu) return have;
-    int c = b->p.step_tokens, r = have - have % ENGINE_FA_TILE_ROWS;
+    int c = b->p.step_tokens, u = fa_unit(b), r = have - have % u;
     int start = r / c * c, end = start + c < n ? start + c : n;
-    while (r > start && fa_class(end - r) != fa_class(end - start)) r -= ENGINE_FA_TILE_ROWS;
+    while (r > start && fa_class(end - r) != fa_class(end - start)) r -= u;
     return r > start ? r : start;
 }
 
@@ -324,7 +332,7 @@ static int plan_prefixes(dream_batcher *b, struct llama_batch *bt, const struct 
                 for (int q = s; q <= e; q++)
                     if (prompts[idx[q]].n - 1 < len) len = prompts[idx[q]].n - 1;
                 if (len % b->p.step_tokens == b->p.step_tokens - 1) len--;
-                if (b->fa_cpu) len -= len % ENGINE_FA_TILE_ROWS; /* whole tiles (fa_reuse) */
+                if (b->fa_cpu) len -= len % fa_unit(b); /* whole tiles (fa_reuse) */
                 if (len < b->p.prefix_min) break;
                 long gain = (long)len * (e - s);
                 struct dream_tokens head = {.ids = prompts[idx[s]].ids, .n = len + 1};
