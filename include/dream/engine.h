@@ -50,15 +50,16 @@ bool dream_model_meta_bool(const dream_model *model, const char *key); /* a GGUF
 const char *dream_model_chat_template(const dream_model *model); /* NULL when the GGUF has none */
 int dream_model_n_vocab(const dream_model *model);
 int dream_model_n_ctx_train(const dream_model *model);
-/* The flash_attn setting (dream_session_params) that runs this model fastest while exact: 1
- * (on) for a model on the CPU whose weights are under DREAM_FA_CPU_MAX_BYTES, else 0. On the
+/* The flash_attn setting (dream_session_params) for a requested one: requested itself when it
+ * is 0 or 1; below 0, the setting that runs this model fastest while exact: 1 (on) for a model
+ * on the CPU whose weights are under DREAM_FA_CPU_MAX_BYTES, else 0. On the
  * CPU, flash attention is exact under the engine's rules (docs/EXACTNESS.md), which put
  * single-token steps on one thread: faster for small models (dream-mini's dreaming mix: 1.5x
  * serial, 1.9x batched; a 177M model's: 1.3x), slower for a 4.8 GB one, whose single-token
  * decode needs every core's memory bandwidth (2.8x slower on one thread; docs/BENCHMARKS.md).
  * The limit lies above the largest model measured faster (203 MB). */
 #define DREAM_FA_CPU_MAX_BYTES (512ull << 20)
-int dream_model_flash_attn_choice(const dream_model *model);
+int dream_model_flash_attn_choice(const dream_model *model, int requested);
 dream_token dream_model_bos(const dream_model *model);          /* -1 when none */
 dream_token dream_model_eos(const dream_model *model);
 bool dream_model_add_bos(const dream_model *model);

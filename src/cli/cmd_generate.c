@@ -93,7 +93,7 @@ int cmd_generate(int argc, char **argv)
         if (threads) sp.n_threads = (int)threads;
         struct dream_seam_config cfg;
         dream_seam_default_config(&cfg);
-        sp.flash_attn = cfg.flash_attn < 0 ? dream_model_flash_attn_choice(m) : cfg.flash_attn;
+        sp.flash_attn = dream_model_flash_attn_choice(m, cfg.flash_attn);
         rc = dream_session_new(m, &sp, &s);
     }
     if (!rc && adapter_path) {

@@ -186,8 +186,9 @@ bool dream_model_meta_bool(const dream_model *m, const char *key)
 const char *dream_model_chat_template(const dream_model *m) { return m->chat_template; }
 int dream_model_n_vocab(const dream_model *m) { return llama_vocab_n_tokens(m->vocab); }
 int dream_model_n_ctx_train(const dream_model *m) { return llama_model_n_ctx_train(m->model); }
-int dream_model_flash_attn_choice(const dream_model *m)
+int dream_model_flash_attn_choice(const dream_model *m, int requested)
 {
+    if (requested >= 0) return requested;
     return !m->on_gpu && llama_model_size(m->model) < DREAM_FA_CPU_MAX_BYTES;
 }
 dream_token dream_model_bos(const dream_model *m) { return llama_vocab_bos(m->vocab); }

@@ -262,8 +262,8 @@ static int fa_reuse(const dream_batcher *b, int have, int n)
     if (!b->fa_cpu) return have;
     int c = b->p.step_tokens, u = fa_unit(b), r = have - have % u;
     int start = r / c * c, end = start + c < n ? start + c : n;
-    while (r > start && fa_class(end - r) != fa_class(end - start)) r -= u;
-    return r > start ? r : start;
+    while (r > start && fa_class(end - r) != fa_class(end - start)) r -= u; /* u divides r - start */
+    return r;
 }
 
 /* Computes tokens[0..len) once into a prefix stream, evicting the least recently used. */

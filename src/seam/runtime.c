@@ -253,7 +253,7 @@ static int runtime_load(void)
         struct dream_session_params sp = dream_session_default_params();
         sp.n_ctx = rt.cfg.n_ctx;
         if (rt.cfg.n_threads > 0) sp.n_threads = rt.cfg.n_threads;
-        sp.flash_attn = rt.cfg.flash_attn < 0 ? dream_model_flash_attn_choice(rt.model) : rt.cfg.flash_attn;
+        sp.flash_attn = dream_model_flash_attn_choice(rt.model, rt.cfg.flash_attn);
         rc = dream_session_new(rt.model, &sp, &rt.session);
     }
     if (rc) runtime_unload();
@@ -267,7 +267,7 @@ static int runtime_batcher(void)
     bp.width = rt.cfg.width;
     bp.seq_ctx = rt.cfg.n_ctx;
     if (rt.cfg.n_threads > 0) bp.n_threads = rt.cfg.n_threads;
-    bp.flash_attn = rt.cfg.flash_attn < 0 ? dream_model_flash_attn_choice(rt.model) : rt.cfg.flash_attn;
+    bp.flash_attn = dream_model_flash_attn_choice(rt.model, rt.cfg.flash_attn);
     return dream_batcher_new(rt.model, &bp, &rt.batcher);
 }
 

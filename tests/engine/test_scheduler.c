@@ -490,6 +490,30 @@ static void run_waves(dream_model *m, const char *path)
     }
 }
 
+/* The serial decode's answers to the N_REQ prompts, each run to its max_tokens, on a session
+ * with these threads and flash_attn: the reference the batched runs are held to. ref is zeroed
+ * (safe to free) where a call could not run. */
+static void serial_refs(dream_model *m, int threads, int flash_attn, const struct dream_tokens *prompts, const int *max_tokens,
+                        struct dream_gen_result *ref)
+{
+    memset(ref, 0, N_REQ * sizeof *ref);
+    struct dream_session_params sp = dream_session_default_params();
+    sp.n_ctx = 4096;
+    sp.n_threads = threads;
+    sp.flash_attn = flash_attn;
+    dream_session *s = NULL;
+    CHECK(dream_session_new(m, &sp, &s) == 0, "session (flash_attn %d): %s", flash_attn, dream_error_last());
+    for (int r = 0; s && r < N_REQ; r++) {
+        struct dream_gen_params gp = dream_gen_default_params();
+        gp.max_tokens = max_tokens[r];
+        gp.ignore_eog = true;
+        CHECK(dream_generate(s, prompts[r].ids, prompts[r].n, &gp, &ref[r]) == 0, "serial %d (flash_attn %d): %s", r, flash_attn,
+              dream_error_last());
+        CHECK(ref[r].n_tokens == max_tokens[r], "serial %d made %d tokens", r, ref[r].n_tokens);
+    }
+    dream_session_free(s);
+}
+
 /* Runs the N_REQ prompts through a batcher of bp and checks every answer against ref (the
  * serial decode); what names the configuration in messages. Returns the batcher's stats
  * (steps 0 when the batcher could not be made). */
@@ -532,20 +556,7 @@ static void run_flash(dream_model *m, const char *path, const struct dream_token
 {
     const char *name = strrchr(path, '/') + 1;
     struct dream_gen_result ref[N_REQ];
-    struct dream_session_params sp = dream_session_default_params();
-    sp.n_ctx = 4096;
-    sp.n_threads = 2;
-    sp.flash_attn = 1;
-    dream_session *s = NULL;
-    CHECK(dream_session_new(m, &sp, &s) == 0, "flash-attention session: %s", dream_error_last());
-    if (!s) return;
-    for (int r = 0; r < N_REQ; r++) {
-        struct dream_gen_params gp = dream_gen_default_params();
-        gp.max_tokens = max_tokens[r];
-        gp.ignore_eog = true;
-        CHECK(dream_generate(s, prompts[r].ids, prompts[r].n, &gp, &ref[r]) == 0, "flash serial %d: %s", r, dream_error_last());
-    }
-    dream_session_free(s);
+    serial_refs(m, 2, 1, prompts, max_tokens, ref);
     static const int widths[] = {2, 4};
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
         struct dream_batch_params bp = dream_batch_default_params();
@@ -606,19 +617,7 @@ static void run_model(const char *path)
 
     /* The serial reference. */
     struct dream_gen_result ref[N_REQ];
-    struct dream_session_params sp = dream_session_default_params();
-    sp.n_ctx = 4096;
-    sp.n_threads = 1;
-    dream_session *s = NULL;
-    CHECK(dream_session_new(m, &sp, &s) == 0, "session: %s", dream_error_last());
-    for (int r = 0; r < N_REQ; r++) {
-        struct dream_gen_params gp = dream_gen_default_params();
-        gp.max_tokens = max_tokens[r];
-        gp.ignore_eog = true;
-        CHECK(dream_generate(s, prompts[r].ids, prompts[r].n, &gp, &ref[r]) == 0, "serial %d: %s", r, dream_error_last());
-        CHECK(ref[r].n_tokens == max_tokens[r], "serial %d made %d tokens", r, ref[r].n_tokens);
-    }
-    dream_session_free(s);
+    serial_refs(m, 1, 0, prompts, max_tokens, ref);
 
     static const int widths[] = {1, 2, 4, 8, 16};
     for (int reuse = 0; reuse <= 1; reuse++) {
