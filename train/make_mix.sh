@@ -72,12 +72,8 @@ set_of plain 'train-*' "$N_PLAIN" # only the seeds asked for, should OUT hold mo
 set_of casual 'ctrain-*'
 set_of plainval 'heldout-*'
 set_of casualval 'cheldout-*'
-aug() { # set seed out [augment flags]
-    local set=$1 seed=$2 out=$3
-    shift 3
-    # shellcheck disable=SC2046
-    python3 "$ROOT/train/augment.py" --truths "$A/$set.truths" --seed "$seed" "$@" $(cat "$A/$set.recs") > "$out"
-}
+# shellcheck source=train/aug.sh
+. "$ROOT/train/aug.sh"
 aug plain 1 "$A/plain-1.jsonl"
 aug casual 1 "$A/casual-1.jsonl"
 # the entity copies of the seeds asked for (never whatever an earlier run with more seeds left in $A)

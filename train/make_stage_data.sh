@@ -43,12 +43,8 @@ set_of() { # name glob
 }
 set_of tr '*train-*'
 set_of va '*heldout-*'
-aug() { # set seed out [augment flags]
-    local set=$1 seed=$2 out=$3
-    shift 3
-    # shellcheck disable=SC2046
-    python3 "$ROOT/train/augment.py" --truths "$A/$set.truths" --seed "$seed" "$@" $(cat "$A/$set.recs") > "$out"
-}
+# shellcheck source=train/aug.sh
+. "$ROOT/train/aug.sh"
 aug tr 1 "$A/tr-1.jsonl"
 aug tr 2 "$A/tr-ent-2.jsonl" --stages entity --rewritten-only
 aug va 1 /dev/stdout | awk 'NR % 2 == 1' > "$A/va.jsonl"
