@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef DREAM_LLAMA_SRC
 #define DREAM_LLAMA_SRC ""
@@ -81,6 +82,8 @@ struct mm_opts {
     const char *llama_src;
     const char *out;
     int threads;
+    const char *mark;    /* --mark-untrained IN: copy IN with dream.untrained_tokens, or NULL */
+    double untrained_cos;
 };
 
 static void mm_usage(FILE *f)
@@ -88,6 +91,7 @@ static void mm_usage(FILE *f)
     fprintf(f,
             "usage: dream-make-model --arch gemma4|qwen3|llama -o PATH [options]\n"
             "       dream-make-model --arch llama --weights PREFIX -o PATH [--type T]\n"
+            "       dream-make-model --mark-untrained IN.gguf -o PATH [--untrained-cos C]\n"
             "\n"
             "Writes a random-weight GGUF of a real architecture, deterministic from the seed\n"
             "(the same arguments give a byte-identical file). Noise text, real graph.\n"
@@ -114,6 +118,15 @@ static void mm_usage(FILE *f)
             "  --names-from-text mark the model as one that cannot copy a name reliably: the\n"
             "                    entity stage then decodes its names under a grammar of the chunk's\n"
             "                    own words (GGUF key dream.names_from_text; dream-mini has it)\n"
+            "  --mark-untrained IN\n"
+            "                    copy the GGUF IN (tensors byte for byte) with the GGUF key\n"
+            "                    dream.untrained_tokens: the normal tokens whose embedding row never\n"
+            "                    moved away from where training pushed every unseen row. A model\n"
+            "                    trained from scratch on a narrow corpus can neither read nor write\n"
+            "                    those; the engine tokenizes each as its trained pieces. A row is\n"
+            "                    untrained when its cosine with the mean of such rows is >= C: the\n"
+            "                    mean of all rows first, then the mean of the rows it marked.\n"
+            "  --untrained-cos C the threshold (default 0.95)\n"
             "  --preset P        shape preset (default tiny):\n",
             MM_LLAMA_RMS_EPS, MM_LLAMA_ROPE_BASE);
     for (size_t i = 0; i < sizeof mm_presets / sizeof mm_presets[0]; i++) {
@@ -172,7 +185,7 @@ static int mm_parse_type(const char *s, enum ggml_type *out)
 
 enum { OPT_LAYERS = 256, OPT_EMBD, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_HEAD_DIM_SWA, OPT_FF, OPT_WINDOW,
        OPT_SHARED_KV, OPT_CTX, OPT_ARCH, OPT_PRESET, OPT_TYPE, OPT_SEED, OPT_LLAMA_SRC, OPT_THREADS, OPT_VOCAB,
-       OPT_WEIGHTS, OPT_UNTIED, OPT_NAMES_FROM_TEXT };
+       OPT_WEIGHTS, OPT_UNTIED, OPT_NAMES_FROM_TEXT, OPT_MARK_UNTRAINED, OPT_UNTRAINED_COS };
 
 /* Fills o from argv. Returns 0, 1 when --help was printed, or DREAM_EINVAL with a message. */
 static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
@@ -198,6 +211,8 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         {"weights", required_argument, 0, OPT_WEIGHTS},
         {"untied", no_argument, 0, OPT_UNTIED},
         {"names-from-text", no_argument, 0, OPT_NAMES_FROM_TEXT},
+        {"mark-untrained", required_argument, 0, OPT_MARK_UNTRAINED},
+        {"untrained-cos", required_argument, 0, OPT_UNTRAINED_COS},
         {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -209,6 +224,8 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
     o->type = GGML_TYPE_Q8_0;
     o->seed = 1;
     o->threads = gw_default_threads();
+    o->untrained_cos = 0.95;
+    bool cos_given = false;
     const char *env = getenv("LLAMA_SRC");
     o->llama_src = env && *env ? env : DREAM_LLAMA_SRC;
 
@@ -230,6 +247,15 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         case OPT_WEIGHTS: o->weights = optarg; break;
         case OPT_UNTIED: o->untied = true; break;
         case OPT_NAMES_FROM_TEXT: o->names_from_text = true; break;
+        case OPT_MARK_UNTRAINED: o->mark = optarg; break;
+        case OPT_UNTRAINED_COS: {
+            char *end = NULL;
+            o->untrained_cos = strtod(optarg, &end);
+            cos_given = true;
+            if (end == optarg || *end || !(o->untrained_cos > 0.0 && o->untrained_cos < 1.0))
+                rc = dream_error_set(DREAM_EINVAL, "--untrained-cos '%s' is not a number between 0 and 1", optarg);
+            break;
+        }
         case OPT_TYPE: rc = mm_parse_type(optarg, &o->type); break;
         case OPT_LLAMA_SRC: o->llama_src = optarg; break;
         case OPT_SEED: rc = gw_parse_seed(optarg, &o->seed); break;
@@ -253,6 +279,12 @@ static int mm_parse_args(int argc, char **argv, struct mm_opts *o)
         if (rc) return rc;
     }
     if (optind < argc) return dream_error_set(DREAM_EINVAL, "unexpected argument '%s'; see --help", argv[optind]);
+    if (o->mark) {
+        if (!o->out) return dream_error_set(DREAM_EINVAL, "-o PATH is required (the GGUF file to write)");
+        if (o->arch || o->weights) return dream_error_set(DREAM_EINVAL, "--mark-untrained copies a GGUF; drop --arch and --weights");
+        return 0;
+    }
+    if (cos_given) return dream_error_set(DREAM_EINVAL, "--untrained-cos goes with --mark-untrained");
     if (!o->arch) return dream_error_set(DREAM_EINVAL, "--arch is required (gemma4, qwen3 or llama); see --help");
     if (strcmp(o->arch, "gemma4") != 0 && strcmp(o->arch, "qwen3") != 0 && strcmp(o->arch, "llama") != 0)
         return dream_error_set(DREAM_EINVAL, "unknown --arch '%s'; use gemma4, qwen3 or llama", o->arch);
@@ -711,13 +743,141 @@ out:
     return rc;
 }
 
+/* Cosine of row with c. */
+static double mm_cos(const float *row, const double *c, int64_t n)
+{
+    double dot = 0, a = 0, b = 0;
+    for (int64_t i = 0; i < n; i++) {
+        dot += row[i] * c[i];
+        a += (double)row[i] * row[i];
+        b += c[i] * c[i];
+    }
+    return a > 0 && b > 0 ? dot / sqrt(a * b) : 0.0;
+}
+
+/* Row r of the embedding e as f32 in buf. */
+static void mm_embd_row(const struct ggml_tensor *e, int64_t r, float *buf)
+{
+    const void *src = (const char *)e->data + r * e->nb[1];
+    if (e->type == GGML_TYPE_F32) memcpy(buf, src, (size_t)e->ne[0] * sizeof *buf);
+    else ggml_get_type_traits(e->type)->to_float(src, buf, e->ne[0]);
+}
+
+/* out = the mean of the rows whose cosine with ref is >= c (every row when ref is NULL); hit[r]
+ * (when not NULL) says which rows those were. */
+static void mm_embd_mean(const struct ggml_tensor *e, float *buf, const double *ref, double c, double *out, unsigned char *hit)
+{
+    int64_t E = e->ne[0], n = 0;
+    memset(out, 0, (size_t)E * sizeof *out);
+    for (int64_t r = 0; r < e->ne[1]; r++) {
+        mm_embd_row(e, r, buf);
+        bool in = !ref || mm_cos(buf, ref, E) >= c;
+        if (hit) hit[r] = in;
+        if (!in) continue;
+        for (int64_t i = 0; i < E; i++) out[i] += buf[i];
+        n++;
+    }
+    for (int64_t i = 0; n && i < E; i++) out[i] /= (double)n;
+}
+
+/* --mark-untrained: see the usage. */
+static int mm_mark_untrained(const struct mm_opts *o)
+{
+    struct ggml_context *ctx = NULL;
+    struct gguf_init_params gp = {.no_alloc = false, .ctx = &ctx};
+    struct gguf_context *g = gguf_init_from_file(o->mark, gp);
+    if (!g) return dream_error_set(DREAM_EFORMAT, "--mark-untrained %s: not a readable GGUF file (missing, truncated or corrupt)", o->mark);
+    int rc = 0;
+    float *buf = NULL;
+    double *mean = NULL;
+    unsigned char *hit = NULL;
+    int32_t *ids = NULL;
+    struct gguf_context *out_g = NULL;
+    struct ggml_tensor *e = ggml_get_tensor(ctx, "token_embd.weight");
+    int64_t kt = gguf_find_key(g, "tokenizer.ggml.token_type");
+    const struct ggml_type_traits *tr = e ? ggml_get_type_traits(e->type) : NULL;
+    if (!e || e->ne[2] != 1 || e->ne[3] != 1) {
+        rc = dream_error_set(DREAM_EFORMAT, "--mark-untrained %s: no 2-D token_embd.weight tensor", o->mark);
+        goto out;
+    }
+    if (e->type != GGML_TYPE_F32 && !tr->to_float) {
+        rc = dream_error_set(DREAM_EFORMAT, "--mark-untrained %s: token_embd.weight has type %s, which has no conversion to f32", o->mark,
+                             ggml_type_name(e->type));
+        goto out;
+    }
+    int64_t E = e->ne[0], V = e->ne[1];
+    if (kt < 0 || gguf_get_kv_type(g, kt) != GGUF_TYPE_ARRAY || gguf_get_arr_type(g, kt) != GGUF_TYPE_INT32 ||
+        (int64_t)gguf_get_arr_n(g, kt) != V) {
+        rc = dream_error_set(DREAM_EFORMAT, "--mark-untrained %s: tokenizer.ggml.token_type is missing or does not have one int32 per embedding row (%lld)",
+                             o->mark, (long long)V);
+        goto out;
+    }
+    const int32_t *type = gguf_get_arr_data(g, kt);
+    buf = malloc((size_t)E * sizeof *buf);
+    mean = calloc((size_t)E, sizeof *mean);
+    hit = calloc((size_t)V, 1);
+    ids = malloc((size_t)V * sizeof *ids);
+    if (!buf || !mean || !hit || !ids) {
+        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* the mean of every row, then the mean of the rows near it; the marks are the rows near that */
+    double *mean0 = calloc((size_t)E, sizeof *mean0);
+    if (!mean0) {
+        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        goto out;
+    }
+    mm_embd_mean(e, buf, NULL, o->untrained_cos, mean0, NULL);
+    mm_embd_mean(e, buf, mean0, o->untrained_cos, mean, NULL);
+    mm_embd_mean(e, buf, mean, o->untrained_cos, mean0, hit);
+    free(mean0);
+    int64_t n = 0;
+    for (int64_t r = 0; r < V; r++)
+        if (hit[r] && type[r] == 1 /* LLAMA_TOKEN_TYPE_NORMAL */) ids[n++] = (int32_t)r;
+    /* a new context: the same keys and tensors (in order, their data as loaded), and the marks */
+    out_g = gguf_init_empty();
+    if (!out_g) {
+        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        goto out;
+    }
+    gguf_set_kv(out_g, g);
+    for (int64_t i = 0; i < gguf_get_n_tensors(g); i++) gguf_add_tensor(out_g, ggml_get_tensor(ctx, gguf_get_tensor_name(g, i)));
+    gguf_set_arr_data(out_g, "dream.untrained_tokens", GGUF_TYPE_INT32, ids, (size_t)n);
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->out, (long)getpid()) >= (int)sizeof tmp) {
+        rc = dream_error_set(DREAM_EINVAL, "-o %s: path too long", o->out);
+        goto out;
+    }
+    if (!gguf_write_to_file(out_g, tmp, false)) {
+        remove(tmp);
+        rc = dream_error_set(DREAM_EIO, "cannot write %s (disk full or no permission?)", tmp);
+        goto out;
+    }
+    if (rename(tmp, o->out) != 0) {
+        rc = dream_error_set(DREAM_EIO, "cannot rename %s to %s: %s", tmp, o->out, strerror(errno));
+        remove(tmp);
+        goto out;
+    }
+    printf("dream-make-model: marked %lld of %lld tokens untrained (cosine >= %g with the mean untrained row) path=%s\n",
+           (long long)n, (long long)V, o->untrained_cos, o->out);
+out:
+    free(buf);
+    free(mean);
+    free(hit);
+    free(ids);
+    if (out_g) gguf_free(out_g);
+    gguf_free(g);
+    if (ctx) ggml_free(ctx);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct mm_opts o;
     gw_quiet_ggml_logs();
     int rc = mm_parse_args(argc, argv, &o);
     if (rc == 1) return 0;
-    if (rc == 0) rc = mm_run(&o);
+    if (rc == 0) rc = o.mark ? mm_mark_untrained(&o) : mm_run(&o);
     if (rc) {
         fprintf(stderr, "dream-make-model: %s\n", dream_error_last());
         return rc == DREAM_EINVAL ? 2 : 1;

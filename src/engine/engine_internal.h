@@ -38,6 +38,13 @@ struct dream_model {
     dream_token gram_byte_token[256];
     dream_token *gram_eog;
     int gram_n_eog;
+    /* tokens the model never learned (GGUF key dream.untrained_tokens; tokenize.c): untrained[t]
+     * is true for each, and the tokenizer writes t as split_ids[split_start[t] ..
+     * split_start[t + 1]), the trained pieces of its text (an empty range: t has none and stays).
+     * All NULL for a model without the key. */
+    bool *untrained;
+    int *split_start;
+    dream_token *split_ids;
 };
 
 struct dream_session {
@@ -117,5 +124,8 @@ void engine_samplers_free(struct llama_sampler_seq_config *cfg, int n_seq);
 
 /* Builds the model's special-token table (at load). */
 int engine_specials_build(dream_model *m);
+/* Reads the untrained tokens ids[0..n) into m->untrained and their trained pieces into
+ * m->split_start / m->split_ids (tokenize.c). */
+int engine_untrained_build(dream_model *m, const int32_t *ids, size_t n, const char *path);
 
 #endif

@@ -125,6 +125,7 @@ void engine_grammar_free(struct engine_grammar *g)
 static bool grammar_never_in(const dream_model *m, dream_token t)
 {
     if (llama_vocab_is_eog(m->vocab, t)) return false;
+    if (m->untrained && m->untrained[t]) return true; /* the model never learned it (tokenize.c) */
     return (llama_vocab_get_attr(m->vocab, t) & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN)) != 0;
 }
 

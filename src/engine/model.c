@@ -98,8 +98,10 @@ struct dream_model_params dream_model_default_params(void)
 /* Checks that path is a complete GGUF file before llama.cpp maps it: the magic, a parseable
  * header, and every tensor's data inside the file (a truncated file would otherwise fault when
  * a tensor is first touched). */
-static int check_gguf(const char *path, bool vocab_only)
+static int check_gguf(const char *path, bool vocab_only, int32_t **untrained, size_t *n_untrained)
 {
+    *untrained = NULL;
+    *n_untrained = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return dream_error_set(errno == ENOENT ? DREAM_ENOTFOUND : DREAM_EIO, "cannot open model %s: %s", path, strerror(errno));
     char magic[4] = {0};
@@ -125,6 +127,20 @@ static int check_gguf(const char *path, bool vocab_only)
             return rc;
         }
     }
+    int64_t k = gguf_find_key(g, "dream.untrained_tokens");
+    if (k >= 0) {
+        if (gguf_get_kv_type(g, k) != GGUF_TYPE_ARRAY || gguf_get_arr_type(g, k) != GGUF_TYPE_INT32) {
+            gguf_free(g);
+            return dream_error_set(DREAM_EFORMAT, "%s: dream.untrained_tokens is not an array of int32 token ids; re-make the model with dream-make-model --mark-untrained", path);
+        }
+        size_t n_arr = gguf_get_arr_n(g, k);
+        if (n_arr && !(*untrained = malloc(n_arr * sizeof **untrained))) {
+            gguf_free(g);
+            return dream_error_set(DREAM_ENOMEM, "out of memory");
+        }
+        if (n_arr) memcpy(*untrained, gguf_get_arr_data(g, k), n_arr * sizeof **untrained);
+        *n_untrained = n_arr;
+    }
     gguf_free(g);
     return 0;
 }
@@ -134,17 +150,23 @@ int dream_model_load(const char *path, const struct dream_model_params *params, 
     *out = NULL;
     struct dream_model_params p = params ? *params : dream_model_default_params();
     engine_backend_init(); /* first, so that gguf's own complaints go through our log */
-    int rc = check_gguf(path, p.vocab_only);
+    int32_t *untrained;
+    size_t n_untrained;
+    int rc = check_gguf(path, p.vocab_only, &untrained, &n_untrained);
     if (rc) return rc;
 
     struct llama_model_params mp = llama_model_default_params();
     mp.n_gpu_layers = p.n_gpu_layers;
     mp.vocab_only = p.vocab_only;
     dream_model *m = calloc(1, sizeof *m);
-    if (!m) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!m) {
+        free(untrained);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
     m->path = strdup(path);
     m->model = llama_model_load_from_file(path, mp);
     if (!m->model || !m->path) {
+        free(untrained);
         dream_model_free(m);
         return dream_error_set(DREAM_EMODEL, "llama.cpp could not load %s (unsupported architecture or damaged file; run with -v to see why)", path);
     }
@@ -153,7 +175,10 @@ int dream_model_load(const char *path, const struct dream_model_params *params, 
     if (llama_model_meta_val_str(m->model, "general.architecture", m->arch, sizeof m->arch) < 0) m->arch[0] = '\0';
     const char *tmpl = llama_model_chat_template(m->model, NULL);
     if (tmpl) m->chat_template = strdup(tmpl);
-    if ((rc = engine_specials_build(m))) {
+    rc = engine_specials_build(m);
+    if (!rc && untrained) rc = engine_untrained_build(m, untrained, n_untrained, path);
+    free(untrained);
+    if (rc) {
         dream_model_free(m);
         return rc;
     }
@@ -170,6 +195,9 @@ void dream_model_free(dream_model *m)
     free(m->by_byte);
     free(m->gram_by_first);
     free(m->gram_eog);
+    free(m->untrained);
+    free(m->split_start);
+    free(m->split_ids);
     free(m->chat_template);
     free(m->path);
     free(m);

@@ -6,7 +6,15 @@
  * longest special string first, left to right — but only inside template text, then tokenizes
  * every stretch between special tokens as plain text. For a prompt whose data holds no
  * special-token string the result equals llama_tokenize(text, parse_special=true); data that
- * does hold one is cut inside each occurrence, so it stays text. */
+ * does hold one is cut inside each occurrence, so it stays text.
+ *
+ * A model trained from scratch on a narrow corpus (dream-mini) never saw most of its
+ * vocabulary: every unseen token's embedding row ended where training pushed them all, so the
+ * model can neither read nor write one (a held-out name that is one token, " Antoine", comes
+ * back as "iums"), while a name of several pieces it knows is copied. Such a GGUF lists those
+ * tokens under dream.untrained_tokens (dream-make-model --mark-untrained). Each is then
+ * tokenized as the longest trained pieces of its text, left to right, the way the model saw
+ * every name it did learn, and the answer grammars never offer one (grammar.c). */
 #include "engine_internal.h"
 
 #include "dream/error.h"
@@ -54,7 +62,100 @@ int dream_tokenize(const dream_model *m, const char *text, size_t len, bool add_
         n = llama_tokenize(m->vocab, text, (int32_t)len, out->ids + out->n, -n, add_special, parse_special);
         if (n < 0) return dream_error_set(DREAM_EMODEL, "llama_tokenize failed on %zu bytes", len);
     }
+    if (m->split_start) {
+        /* rewrite the untrained tokens as their pieces, right to left in place */
+        int extra = 0;
+        for (int i = out->n; i < out->n + n; i++) {
+            dream_token t = out->ids[i];
+            int k = m->split_start[t + 1] - m->split_start[t];
+            if (k) extra += k - 1;
+        }
+        if (extra) {
+            if (tokens_reserve(out, n + extra)) return DREAM_ENOMEM;
+            int w = out->n + n + extra;
+            for (int r = out->n + n - 1; r >= out->n; r--) {
+                dream_token t = out->ids[r];
+                int a = m->split_start[t], b = m->split_start[t + 1];
+                if (a == b) out->ids[--w] = t;
+                else
+                    while (b > a) out->ids[--w] = m->split_ids[--b];
+            }
+            n += extra;
+        }
+    }
     out->n += n;
+    return 0;
+}
+
+/* A trained piece: its vocabulary text (llama.cpp's own form, "▁" for a space in SentencePiece
+ * vocabularies), so pieces joined give the token's text and detokenize to its bytes. */
+struct piece {
+    const char *text;
+    int len;
+    dream_token id;
+};
+
+static int cmp_piece(const void *a, const void *b)
+{
+    const struct piece *x = a, *y = b;
+    int c = memcmp(x->text, y->text, (size_t)(x->len < y->len ? x->len : y->len));
+    return c ? c : x->len - y->len;
+}
+
+int engine_untrained_build(dream_model *m, const int32_t *ids, size_t n, const char *path)
+{
+    int n_vocab = llama_vocab_n_tokens(m->vocab);
+    m->untrained = calloc((size_t)n_vocab, sizeof *m->untrained);
+    m->split_start = calloc((size_t)n_vocab + 1, sizeof *m->split_start);
+    struct piece *pieces = malloc((size_t)n_vocab * sizeof *pieces);
+    int rc = 0;
+    if (!m->untrained || !m->split_start || !pieces) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= n_vocab)
+            rc = dream_error_set(DREAM_EFORMAT,
+                                 "%s: dream.untrained_tokens lists token %d, outside its vocabulary of %d tokens; re-make the model with dream-make-model --mark-untrained",
+                                 path, (int)ids[i], n_vocab);
+        else m->untrained[ids[i]] = true;
+    }
+    /* the pieces: normal tokens the model learned, sorted by text */
+    int n_pieces = 0;
+    for (int t = 0; !rc && t < n_vocab; t++) {
+        const char *text = llama_vocab_get_text(m->vocab, t);
+        if (m->untrained[t] || !text || !*text || !(llama_vocab_get_attr(m->vocab, t) & LLAMA_TOKEN_ATTR_NORMAL)) continue;
+        pieces[n_pieces++] = (struct piece){.text = text, .len = (int)strlen(text), .id = t};
+    }
+    if (!rc) qsort(pieces, (size_t)n_pieces, sizeof *pieces, cmp_piece);
+    /* each untrained token: the longest piece its text starts with, then the same on the rest;
+     * one with no such cover (a character no trained piece holds) stays whole */
+    struct dream_tokens split = {0};
+    for (int t = 0; !rc && t < n_vocab; t++) {
+        m->split_start[t] = split.n;
+        const char *text = llama_vocab_get_text(m->vocab, t);
+        if (!m->untrained[t] || !text) continue;
+        int len = (int)strlen(text), at = 0, first = split.n;
+        while (at < len) {
+            const struct piece *hit = NULL;
+            for (int k = len - at; k > 0 && !hit; k--) {
+                struct piece key = {.text = text + at, .len = k};
+                hit = bsearch(&key, pieces, (size_t)n_pieces, sizeof *pieces, cmp_piece);
+            }
+            if (!hit) break;
+            if ((rc = dream_tokens_push(&split, hit->id))) break;
+            at += hit->len;
+        }
+        if (at < len) split.n = first;
+    }
+    if (!rc) m->split_start[n_vocab] = split.n;
+    free(pieces);
+    if (rc) {
+        dream_tokens_free(&split);
+        free(m->untrained);
+        free(m->split_start);
+        m->untrained = NULL;
+        m->split_start = NULL;
+        return rc;
+    }
+    m->split_ids = split.ids;
     return 0;
 }
 

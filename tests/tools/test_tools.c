@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "dream/error.h"
 #include "dream/model.h"
 #include "llama.h"
 #include "util/buf.h"
@@ -577,8 +578,22 @@ static int64_t tt_nel(const struct tt_wt *t)
     return t->shape[0] * (t->nd == 2 ? t->shape[1] : 1);
 }
 
+/* With tt_collapse set, the token_embd rows tt_collapsed_row() names hold nearly one vector (an
+ * alternating +-0.5, a little noise), as the rows of the tokens a model never saw end up after
+ * training; dream-make-model --mark-untrained must find exactly those. */
+static bool tt_collapse;
+#define TT_WALTER 10705  /* " Walter" in the Phi-3 vocabulary; " Antoine" (26280) is in the block */
+static bool tt_collapsed_row(int64_t r) { return (r >= 20000 && r < 30000) || r == TT_WALTER; }
+
+static float tt_weight(const struct tt_wt *t, int k, int64_t i)
+{
+    if (tt_collapse && !strcmp(t[k].name, "token_embd.weight") && tt_collapsed_row(i / TT_E))
+        return (i % 2 ? 0.5f : -0.5f) + (float)((i / TT_E + i) % 5) / 4096.0f;
+    return tt_value(k, i);
+}
+
 /* Writes PREFIX.json + PREFIX.bin.N (parts of part_bytes) as train.py does, tensor k filled with
- * tt_value(k, i). drop_last_part leaves the last part out (total_bytes then disagrees). */
+ * tt_weight(t, k, i) (tt_value(k, i) unless tt_collapse). drop_last_part leaves the last part out (total_bytes then disagrees). */
 static void tt_write_weights(const char *prefix, const char *kind, const char *config, const struct tt_wt *t, int n,
                              size_t part_bytes, bool drop_last_part)
 {
@@ -600,7 +615,7 @@ static void tt_write_weights(const char *prefix, const char *kind, const char *c
                                          data.len),
                              0);
         for (int64_t i = 0; i < tt_nel(&t[k]); i++) {
-            float v = tt_value(k, i);
+            float v = tt_weight(t, k, i);
             if (t[k].f32) {
                 assert_int_equal(dbuf_append(&data, &v, 4), 0);
             } else {
@@ -721,6 +736,153 @@ static void test_make_model_refuses_weights_that_do_not_fit(void **state)
     snprintf(cmd2, sizeof cmd2, "%s --arch llama --weights %s/nothing-here -o %s", mm, tt_path("tmp-tools"), out);
     tt_expect_error(cmd2, "nothing-here.json", NULL);
     assert_false(file_exists(out));
+}
+
+/* A copy of the GGUF src at dst with dream.untrained_tokens set by set_key (tensors as loaded). */
+static void tt_copy_with_key(const char *src, const char *dst, void (*set_key)(struct gguf_context *))
+{
+    struct ggml_context *gctx = NULL;
+    struct gguf_init_params ip = {.no_alloc = false, .ctx = &gctx};
+    struct gguf_context *g = gguf_init_from_file(src, ip), *o = gguf_init_empty();
+    assert_non_null(g);
+    gguf_set_kv(o, g);
+    for (int64_t i = 0; i < gguf_get_n_tensors(g); i++) gguf_add_tensor(o, ggml_get_tensor(gctx, gguf_get_tensor_name(g, i)));
+    set_key(o);
+    assert_true(gguf_write_to_file(o, dst, false));
+    gguf_free(o);
+    gguf_free(g);
+    ggml_free(gctx);
+}
+
+static void tt_key_out_of_range(struct gguf_context *o)
+{
+    int32_t ids[2] = {TT_WALTER, 40000};
+    gguf_set_arr_data(o, "dream.untrained_tokens", GGUF_TYPE_INT32, ids, 2);
+}
+
+static void tt_key_wrong_type(struct gguf_context *o) { gguf_set_val_str(o, "dream.untrained_tokens", "26280"); }
+
+static bool tt_has(const dream_token *ids, int n, dream_token t)
+{
+    for (int i = 0; i < n; i++)
+        if (ids[i] == t) return true;
+    return false;
+}
+
+static void test_mark_untrained_splits_the_tokens_a_model_never_learned(void **state)
+{
+    (void)state;
+    struct tt_wt t[16];
+    const char *prefix = tt_path("tmp-tools/collapsed");
+    const char *plain = tt_path("tmp-tools/collapsed.gguf");
+    const char *marked = tt_path("tmp-tools/collapsed-u.gguf");
+    const char *bad = tt_path("tmp-tools/collapsed-bad.gguf");
+    int n = tt_llama_tensors(t, false);
+    tt_collapse = true;
+    tt_write_weights(prefix, "model", TT_LLAMA_CONFIG, t, n, 1 << 22, false);
+    tt_collapse = false;
+    char args[1024];
+    snprintf(args, sizeof args, "--arch llama --weights %s --type q8_0", prefix);
+    tt_make_model(plain, args);
+    char *log = NULL;
+    int rc = tt_run(&log, "%s/bin/dream-make-model --mark-untrained '%s' -o '%s'", tt_build(), plain, marked);
+    if (rc) fprintf(stderr, "%s\n", log);
+    assert_int_equal(rc, 0);
+
+    /* the key lists exactly the collapsed rows of normal tokens; the tensors are copied as they were */
+    struct ggml_context *pc = NULL, *mc = NULL;
+    struct gguf_init_params pp = {.no_alloc = false, .ctx = &pc}, mp = {.no_alloc = false, .ctx = &mc};
+    struct gguf_context *pg = gguf_init_from_file(plain, pp), *mg = gguf_init_from_file(marked, mp);
+    assert_non_null(pg);
+    assert_non_null(mg);
+    assert_true(gguf_find_key(pg, "dream.untrained_tokens") < 0);
+    int64_t k = gguf_find_key(mg, "dream.untrained_tokens"), kt = gguf_find_key(pg, "tokenizer.ggml.token_type");
+    assert_true(k >= 0 && kt >= 0);
+    assert_int_equal(gguf_get_arr_type(mg, k), GGUF_TYPE_INT32);
+    const int32_t *ids = gguf_get_arr_data(mg, k), *type = gguf_get_arr_data(pg, kt);
+    size_t n_ids = gguf_get_arr_n(mg, k), want = 0;
+    for (int64_t r = 0; r < TT_V; r++) want += tt_collapsed_row(r) && type[r] == 1;
+    assert_true(want > 9000);
+    assert_int_equal(n_ids, want);
+    for (size_t i = 0; i < n_ids; i++) {
+        assert_true(tt_collapsed_row(ids[i]));
+        assert_int_equal(type[ids[i]], 1);
+    }
+    char line[64];
+    snprintf(line, sizeof line, "marked %zu of %d tokens", want, TT_V);
+    if (!strstr(log, line)) fail_msg("no '%s' in: %s", line, log);
+    free(log);
+    assert_int_equal(gguf_get_n_tensors(mg), gguf_get_n_tensors(pg));
+    for (int64_t i = 0; i < gguf_get_n_tensors(pg); i++) {
+        struct ggml_tensor *a = ggml_get_tensor(pc, gguf_get_tensor_name(pg, i));
+        struct ggml_tensor *b = ggml_get_tensor(mc, gguf_get_tensor_name(pg, i));
+        assert_non_null(b);
+        assert_int_equal(a->type, b->type);
+        assert_int_equal(ggml_nbytes(a), ggml_nbytes(b));
+        assert_memory_equal(a->data, b->data, ggml_nbytes(a));
+    }
+    gguf_free(pg);
+    gguf_free(mg);
+    ggml_free(pc);
+    ggml_free(mc);
+
+    /* the engine: the model without the key reads " Antoine" and " Walter" as one token each;
+     * with it, as trained pieces of the same text */
+    const char *text = "Antoine and Walter met Rex at the gate.";
+    dream_model *mp0 = NULL, *mp1 = NULL;
+    assert_int_equal(dream_model_load(plain, NULL, &mp0), 0);
+    assert_int_equal(dream_model_load(marked, NULL, &mp1), 0);
+    struct dream_tokens a = {0}, b = {0};
+    assert_int_equal(dream_tokenize(mp0, text, strlen(text), false, false, &a), 0);
+    assert_int_equal(dream_tokenize(mp1, text, strlen(text), false, false, &b), 0);
+    assert_true(tt_has(a.ids, a.n, 26280) && tt_has(a.ids, a.n, TT_WALTER));
+    assert_true(b.n > a.n);
+    for (int i = 0; i < b.n; i++)
+        if (tt_collapsed_row(b.ids[i]) && type[b.ids[i]] == 1) fail_msg("token %d of the marked tokenization is untrained", b.ids[i]);
+    char *back0 = NULL, *back1 = NULL; /* the same text either way */
+    assert_int_equal(dream_detokenize(mp0, a.ids, a.n, &back0), 0);
+    assert_int_equal(dream_detokenize(mp1, b.ids, b.n, &back1), 0);
+    assert_non_null(strstr(back0, text));
+    assert_string_equal(back1, back0);
+    free(back0);
+    free(back1);
+
+    /* an answer grammar never offers an untrained token: " Antoine" comes out in pieces */
+    dream_session *s = NULL;
+    assert_int_equal(dream_session_new(mp1, NULL, &s), 0);
+    struct dream_gen_params gp = dream_gen_default_params();
+    gp.grammar = "root ::= \" Antoine\"";
+    gp.max_tokens = 16;
+    struct dream_gen_result res = {0};
+    assert_int_equal(dream_generate(s, b.ids, b.n, &gp, &res), 0);
+    assert_string_equal(res.text, " Antoine");
+    assert_true(res.n_tokens >= 2);
+    for (int i = 0; i < res.n_tokens; i++) assert_false(tt_collapsed_row(res.tokens[i]) && type[res.tokens[i]] == 1);
+    dream_gen_result_free(&res);
+    dream_session_free(s);
+    dream_tokens_free(&a);
+    dream_tokens_free(&b);
+    dream_model_free(mp0);
+    dream_model_free(mp1);
+
+    /* a key that does not fit the vocabulary, or is not a list of ids: a clear error naming both */
+    dream_model *mb = NULL;
+    tt_copy_with_key(marked, bad, tt_key_out_of_range);
+    assert_int_not_equal(dream_model_load(bad, NULL, &mb), 0);
+    assert_null(mb);
+    if (!strstr(dream_error_last(), bad) || !strstr(dream_error_last(), "token 40000"))
+        fail_msg("unclear error: %s", dream_error_last());
+    tt_copy_with_key(marked, bad, tt_key_wrong_type);
+    assert_int_not_equal(dream_model_load(bad, NULL, &mb), 0);
+    if (!strstr(dream_error_last(), bad) || !strstr(dream_error_last(), "dream.untrained_tokens"))
+        fail_msg("unclear error: %s", dream_error_last());
+    /* and the tool: a file that is not a GGUF */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/bin/dream-make-model --mark-untrained '%s.json' -o '%s'", tt_build(), prefix, bad);
+    tt_expect_error(cmd, "collapsed.json", "not a readable GGUF");
+    unlink(plain);
+    unlink(marked);
+    unlink(bad);
 }
 
 static void test_make_adapter_writes_trained_lora_exactly(void **state)
@@ -928,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_tiny_llama_loads_with_phi3_vocab_and_template),
         cmocka_unit_test(test_make_model_writes_trained_weights_exactly),
         cmocka_unit_test(test_make_model_refuses_weights_that_do_not_fit),
+        cmocka_unit_test(test_mark_untrained_splits_the_tokens_a_model_never_learned),
         cmocka_unit_test(test_make_adapter_writes_trained_lora_exactly),
         cmocka_unit_test(test_dataset_prompt_is_the_rendered_template_and_answer_round_trips),
     };
