@@ -8,15 +8,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
 MODEL=models/dream-mini.gguf
-# No adapter: the committed entity adapter (models/adapters) raises extraction on the plain
-# held-out corpus, but on these samples it finds nothing the base model does not (one article
-# either way; docs/BENCHMARKS.md, "Run 8"), so the demo runs the base model alone. An empty
-# directory also keeps any adapters of the person's own (~/.cache/dream/adapters) out of it.
-ADAPTERS=$PWD/build/demo-no-adapters
+# The committed adapters (models/adapters: memory-chunk.gguf and memory-entity.gguf, each a
+# LoRA of dream-mini for one stage): on these samples they find the bike commute's river path
+# beside Gus and Rust (three articles; the base model alone writes one; docs/BENCHMARKS.md,
+# "Tokens dream-mini never learned"). Pointing DREAM_ADAPTERS at them also keeps any adapters
+# of the person's own (~/.cache/dream/adapters) out of the demo.
+ADAPTERS=$PWD/models/adapters
 export DREAM_HOME=$PWD/build/demo
 [ -f "$MODEL" ] || { echo "demo: $MODEL is missing (it is committed with the repository; git checkout -- models/)" >&2; exit 1; }
 rm -rf "$DREAM_HOME"
-mkdir -p "$DREAM_HOME" "$ADAPTERS"
+mkdir -p "$DREAM_HOME"
 
 echo "== dream ingest: the bundled sample conversations (ChatGPT, Claude.ai and Claude Code exports)"
 echo "   into the store under $DREAM_HOME; a second run finds nothing new"
