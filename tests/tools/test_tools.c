@@ -799,7 +799,11 @@ static void test_mark_untrained_splits_the_tokens_a_model_never_learned(void **s
     int64_t k = gguf_find_key(mg, "dream.untrained_tokens"), kt = gguf_find_key(pg, "tokenizer.ggml.token_type");
     assert_true(k >= 0 && kt >= 0);
     assert_int_equal(gguf_get_arr_type(mg, k), GGUF_TYPE_INT32);
-    const int32_t *ids = gguf_get_arr_data(mg, k), *type = gguf_get_arr_data(pg, kt);
+    const int32_t *ids = gguf_get_arr_data(mg, k);
+    int32_t *type = malloc(TT_V * sizeof *type); /* kept past gguf_free below */
+    assert_non_null(type);
+    assert_int_equal(gguf_get_arr_n(pg, kt), TT_V);
+    memcpy(type, gguf_get_arr_data(pg, kt), TT_V * sizeof *type);
     size_t n_ids = gguf_get_arr_n(mg, k), want = 0;
     for (int64_t r = 0; r < TT_V; r++) want += tt_collapsed_row(r) && type[r] == 1;
     assert_true(want > 9000);
@@ -828,7 +832,7 @@ static void test_mark_untrained_splits_the_tokens_a_model_never_learned(void **s
 
     /* the engine: the model without the key reads " Antoine" and " Walter" as one token each;
      * with it, as trained pieces of the same text */
-    const char *text = "Antoine and Walter met Rex at the gate.";
+    const char *text = "Antoine and Walter met Rex at the gate"; /* no ".": 29889 is in the collapsed block */
     dream_model *mp0 = NULL, *mp1 = NULL;
     assert_int_equal(dream_model_load(plain, NULL, &mp0), 0);
     assert_int_equal(dream_model_load(marked, NULL, &mp1), 0);
@@ -880,6 +884,7 @@ static void test_mark_untrained_splits_the_tokens_a_model_never_learned(void **s
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s/bin/dream-make-model --mark-untrained '%s.json' -o '%s'", tt_build(), prefix, bad);
     tt_expect_error(cmd, "collapsed.json", "not a readable GGUF");
+    free(type);
     unlink(plain);
     unlink(marked);
     unlink(bad);
