@@ -53,7 +53,8 @@ fi
 echo
 echo "The wiki is at $DREAM_HOME/wiki (git log there shows one memory: commit per stage)."
 echo "dream-mini finds Gus the starter here, Rust (the language of the crumb project) and the bike"
-echo "commute (named Touring bike, after the bike), and part of the prose it writes is still invented (docs/BENCHMARKS.md,"
-echo "\"Run 8\" and \"Spreading\"): read the articles as a demonstration of the pipeline, not of the writing."
+echo "commute (named River path, after its route), and part of the prose it writes is still invented"
+echo "(docs/BENCHMARKS.md, \"Tokens dream-mini never learned\"): read the articles as a demonstration of"
+echo "the pipeline, not of the writing."
 echo "dream-mini is a small model trained by this project on synthetic conversations, for demos and"
 echo "tests; for your own memories use Gemma 4 (the README says how)."
