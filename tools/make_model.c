@@ -814,23 +814,19 @@ static int mm_mark_untrained(const struct mm_opts *o)
     }
     const int32_t *type = gguf_get_arr_data(g, kt);
     buf = malloc((size_t)E * sizeof *buf);
-    mean = calloc((size_t)E, sizeof *mean);
-    hit = calloc((size_t)V, 1);
+    mean = malloc(2 * (size_t)E * sizeof *mean); /* two means of E values each */
+    hit = malloc((size_t)V);
     ids = malloc((size_t)V * sizeof *ids);
     if (!buf || !mean || !hit || !ids) {
         rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         goto out;
     }
-    /* the mean of every row, then the mean of the rows near it; the marks are the rows near that */
-    double *mean0 = calloc((size_t)E, sizeof *mean0);
-    if (!mean0) {
-        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        goto out;
-    }
-    mm_embd_mean(e, buf, NULL, o->untrained_cos, mean0, NULL);
-    mm_embd_mean(e, buf, mean0, o->untrained_cos, mean, NULL);
-    mm_embd_mean(e, buf, mean, o->untrained_cos, mean0, hit);
-    free(mean0);
+    /* the mean of every row, then the mean of the rows near it; the marks are the rows near that
+     * (the last call's mean is not needed) */
+    double *all = mean, *near = mean + E;
+    mm_embd_mean(e, buf, NULL, o->untrained_cos, all, NULL);
+    mm_embd_mean(e, buf, all, o->untrained_cos, near, NULL);
+    mm_embd_mean(e, buf, near, o->untrained_cos, all, hit);
     int64_t n = 0;
     for (int64_t r = 0; r < V; r++)
         if (hit[r] && type[r] == 1 /* LLAMA_TOKEN_TYPE_NORMAL */) ids[n++] = (int32_t)r;

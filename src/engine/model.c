@@ -97,7 +97,8 @@ struct dream_model_params dream_model_default_params(void)
 
 /* Checks that path is a complete GGUF file before llama.cpp maps it: the magic, a parseable
  * header, and every tensor's data inside the file (a truncated file would otherwise fault when
- * a tensor is first touched). */
+ * a tensor is first touched). From the same header read, *untrained (malloc'd, or NULL) gets
+ * the ids of the key dream.untrained_tokens, which llama.cpp's metadata API cannot return. */
 static int check_gguf(const char *path, bool vocab_only, int32_t **untrained, size_t *n_untrained)
 {
     *untrained = NULL;
