@@ -14,7 +14,7 @@
 #   single: the single call's decode against llama-bench tg128 at depth 512, REPS times in turn.
 #   pipeline: bench_pipeline (the whole pipeline, replay mode) on that model: a full build of
 #          dream (not engine-only), CONVS conversations (default 32), seam width WIDTH (16),
-#          flash attention FAS (default "0", the seam's GPU choice; "0 1" both ways).
+#          flash attention FAS (default "1", the seam's GPU choice; "1 0" both ways).
 # Outputs under $OUT (default build/gpu-out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -135,9 +135,9 @@ pipeline)
   cmake -S . -B "$F" -DCMAKE_BUILD_TYPE=Release -DDREAM_CUDA=ON -DDREAM_WERROR=OFF \
     -DLLAMA_SRC="$LLAMA_SRC" -DLLAMA_BUILD="$LLAMA_BUILD" -DDREAM_NODE_MODULES="${DREAM_NODE_MODULES:-}" > "$OUT/cmake-full.log"
   cmake --build "$F" -j "$(nproc)" --target bench_pipeline > "$OUT/build-full.log" 2>&1 || { tail -30 "$OUT/build-full.log"; exit 1; }
-  # The seam leaves flash attention off on a GPU (dream_model_flash_attn_choice) while bench_seam's
-  # GPU figures above use --flash-attn: FAS="0 1" measures the pipeline both ways, one after the other.
-  for fa in ${FAS:-0}; do
+  # FAS (default "1", the seam's GPU choice since 2026-12-06: dream_model_flash_attn_choice) sets
+  # DREAM_FLASH_ATTN for each run; FAS="1 0" measures the pipeline both ways, one after the other.
+  for fa in ${FAS:-1}; do
     echo "== DREAM_FLASH_ATTN=$fa"
     DREAM_FLASH_ATTN=$fa BIN=$F/bin MODEL=$MODEL CONVS=${CONVS:-32} WIDTH=${WIDTH:-16} OUT=$OUT/pipeline-fa$fa bash bench/pipeline.sh |
       tee "$OUT/pipeline-fa$fa.txt"

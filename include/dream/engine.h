@@ -51,8 +51,10 @@ const char *dream_model_chat_template(const dream_model *model); /* NULL when th
 int dream_model_n_vocab(const dream_model *model);
 int dream_model_n_ctx_train(const dream_model *model);
 /* The flash_attn setting (dream_session_params) for a requested one: requested itself when it
- * is 0 or 1; below 0, the setting that runs this model fastest while exact: 1 (on) for a model
- * on the CPU whose weights are under DREAM_FA_CPU_MAX_BYTES, else 0. On the
+ * is 0 or 1; below 0, the setting that runs this model fastest while exact: 1 (on) on a GPU, and for
+ * a model on the CPU whose weights are under DREAM_FA_CPU_MAX_BYTES, else 0. On a GPU
+ * (where exactness is not promised) it made the whole pipeline 1.12x faster on the E4B shape
+ * (3,497 against 3,123 conversations an hour, H100; docs/BENCHMARKS.md). On the
  * CPU, flash attention is exact under the engine's rules (docs/EXACTNESS.md), which put
  * single-token steps on one thread: faster for small models (dream-mini's dreaming mix: 1.5x
  * serial, 1.9x batched; a 177M model's: 1.3x), slower for a 4.8 GB one, whose single-token

@@ -75,8 +75,8 @@ struct dream_seam_config {
     int n_ctx;                /* KV cells per sequence (default 8192) */
     int n_threads;            /* 0 = all cores */
     int n_gpu_layers;         /* -1 = all (default) */
-    int flash_attn;           /* -1 (default): dream_model_flash_attn_choice (on for a small
-                                 model on the CPU, such as dream-mini); 0 off; 1 on. Exact on the
+    int flash_attn;           /* -1 (default): dream_model_flash_attn_choice (on on a GPU, and
+                                 for a small model on the CPU, such as dream-mini); 0 off; 1 on. Exact on the
                                  CPU either way (docs/EXACTNESS.md): DREAM_FLASH_ATTN */
     bool no_grammar;          /* answers in free text, the stages' grammars ignored (to measure
                                  what they change): DREAM_GRAMMAR=0 */

@@ -218,7 +218,7 @@ int dream_model_n_ctx_train(const dream_model *m) { return llama_model_n_ctx_tra
 int dream_model_flash_attn_choice(const dream_model *m, int requested)
 {
     if (requested >= 0) return requested;
-    return !m->on_gpu && llama_model_size(m->model) < DREAM_FA_CPU_MAX_BYTES;
+    return m->on_gpu || llama_model_size(m->model) < DREAM_FA_CPU_MAX_BYTES;
 }
 dream_token dream_model_bos(const dream_model *m) { return llama_vocab_bos(m->vocab); }
 dream_token dream_model_eos(const dream_model *m) { return llama_vocab_eos(m->vocab); }
