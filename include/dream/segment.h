@@ -41,6 +41,11 @@ struct dream_segment_params {
                                of about this many bytes, merged at the seams (default 16000);
                                0 = never */
     size_t window_overlap;  /* messages each window repeats from the one before (default 2) */
+    size_t snap_reach;      /* a cut between two chunks may move this many messages each way, to
+                               the same role's message where the words before and after it have
+                               least in common (default 6; 0 = cuts stay where the model put them) */
+    double snap_margin;     /* ... only when that place's cohesion is below the model's cut's by
+                               this much (a cosine; default 0.1) */
     size_t max_prompt_bytes; /* a prompt larger than this fails at once (no retries); 0 = no limit */
     bool dry_run;           /* count the work; call nothing, write nothing */
     dream_progress_fn on_progress; /* may be NULL: told after each batch is stored */
@@ -56,6 +61,7 @@ struct dream_segment_result {
     size_t failed;    /* failed attempts in this run */
     size_t gave_up;   /* conversations marked failed in this run */
     size_t chunks;    /* chunks stored in this run */
+    size_t moved;     /* cuts moved to where the words change (snap_reach) */
 };
 
 /* Runs the stage once over the eligible conversations. A bad answer, or a call that failed for

@@ -155,6 +155,8 @@ static int stage_segment(struct run *x, struct dream_stage_report *rep)
     sp.dry_run = x->p->dry_run;
     sp.on_progress = x->p->on_progress;
     sp.progress_ud = x->p->progress_ud;
+    const char *snap = getenv("DREAM_SNAP");
+    if (snap && !strcmp(snap, "0")) sp.snap_reach = 0; /* the model's cuts as given, to measure the snapping */
     struct dream_segment_result r;
     double t0 = now_s();
     int rc = dream_segment_run(x->store, &sp, &r);
@@ -167,10 +169,11 @@ static int stage_segment(struct run *x, struct dream_stage_report *rep)
     count(rep, "skipped", r.skipped);
     count(rep, "failed", r.failed);
     count(rep, "gave_up", r.gave_up);
+    count(rep, "moved", r.moved);
     say(rep,
-        "segment: %zu conversation(s): %zu segmented into %zu chunk(s), %zu skipped (nothing to cut), %zu failed attempt(s), %zu given up; "
-        "%.1f s (%.2f conversations/s)",
-        r.eligible, r.segmented, r.chunks, r.skipped, r.failed, r.gave_up, dt, per_s(r.eligible, dt));
+        "segment: %zu conversation(s): %zu segmented into %zu chunk(s), %zu skipped (nothing to cut), %zu failed attempt(s), %zu given up, "
+        "%zu cut(s) moved to where the words change; %.1f s (%.2f conversations/s)",
+        r.eligible, r.segmented, r.chunks, r.skipped, r.failed, r.gave_up, r.moved, dt, per_s(r.eligible, dt));
     return 0;
 }
 

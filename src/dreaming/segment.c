@@ -12,6 +12,7 @@
 #include "dream/model.h"
 #include "dream/vault.h"
 #include "segment_answer.h"
+#include "segment_snap.h"
 #include "stage_state.h"
 #include "store_internal.h"
 #include "util/utf8.h"
@@ -50,6 +51,10 @@ void dream_segment_default_params(struct dream_segment_params *p)
     p->window_bytes = 16000; /* ~4k tokens of transcript + ~1k of instructions and policy, leaving
                                room for the answer in the seam's default 8192-cell context */
     p->window_overlap = 2;
+    struct snap_params sp;
+    segment_snap_default_params(&sp);
+    p->snap_reach = sp.reach;
+    p->snap_margin = sp.margin;
 }
 
 /* A run of messages [first, end) asked about in one call. */
@@ -553,6 +558,39 @@ static int seg_merge_windows(const struct seg_conv *c, struct segment_answer *an
     return DREAM_OK;
 }
 
+/* Moves the cuts between chained chunks to where the words change (segment_snap.h). */
+static int seg_snap(const struct seg_conv *c, const struct dream_segment_params *p, struct seg_range *r, size_t n, size_t *moved)
+{
+    if (n < 2 || p->snap_reach == 0) return DREAM_OK;
+    struct snap_params sp;
+    segment_snap_default_params(&sp);
+    sp.reach = p->snap_reach;
+    sp.margin = p->snap_margin;
+    const char **roles = calloc(c->n, sizeof *roles), **texts = calloc(c->n, sizeof *texts);
+    struct snap_range *sr = calloc(n, sizeof *sr);
+    int rc = DREAM_OK;
+    if (!roles || !texts || !sr) {
+        rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        roles[i] = c->messages[i].role;
+        texts[i] = c->messages[i].text;
+    }
+    for (size_t i = 0; i < n; i++) sr[i] = (struct snap_range){r[i].first, r[i].last};
+    size_t k = 0;
+    rc = segment_snap(roles, texts, c->n, sr, n, &sp, &k);
+    if (!rc) {
+        for (size_t i = 0; i < n; i++) r[i].first = sr[i].first, r[i].last = sr[i].last;
+        *moved += k;
+    }
+done:
+    free(roles);
+    free(texts);
+    free(sr);
+    return rc;
+}
+
 /* Handles one conversation's answers (one per window): parse, repair, merge, store; a bad answer
  * becomes a failed attempt. Returns an error only when the store fails. */
 static int seg_accept(dream_store *store, const struct seg_conv *c, const struct dream_segment_params *p, struct dream_segment_result *res)
@@ -562,6 +600,7 @@ static int seg_accept(dream_store *store, const struct seg_conv *c, const struct
     struct seg_range *r = NULL;
     size_t n = 0;
     int rc = seg_merge_windows(c, answers, &r, &n);
+    if (!rc) rc = seg_snap(c, p, r, n, &res->moved);
     if (rc && rc != DREAM_ENOMEM) {
         char *why = strdup(dream_error_last());
         rc = seg_fail(store, c, why ? why : "unusable answer", p, false, res);

@@ -19,6 +19,7 @@
 #include "dream/store.h"
 #include "segment_answer.h"
 #include "segment_fake.h"
+#include "segment_snap.h"
 #include "store_internal.h"
 #include "dreaming_test_util.h"
 
@@ -89,15 +90,14 @@ static int teardown(void **state)
 
 /* ---- helpers ---- */
 
-/* Puts a conversation of n messages alternating user/assistant, ids "<prefix>-<i>". */
-static int64_t put_conv(dream_store *s, const char *id, size_t n, int64_t updated, const char *prefix)
+/* Puts a conversation of the n texts, alternating user/assistant, ids "<prefix>-<i>". */
+static int64_t put_texts(dream_store *s, const char *id, const char *const *texts, size_t n, int64_t updated, const char *prefix)
 {
     struct dream_message m[16];
-    char ids[16][64], texts[16][64];
+    char ids[16][64];
     assert_true(n <= 16);
     for (size_t i = 0; i < n; i++) {
         snprintf(ids[i], sizeof ids[i], "%s-%zu", prefix, i);
-        snprintf(texts[i], sizeof texts[i], "message %zu of %s", i, id);
         m[i] = (struct dream_message){.role = i % 2 ? "assistant" : "user", .id = ids[i], .time_ms = updated, .text = texts[i]};
     }
     struct dream_conversation c = {.source = "openai-jsonl", .id = id, .title = id, .created_ms = 1000, .updated_ms = updated,
@@ -109,6 +109,19 @@ static int64_t put_conv(dream_store *s, const char *id, size_t n, int64_t update
     int64_t rowid = got->rowid;
     dream_store_conversation_free(got);
     return rowid;
+}
+
+/* Puts a conversation of n messages "message <i> of <id>". */
+static int64_t put_conv(dream_store *s, const char *id, size_t n, int64_t updated, const char *prefix)
+{
+    char texts[16][64];
+    const char *t[16];
+    assert_true(n <= 16);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(texts[i], sizeof texts[i], "message %zu of %s", i, id);
+        t[i] = texts[i];
+    }
+    return put_texts(s, id, t, n, updated, prefix);
 }
 
 static void assert_store_consistent(dream_store *s)
@@ -523,6 +536,136 @@ static void test_segment_over_fixture_and_sample_corpus(void **state)
     assert_int_equal(fake_calls, 0);
 }
 
+/* ---- cuts where the words change (segment_snap.h) ---- */
+
+/* Two topics of four messages each, the second starting at position 4. */
+static const char *const two_topics[] = {
+    "My sourdough starter smells sour and the flour sits on top. Should I feed the starter more flour?",
+    "Feed the sourdough starter equal weights of flour and water; a sour smell means the starter is hungry.",
+    "The starter doubled after the flour feed. How warm should the sourdough rise be?",
+    "A sourdough starter rises best when warm; keep the flour and the starter jar near the oven.",
+    "Different question: my bicycle chain squeaks on the commute and the tyres look worn.",
+    "Oil the bicycle chain after a wet commute and check the tyres for worn tread.",
+    "The chain stopped squeaking. Which tyres suit a commute bicycle in winter?",
+    "For a winter commute, wider tyres with studs keep the bicycle steady; oil the chain weekly.",
+};
+
+/* Stores two_topics as conversation `name`, has the fake answer two chunks a0-a1 and b0-b1, runs
+ * the stage with the given snap reach, and checks the cuts it moved and the chunks it stored. */
+static void stage_case(dream_store *s, const char *name, int a0, int a1, int b0, int b1, size_t reach, size_t want_moved, int64_t w0,
+                       int64_t w1, int64_t w2, int64_t w3)
+{
+    int64_t conv = put_texts(s, name, two_topics, 8, 2000, name);
+    char script[256];
+    snprintf(script, sizeof script,
+             "{\"chunks\": [{\"start_message_id\": %d, \"end_message_id\": %d, \"label\": \"first\"},"
+             " {\"start_message_id\": %d, \"end_message_id\": %d, \"label\": \"second\"}]}",
+             a0, a1, b0, b1);
+    fake_mode = FAKE_SCRIPT;
+    fake_script = script;
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    p.conversation = conv;
+    p.snap_reach = reach;
+    struct dream_segment_result r;
+    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    assert_int_equal(r.moved, want_moved);
+    struct dream_chunk *ch;
+    size_t n;
+    assert_int_equal(dream_segment_chunks(s, conv, &ch, &n), 0);
+    assert_int_equal(n, 2);
+    int64_t got[4] = {ch[0].first, ch[0].last, ch[1].first, ch[1].last};
+    int64_t want[4] = {w0, w1, w2, w3};
+    assert_memory_equal(got, want, sizeof got);
+    assert_string_equal(ch[1].label, "second");
+    dream_chunks_free(ch, n);
+}
+
+/* The model cuts an exchange early (at 2) or late (at 6): the stage stores the cut at 4, where
+ * the words change, and counts it; a cut already there stays; with snap_reach 0 every cut stays
+ * where the model put it. */
+static void test_segment_moves_a_cut_to_where_the_words_change(void **state)
+{
+    dream_store *s = *state;
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    assert_int_equal(p.snap_reach, 6);
+    stage_case(s, "early", 0, 1, 2, 7, p.snap_reach, 1, 0, 3, 4, 7);
+    stage_case(s, "late", 0, 6, 6, 7, p.snap_reach, 1, 0, 4, 4, 7); /* sharing one message, now the cut's */
+    stage_case(s, "right", 0, 3, 4, 7, p.snap_reach, 0, 0, 3, 4, 7);
+    stage_case(s, "kept", 0, 1, 2, 7, 0, 0, 0, 1, 2, 7);
+    assert_store_consistent(s);
+}
+
+/* Runs segment_snap over 8 messages (user, assistant, ...) with the chunks given as "a-b c-d ...",
+ * and checks how many cuts moved and the chunks it leaves, in the same form. */
+static void snap_case(const char *const *texts, const char *given, size_t want_moved, const char *want)
+{
+    const char *roles[8];
+    for (size_t i = 0; i < 8; i++) roles[i] = i % 2 ? "assistant" : "user";
+    struct snap_range r[8];
+    size_t nr = 0;
+    for (const char *q = given; *q && nr < 8; nr++) {
+        char *end;
+        r[nr].first = strtoul(q, &end, 10);
+        r[nr].last = strtoul(end + 1, &end, 10);
+        q = *end ? end + 1 : end;
+    }
+    struct snap_params p;
+    segment_snap_default_params(&p);
+    size_t moved = 99;
+    assert_int_equal(segment_snap(roles, texts, 8, r, nr, &p, &moved), 0);
+    char got[128] = "";
+    for (size_t i = 0; i < nr; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%zu-%zu", i ? " " : "", r[i].first, r[i].last);
+    assert_string_equal(got, want);
+    assert_int_equal(moved, want_moved);
+}
+
+/* What the cut is judged by, and what it leaves alone. */
+static void test_segment_snap_words_and_limits(void **state)
+{
+    (void)state;
+    /* Words: case folded; function words, one- and two-letter words gone; other bytes separate. */
+    unsigned long long w[16], v[16];
+    const char *t = "The Sourdough starter's FLOUR, and the flour; caf\xc3\xa9 x2abc it's";
+    size_t n = segment_snap_words(t, strlen(t), w, 16);
+    assert_int_equal(n, 7); /* sourdough starter's flour flour caf abc it's */
+    assert_true(w[2] == w[3]);
+    assert_int_equal(segment_snap_words("sourdough", 9, v, 16), 1);
+    assert_true(v[0] == w[0]);
+    assert_int_equal(segment_snap_words(t, strlen(t), w, 2), 7); /* the count, beyond the cap */
+    const char *stop = "What would you think about this? They were really good, thanks, and we have more than that. OK.";
+    assert_int_equal(segment_snap_words(stop, strlen(stop), w, 16), 0);
+    assert_int_equal(segment_snap_words(NULL, 0, w, 16), 0);
+
+    /* Early and late cuts move to 4; the earlier chunk follows, sharing the cut's message if it did. */
+    snap_case(two_topics, "0-1 2-7", 1, "0-3 4-7");
+    snap_case(two_topics, "0-6 6-7", 1, "0-4 4-7");
+    snap_case(two_topics, "0-3 4-7", 0, "0-3 4-7");
+    /* Cuts move left to right, each within its neighbours' (already moved) starts, so every chunk
+     * keeps a message: the cut at 6 goes to 4, and the one at 7 (an assistant's) can then go no
+     * lower than 5, where the words change least among the assistant's messages it may take. */
+    snap_case(two_topics, "0-5 6-6 7-7", 2, "0-3 4-4 5-7");
+    /* Only onto a message of the cut's role: the words change most at the user's 4, which a cut on
+     * an assistant's message (3) may not take, and no other assistant's message is clearly less
+     * cohesive than 3, so it stays. */
+    snap_case(two_topics, "0-2 3-7", 0, "0-2 3-7");
+    /* Neighbours that overlap, nest or leave a gap keep their cut as the model gave it; a chained
+     * pair beside them still has its cut moved, never before the chunk it follows starts. */
+    snap_case(two_topics, "0-5 2-5 6-7", 1, "0-5 2-3 4-7");
+    snap_case(two_topics, "0-7 2-3", 0, "0-7 2-3");
+    snap_case(two_topics, "0-0 2-7", 0, "0-0 2-7");
+    /* Text without words of this kind (another script, digits) moves nothing. */
+    const char *other[8];
+    for (size_t i = 0; i < 8; i++) other[i] = i < 4 ? "\xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82 2024" : "\xe4\xbd\xa0\xe5\xa5\xbd 42";
+    snap_case(other, "0-1 2-7", 0, "0-1 2-7");
+    /* One topic throughout: no place is clearly less cohesive than the model's, so the cut stays. */
+    const char *same[8];
+    for (size_t i = 0; i < 8; i++) same[i] = two_topics[i % 4];
+    snap_case(same, "0-1 2-7", 0, "0-1 2-7");
+}
+
 static void test_segment_answer_parse_tolerates_wrappers(void **state)
 {
     (void)state;
@@ -575,6 +718,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_segment_limit_walks_oldest_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_over_fixture_and_sample_corpus, setup, teardown),
         cmocka_unit_test(test_segment_answer_parse_tolerates_wrappers),
+        cmocka_unit_test_setup_teardown(test_segment_moves_a_cut_to_where_the_words_change, setup, teardown),
+        cmocka_unit_test(test_segment_snap_words_and_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
