@@ -43,6 +43,10 @@ TRUTH=$CORPUS/truth.json
 # a fresh home: nothing of an earlier run, nothing of the caller's environment
 export DREAM_HOME=$OUT/home
 unset DREAM_WIKI DREAM_BACKEND DREAM_BACKEND_KEY DREAM_BACKEND_MODEL DREAM_ROUTE_ENGAGEMENT DREAM_RESOLVE_TIE_BREAK
+# The oracle's chunk answers are the truth's cuts: record them as they are, not moved to where the
+# words change (segment_snap.c moves about 2% of true cuts), so a recording made now is the one the
+# committed weights were trained on.
+export DREAM_SNAP=0
 rm -rf "$DREAM_HOME" "$OUT/nights" "$OUT"/records.jsonl* "$OUT"/run-*.log "$OUT"/oracle.log "$OUT"/oracle.port
 mkdir -p "$DREAM_HOME"
 RECORDS=$OUT/records.jsonl
