@@ -43,7 +43,8 @@ struct dream_segment_params {
     size_t window_overlap;  /* messages each window repeats from the one before (default 2) */
     size_t snap_reach;      /* a cut between two chunks may move this many messages each way, to
                                the same role's message where the words before and after it have
-                               least in common (default 6; 0 = cuts stay where the model put them) */
+                               least in common (default 6; 0 = cuts stay where the model put them;
+                               DREAM_SNAP=0 sets 0) */
     double snap_margin;     /* ... only when that place's cohesion is below the model's cut's by
                                this much (a cosine; default 0.1) */
     size_t max_prompt_bytes; /* a prompt larger than this fails at once (no retries); 0 = no limit */

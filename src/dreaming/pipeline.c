@@ -155,8 +155,6 @@ static int stage_segment(struct run *x, struct dream_stage_report *rep)
     sp.dry_run = x->p->dry_run;
     sp.on_progress = x->p->on_progress;
     sp.progress_ud = x->p->progress_ud;
-    const char *snap = getenv("DREAM_SNAP");
-    if (snap && !strcmp(snap, "0")) sp.snap_reach = 0; /* the model's cuts as given, to measure the snapping */
     struct dream_segment_result r;
     double t0 = now_s();
     int rc = dream_segment_run(x->store, &sp, &r);

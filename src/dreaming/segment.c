@@ -55,6 +55,8 @@ void dream_segment_default_params(struct dream_segment_params *p)
     segment_snap_default_params(&sp);
     p->snap_reach = sp.reach;
     p->snap_margin = sp.margin;
+    const char *env = getenv("DREAM_SNAP");
+    if (env && !strcmp(env, "0")) p->snap_reach = 0; /* the model's cuts as given, to measure the snapping */
 }
 
 /* A run of messages [first, end) asked about in one call. */

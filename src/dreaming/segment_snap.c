@@ -159,15 +159,20 @@ int segment_snap(const char *const *roles, const char *const *texts, size_t n, s
     size_t *lens = calloc(n, sizeof *lens);
     t.at = calloc(n + 1, sizeof *t.at);
     if (!lens || !t.at) goto oom;
+    /* k words take at least 3k letters and k - 1 separators, so a text of len bytes holds at most
+     * (len + 1) / 4: room enough to read every text once. */
     for (size_t i = 0; i < n; i++) {
         lens[i] = texts[i] ? strlen(texts[i]) : 0;
-        total += segment_snap_words(texts[i], lens[i], NULL, 0);
+        total += (lens[i] + 1) / 4;
     }
     t.words = malloc((total ? total : 1) * sizeof *t.words);
     t.left = malloc((total ? total : 1) * sizeof *t.left);
     t.right = malloc((total ? total : 1) * sizeof *t.right);
     if (!t.words || !t.left || !t.right) goto oom;
-    for (size_t i = 0; i < n; i++) t.at[i + 1] = t.at[i] + segment_snap_words(texts[i], lens[i], t.words + t.at[i], total - t.at[i]);
+    for (size_t i = 0; i < n; i++) {
+        size_t room = (lens[i] + 1) / 4, got = segment_snap_words(texts[i], lens[i], t.words + t.at[i], room);
+        t.at[i + 1] = t.at[i] + (got < room ? got : room);
+    }
 
     for (size_t j = 1; j < nr; j++) {
         struct snap_range *a = &r[j - 1], *b = &r[j];
