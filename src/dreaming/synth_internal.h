@@ -171,6 +171,15 @@ bool synth_told_as_past(const dream_article *a, const char *value, size_t *secti
  * body tells value as past at all (synth_told_as_past), from the same scan. */
 char *synth_past_successor(const dream_article *a, const char *value, bool *told);
 
+/* What a message of the person's says replaced value, in words code can take: "X instead of V"
+ * and "X rather than V" (the phrase after the clause's first to / at / in / for, else after its
+ * "is"), "... is now X, no longer V", and a correction, "... X. I mixed it up with V" (in the
+ * sentence before: a value of V's shape, its numbers free, else the phrase after "is (on)").
+ * A preposition may stand between the cue and V ("instead of in the shed"). malloc'd; NULL when
+ * the message says no such thing. *correction (optional): the message corrects a mistake rather
+ * than telling a change. */
+char *synth_message_successor(const char *msg, const char *value, bool *correction);
+
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);
 

@@ -468,3 +468,123 @@ bool synth_told_as_past(const dream_article *a, const char *value, size_t *secti
     struct synth_span st, y;
     return lead_told(a, value, section, &st, &y, &cue, &cue_at);
 }
+
+/* Where the sentence that holds msg[i] starts: just past the last ". ", "! ", "? " or line break
+ * before i (0 when none). */
+static size_t msg_sentence_start(const char *msg, size_t i)
+{
+    size_t from = 0;
+    for (size_t k = 0; k < i; k++) {
+        if (msg[k] == '\n') from = k + 1;
+        else if (strchr(".!?", msg[k]) && (msg[k + 1] == ' ' || msg[k + 1] == '\n')) from = k + 1;
+    }
+    while (from < i && isspace((unsigned char)msg[from])) from++;
+    return from;
+}
+
+/* The first of cues (" is now ", " is ", ...) in s[from..to), the longest at that place: the
+ * index past it, or 0 when none. */
+static size_t msg_first_cue(const char *s, size_t from, size_t to, const char *const *cues, size_t n)
+{
+    size_t best = 0, best_at = to;
+    for (size_t k = 0; k < n; k++) {
+        const char *p = lead_find(s + from, to - from, cues[k]);
+        size_t at = p ? (size_t)(p - s) : to, end = at + strlen(cues[k]);
+        if (p && (at < best_at || (at == best_at && end > best))) best_at = at, best = end;
+    }
+    return best;
+}
+
+/* A phrase that ends in " now", " these days" or " again" loses it ("feature-complete now"). */
+static void msg_trim_adverb(char *p)
+{
+    static const char *const tails[] = {" now", " these days", " again", " at the moment"};
+    for (size_t k = 0; p && k < sizeof tails / sizeof tails[0]; k++) {
+        size_t n = strlen(p), t = strlen(tails[k]);
+        if (n > t && !strcasecmp(p + n - t, tails[k])) p[n - t] = '\0';
+    }
+}
+
+char *synth_message_successor(const char *msg, const char *value, bool *correction)
+{
+    enum { INSTEAD, NO_LONGER, MIXED };
+    static const struct {
+        const char *cue;
+        int kind;
+    } cues[] = {{"instead of ", INSTEAD}, {"rather than ", INSTEAD}, {"no longer ", NO_LONGER}, {"mixed it up with ", MIXED}, {"confused it with ", MIXED}};
+    static const char *const preps[] = {"", "in ", "at ", "on ", "to ", "for ", "with "};
+    if (correction) *correction = false;
+    size_t n = strlen(value), len = strlen(msg);
+    if (n < 2) return NULL;
+    char *out = NULL;
+    for (size_t i = 0; !out && i + n <= len; i++) {
+        if (strncasecmp(msg + i, value, n) != 0 || (i && isalnum((unsigned char)msg[i - 1])) || isalnum((unsigned char)msg[i + n])) continue;
+        /* the cue right before the value, a preposition between them allowed ("instead of in the shed") */
+        int kind = -1;
+        size_t cue_at = 0;
+        for (size_t c = 0; kind < 0 && c < sizeof cues / sizeof cues[0]; c++)
+            for (size_t q = 0; kind < 0 && q < sizeof preps / sizeof preps[0]; q++) {
+                size_t cl = strlen(cues[c].cue), pl = strlen(preps[q]);
+                if (i < cl + pl || strncasecmp(msg + i - pl, preps[q], pl) || strncasecmp(msg + i - pl - cl, cues[c].cue, cl)) continue;
+                size_t at = i - pl - cl;
+                if (at && isalnum((unsigned char)msg[at - 1])) continue;
+                kind = cues[c].kind, cue_at = at;
+            }
+        if (kind < 0) continue;
+        size_t sent = msg_sentence_start(msg, cue_at);
+        if (kind == INSTEAD) {
+            /* "moved on to X instead of V", "use it for X rather than V": the phrase after the
+             * clause's first to / at / in / for, else after its "is" */
+            size_t from = sent;
+            for (size_t k = sent; k < cue_at; k++)
+                if (strchr(",;:", msg[k])) from = k + 1;
+            static const char *const pcues[] = {" to ", " at ", " in ", " for "};
+            static const char *const vcues[] = {" is now ", " are now ", " is ", " are "};
+            size_t e = msg_first_cue(msg, from, cue_at, pcues, sizeof pcues / sizeof pcues[0]);
+            if (!e) e = msg_first_cue(msg, from, cue_at, vcues, sizeof vcues / sizeof vcues[0]);
+            if (e) out = lead_phrase(msg, e, cue_at);
+        } else if (kind == NO_LONGER) {
+            /* "Matthew is now waiting for a repair, no longer V": the clause before the comma,
+             * after its "is (now)" */
+            size_t comma = cue_at;
+            while (comma > sent && msg[comma - 1] == ' ') comma--;
+            if (comma <= sent || msg[comma - 1] != ',') continue;
+            comma--;
+            size_t from = sent;
+            for (size_t k = sent; k < comma; k++)
+                if (strchr(",;:", msg[k])) from = k + 1;
+            static const char *const vcues[] = {" is now ", " are now ", "'s now ", " is ", " are "};
+            size_t e = msg_first_cue(msg, from ? from - 1 : from, comma, vcues, sizeof vcues / sizeof vcues[0]);
+            if (e) out = lead_phrase(msg, e, comma);
+        } else {
+            /* "I spend £115 a month on it. I mixed it up with £32 a month.": the sentence before
+             * the cue's; a same-shaped value when the value has a number, else the phrase after
+             * its "is (on)" */
+            if (sent < 2) continue;
+            size_t prev_end = sent;
+            while (prev_end > 0 && (isspace((unsigned char)msg[prev_end - 1]) || strchr(".!?", msg[prev_end - 1]))) prev_end--;
+            size_t prev = msg_sentence_start(msg, prev_end);
+            bool digit = false;
+            for (const char *v = value; *v; v++) digit |= isdigit((unsigned char)*v) != 0;
+            if (digit) {
+                for (size_t k = prev; !out && k < prev_end; k++) {
+                    size_t e = lead_shape_at(value, msg, k, prev_end);
+                    if (e && !(e - k == n && !strncasecmp(msg + k, value, n))) out = strndup(msg + k, e - k);
+                }
+            }
+            if (!out) {
+                static const char *const vcues[] = {" is on ", " is in ", " is at ", " is now ", " is "};
+                size_t e = msg_first_cue(msg, prev ? prev - 1 : prev, prev_end, vcues, sizeof vcues / sizeof vcues[0]);
+                if (e) out = lead_phrase(msg, e, prev_end);
+            }
+            if (out && correction) *correction = true;
+        }
+        msg_trim_adverb(out);
+        if (out && (!*out || strcasestr(out, value) || strcasestr(value, out))) {
+            free(out);
+            out = NULL;
+            if (correction) *correction = false;
+        }
+    }
+    return out;
+}

@@ -369,6 +369,229 @@ static size_t rc_held(void *ud, const char *conv, const char *msg, const unsigne
     return n;
 }
 
+/* Asks the model whether field f still agrees with the lead (and, for a field the body tells as
+ * past, the section that tells it). *value: the corrected value the text states as current, or
+ * the body's later position when the model keeps a value the body tells as past; NULL when the
+ * value stays. */
+static int rc_ask_field(const dream_article *after, const struct rc_article *art, const char *lead, const struct dream_article_field *f, bool past,
+                        size_t told, char **value)
+{
+    *value = NULL;
+    struct dbuf b = {0}, v = {0};
+    dbuf_puts(&v, lead);
+    if (past) dbuf_printf(&v, "\n%s", dream_article_section(after, told)->body);
+    char *against = dbuf_take(&v);
+    if (!against || dbuf_printf(&b,
+                                "Article: \"%s\"\nIts lead (the current position):\n%s\nInfobox field: %s: %s\n\nDoes the field still agree with the "
+                                "lead? Answer KEEP if it does; otherwise answer the corrected value only.\n",
+                                art->title, against, f->key, f->value)) {
+        free(against);
+        dbuf_free(&b);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    char *prompt = dbuf_take(&b);
+    char *answer = rc_ask("editor", dream_grammar_value, prompt, 24);
+    free(prompt);
+    char *val = synth_parse_correction(answer, f->value);
+    free(answer);
+    /* only a value the lead (or the section that tells the old one as past) states as current */
+    bool stated = val && rc_states(against, val);
+    free(against);
+    if (!stated && past) {
+        /* the model kept a value the body tells as past: the position that replaced it, where
+         * the body says it in words code can take */
+        free(val);
+        val = synth_past_successor(after, f->value, NULL);
+        stated = val != NULL;
+        if (stated) dream_log(DREAM_LOG_INFO, "%s: %s: %s is told as past; the body's later %s", art->stem, f->key, f->value, val);
+    }
+    if (!stated) {
+        free(val);
+        val = NULL;
+    }
+    *value = val;
+    return DREAM_OK;
+}
+
+/* Asks the model whether the later value is an evolution of the earlier one or a correction of
+ * an error; an evolution unless it says ERROR alone. */
+static bool rc_ask_evolution(const char *key, const char *old, const char *value)
+{
+    struct dbuf c = {0};
+    dbuf_printf(&c, "Earlier: %s: %s\nLater: %s: %s\n\nIs the later value an EVOLUTION (the person's view or situation changed over "
+                    "time) or an ERROR (the earlier value was simply wrong)? Answer one word: EVOLUTION or ERROR.\n",
+                key, old, key, value);
+    char *cprompt = dbuf_take(&c);
+    char *verdict = cprompt ? rc_ask("editor", dream_grammar_evolution_error, cprompt, 8) : NULL;
+    free(cprompt);
+    bool evolution = !(verdict && rc_contains(verdict, "error") && !rc_contains(verdict, "evolution"));
+    free(verdict);
+    return evolution;
+}
+
+/* Whether text names the article's subject: a content word of its title or of an alias. */
+static bool rc_names_subject(const dream_article *a, const char *text)
+{
+    unsigned *tw = NULL, *mw = NULL;
+    long nm = synth_words(text, strlen(text), &mw);
+    bool named = false;
+    for (size_t i = 0; nm > 0 && !named && i <= dream_article_alias_count(a); i++) {
+        const char *name = i ? dream_article_alias(a, i - 1) : dream_article_title(a);
+        long nt = name ? synth_words(name, strlen(name), &tw) : 0;
+        named = nt > 0 && synth_words_shared(tw, (size_t)nt, mw, (size_t)nm) > 0;
+        free(tw);
+        tw = NULL;
+    }
+    free(mw);
+    return named;
+}
+
+/* The later position the person's own words tell of value (synth_message_successor: "X instead
+ * of V", "is now X, no longer V", "X. I mixed it up with V"), in a user message of a conversation
+ * the article cites: one a footnote cites, or one that names the subject. The latest such (by
+ * its conversation's date, then its place), unless the text cites value to a note dated after
+ * it. *marker: the footnote that cites that message, added when none does (normalizing drops it
+ * again if nothing comes to cite it); *correction: it corrects a mistake. malloc'd; NULL when
+ * none. */
+static char *rc_source_successor(dream_store *store, dream_article *a, const char *value, int *marker, bool *correction)
+{
+    char *best = NULL, *best_conv = NULL, *best_msg = NULL;
+    const char *best_date = NULL;
+    size_t best_fn = 0;
+    *marker = 0;
+    *correction = false;
+    for (size_t i = 0; i < dream_article_footnote_count(a); i++) {
+        const struct dream_article_footnote *fn = dream_article_footnote(a, i);
+        const char *d = fn->cite.date;
+        if (fn->number <= 0 || !fn->cite.conv || !d || (best_date && strcmp(d, best_date) < 0)) continue;
+        bool seen = false; /* each conversation once: at its first footnote */
+        for (size_t j = 0; j < i && !seen; j++) {
+            const struct dream_article_footnote *o = dream_article_footnote(a, j);
+            seen = o->number > 0 && o->cite.conv && o->cite.date && !strcmp(o->cite.conv, fn->cite.conv);
+        }
+        struct dream_store_conversation *c = NULL;
+        if (seen || dream_store_get_by_cite(store, fn->cite.conv, &c)) {
+            dream_error_clear();
+            continue;
+        }
+        for (size_t m = 0; m < c->n_messages; m++) {
+            const struct dream_message *msg = &c->messages[m];
+            if (strcmp(msg->role, "user") != 0) continue;
+            if (!dream_article_footnote_find(a, fn->cite.conv, msg->id) && !rc_names_subject(a, msg->text)) continue;
+            bool corr = false;
+            char *later = synth_message_successor(msg->text, value, &corr);
+            if (!later) continue;
+            char *cv = strdup(fn->cite.conv), *id = strdup(msg->id);
+            if (!cv || !id) {
+                free(later), free(cv), free(id);
+                continue;
+            }
+            free(best), free(best_conv), free(best_msg);
+            best = later, best_conv = cv, best_msg = id, best_date = d, best_fn = i, *correction = corr;
+        }
+        dream_store_conversation_free(c);
+    }
+    if (!best) return NULL;
+    /* a statement of value the text cites to a later note: value is the later position */
+    const char *lead = dream_article_lead(a);
+    int k = lead ? rc_marker_latest(a, lead, value) : 0;
+    for (size_t s = 0; !k && s < dream_article_section_count(a); s++)
+        if (dream_article_section(a, s)->kind == DREAM_SECTION_BODY) k = rc_marker_latest(a, dream_article_section(a, s)->body, value);
+    const char *kd = k > 0 ? rc_note_date(a, k) : NULL;
+    bool stale = kd && strcmp(kd, best_date) > 0;
+    int rc = DREAM_OK;
+    if (!stale && !(*marker = dream_article_footnote_find(a, best_conv, best_msg))) {
+        const struct dream_article_footnote *fn = dream_article_footnote(a, best_fn);
+        struct dream_citation cite = fn->cite;
+        cite.msg = best_msg;
+        rc = dream_article_footnote_add(a, &cite, marker);
+    }
+    free(best_conv);
+    free(best_msg);
+    if (stale || rc) {
+        dream_error_clear();
+        free(best);
+        best = NULL;
+        *marker = 0;
+    }
+    return best;
+}
+
+/* How many times text[0..len) holds the marker [^n]. */
+static size_t rc_marker_uses(const char *text, size_t len, int n)
+{
+    size_t uses = 0, e;
+    for (size_t i = 0; i < len; i++)
+        if (synth_marker_at(text, i, &e) && e <= len && atoi(text + i + 2) == n) uses++;
+    return uses;
+}
+
+/* text with each sentence that states old as current (rc_asserts_current) told with value
+ * instead, cited to footnote k alone: only when message k of the person's holds three in four of
+ * the new sentence's words (the successor message says it), and each marker the sentence
+ * drops is cited elsewhere in the article (or is droppable: the old statement's, which History
+ * cites, or whose conversation may vanish). malloc'd; NULL when no sentence changed. */
+static char *rc_restate(dream_store *store, const dream_article *a, const char *text, const char *old, const char *value, int k, int droppable)
+{
+    const struct dream_article_footnote *fn = synth_footnote_numbered(a, k);
+    if (!fn || !fn->cite.conv || !fn->cite.msg) return NULL;
+    const char *whole = dream_article_text(a, NULL);
+    struct synth_span sp[64];
+    size_t n = synth_sentences(text, sp, 64), done = 0, made = 0;
+    struct dbuf b = {0};
+    size_t ol = strlen(old);
+    for (size_t i = 0; i < n; i++) {
+        const char *st = text + sp[i].at;
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", (int)utf8_prefix(st, sp[i].len, sizeof one - 1), st);
+        if (strlen(one) != sp[i].len || !rc_asserts_current(one, old)) continue;
+        /* the sentence without its markers, old told as value, then [^k] */
+        struct dbuf t = {0};
+        size_t e, j = 0, body_end = sp[i].len;
+        while (body_end && (isspace((unsigned char)one[body_end - 1]))) body_end--;
+        bool dropped_ok = true;
+        for (; j < body_end;) {
+            if (synth_marker_at(one, j, &e)) {
+                int num = atoi(one + j + 2);
+                if (num != k && num != droppable && rc_marker_uses(whole, strlen(whole), num) <= rc_marker_uses(one, sp[i].len, num))
+                    dropped_ok = false;
+                j = e;
+                continue;
+            }
+            if (!strncasecmp(one + j, old, ol) && (!j || !isalnum((unsigned char)one[j - 1])) && !isalnum((unsigned char)one[j + ol])) {
+                dbuf_puts(&t, value);
+                j += ol;
+                continue;
+            }
+            dbuf_printf(&t, "%c", one[j]);
+            j++;
+        }
+        char *ns = dbuf_take(&t);
+        if (!ns) break;
+        size_t nl = strlen(ns);
+        while (nl && isspace((unsigned char)ns[nl - 1])) ns[--nl] = '\0';
+        unsigned *w = NULL;
+        long nw = synth_words(ns, nl, &w);
+        size_t held = nw > 0 ? rc_held(store, fn->cite.conv, fn->cite.msg, w, (size_t)nw) : 0;
+        free(w);
+        if (dropped_ok && nw > 0 && held * 4 >= (size_t)nw * 3) {
+            /* the end mark goes before the marker, as the drafts put it */
+            char mark = nl && strchr(".!?", ns[nl - 1]) ? ns[--nl] : '.';
+            dbuf_append(&b, text + done, sp[i].at - done);
+            dbuf_printf(&b, "%.*s%c[^%d]", (int)nl, ns, mark, k);
+            done = sp[i].at + body_end;
+            made++;
+        }
+        free(ns);
+    }
+    if (!made) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    dbuf_puts(&b, text + done);
+    return dbuf_take(&b);
+}
+
 /* Reconciles one article: each stance field against the lead, History for an evolution. */
 static int rc_one(dream_store *store, const struct dream_synth_params *p, const struct rc_article *art, const struct synth_stems *stems,
                   struct dream_synth_result *res)
@@ -406,37 +629,17 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
          * it: checked against the lead and the section that tells it */
         size_t told = 0;
         bool past = !rc_stance_key(f->key) && !rc_states(lead, f->value) && synth_told_as_past(after, f->value, &told);
-        if (!rc_stance_key(f->key) && !past) continue;
-        struct dbuf b = {0}, v = {0};
-        dbuf_puts(&v, lead);
-        if (past) dbuf_printf(&v, "\n%s", dream_article_section(after, told)->body);
-        char *against = dbuf_take(&v);
-        if (!against || dbuf_printf(&b,
-                                    "Article: \"%s\"\nIts lead (the current position):\n%s\nInfobox field: %s: %s\n\nDoes the field still agree with the "
-                                    "lead? Answer KEEP if it does; otherwise answer the corrected value only.\n",
-                                    art->title, against, f->key, f->value)) {
-            free(against);
-            rc = DREAM_ENOMEM;
+        /* a later message of the person's says what replaced the value: no question to ask */
+        int k_src = 0;
+        bool correction = false;
+        char *src = rc_source_successor(store, after, f->value, &k_src, &correction);
+        if (!src && !rc_stance_key(f->key) && !past) continue;
+        char *value = src;
+        if (src)
+            dream_log(DREAM_LOG_INFO, "%s: %s: %s is replaced by %s in the person's own words [^%d]", art->stem, f->key, f->value, src, k_src);
+        else if ((rc = rc_ask_field(after, art, lead, f, past, told, &value)))
             break;
-        }
-        char *prompt = dbuf_take(&b);
-        char *answer = rc_ask("editor", dream_grammar_value, prompt, 24);
-        free(prompt);
-        char *value = synth_parse_correction(answer, f->value);
-        free(answer);
-        /* only a value the lead (or the section that tells the old one as past) states as current */
-        bool stated = value && rc_states(against, value);
-        free(against);
-        if (!stated && past) {
-            /* the model kept a value the body tells as past: the position that replaced it, where
-             * the body says it in words code can take */
-            free(value);
-            value = synth_past_successor(after, f->value, NULL);
-            stated = value != NULL;
-            if (stated) dream_log(DREAM_LOG_INFO, "%s: %s: %s is told as past; the body's later %s", art->stem, f->key, f->value, value);
-        }
-        if (!stated) {
-            free(value);
+        if (!value) {
             /* the value stays; an earlier, different position may still be History */
             char *line = rc_earlier_position(after, art->title, f->key, f->value);
             bool added = false;
@@ -450,24 +653,37 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
             continue;
         }
         char *old = strdup(f->value), *key = strdup(f->key);
-        /* evolution or error: the old value was the person's view then, or simply wrong */
-        struct dbuf c = {0};
-        dbuf_printf(&c, "Earlier: %s: %s\nLater: %s: %s\n\nIs the later value an EVOLUTION (the person's view or situation changed over "
-                        "time) or an ERROR (the earlier value was simply wrong)? Answer one word: EVOLUTION or ERROR.\n",
-                    key, old, key, value);
-        char *cprompt = dbuf_take(&c);
-        char *verdict = cprompt ? rc_ask("editor", dream_grammar_evolution_error, cprompt, 8) : NULL;
-        free(cprompt);
-        bool evolution = !(verdict && rc_contains(verdict, "error") && !rc_contains(verdict, "evolution"));
-        free(verdict);
+        /* evolution or error: the old value was the person's view then, or simply wrong (the
+         * person's own words say which when they told the successor) */
+        bool evolution = src ? !correction : rc_ask_evolution(key, old, value);
         rc = dream_article_infobox_set(after, key, value);
         if (!rc) changed = true;
         /* the markers of the old and the new statement */
         int k_old = 0, k_new = rc_marker_latest(after, dream_article_lead(after), value);
         for (size_t s = 0; !k_new && s < dream_article_section_count(after); s++) /* a value the body states */
             if (dream_article_section(after, s)->kind == DREAM_SECTION_BODY) k_new = rc_marker_latest(after, dream_article_section(after, s)->body, value);
+        if (!k_new) k_new = k_src; /* the message that told the successor */
         for (size_t s = 0; !k_old && s < dream_article_section_count(after); s++)
             if (dream_article_section(after, s)->kind == DREAM_SECTION_BODY) k_old = rc_marker_near(dream_article_section(after, s)->body, old);
+        if (!k_old && src) k_old = rc_marker_near(dream_article_lead(after), old); /* the lead stated it, before it is restated */
+        /* a successor the person told: the lead's and the body's sentences that still state the
+         * old value are told with the new one, cited to that message, where it says them */
+        for (size_t s = 0; src && !rc && s <= dream_article_section_count(after); s++) {
+            bool is_lead = s == 0; /* the lead, then each body section */
+            const struct dream_article_section *sec = is_lead ? NULL : dream_article_section(after, s - 1);
+            if (sec && sec->kind != DREAM_SECTION_BODY) continue;
+            char *text = rc_restate(store, after, is_lead ? dream_article_lead(after) : sec->body, old, value, k_src, k_old);
+            if (!text) continue;
+            char *anchor = strdup(is_lead ? DREAM_ARTICLE_LEAD_ANCHOR : sec->anchor);
+            rc = is_lead ? dream_article_set_lead(after, text) : dream_article_section_set_body(after, s - 1, text);
+            if (anchor && n_touched < 60) touched[n_touched++] = anchor;
+            else free(anchor);
+            free(text);
+            if (!rc && is_lead) {
+                free(lead);
+                if (!(lead = strdup(dream_article_lead(after)))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            }
+        }
         /* body passages still asserting the old value as current: rewritten, or left and reported */
         for (size_t s = 0; !rc && s < dream_article_section_count(after); s++) {
             const struct dream_article_section *sec = dream_article_section(after, s);

@@ -2203,6 +2203,121 @@ static void test_past_successor_takes_the_body_s_later_position(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* synth_message_successor: what the person's own message says replaced a value ("X instead of V",
+ * "is now X, no longer V", "X. I mixed it up with V"), and whether it corrects a mistake; none
+ * where the words give no phrase code can take, or the value is not what the cue contrasts. */
+static void test_message_successor_reads_the_person_s_own_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *msg, *value, *want; /* want NULL: none */
+        bool correction;
+    } cases[] = {
+        {"Antonio has moved on to touch football instead of clock golf. I wrapped it in gingham.", "clock golf", "touch football", false},
+        {"Matthew is now waiting for a repair, no longer back in regular use. What should I watch?", "back in regular use",
+         "waiting for a repair", false},
+        {"Update: parrot is feature-complete now, no longer a rough prototype.", "a rough prototype", "feature-complete", false},
+        {"These days I use my coffee table for storing canary grasses instead of storing common boxes.", "storing common boxes",
+         "storing canary grasses", false},
+        {"I moved Josef: now I keep it in the woodshed instead of in the dining room.", "the dining room", "the woodshed", false},
+        {"Small correction to what I told you before: I spend roughly £115 a month on swan dive. I mixed it up with £32 a month.",
+         "£32 a month", "£115 a month", true},
+        {"Update on Karen. Karen's birthday is on August 3. I mixed it up with October 10.", "October 10", "August 3", true},
+        {"The starter gets spelt at the bakery rather than rye.", "rye", "the bakery", false},
+        /* nothing code can take */
+        {"Now I do swan dive most evenings instead of three times a week.", "three times a week", NULL, false},
+        {"I no longer play clock golf.", "clock golf", NULL, false},
+        {"Clock golf is what Antonio plays every Sunday.", "clock golf", NULL, false},
+        {"He moved on to touch football instead of clock golfing.", "clock golf", NULL, false},
+        {"I mixed it up with £32 a month.", "£32 a month", NULL, false},
+        {"I spend £32 a month. I mixed it up with £32 a month.", "£32 a month", NULL, false},
+        {"It went to clock golf instead of clock golf.", "clock golf", NULL, false},
+        {"", "clock golf", NULL, false},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool corr = !cases[i].correction;
+        char *got = synth_message_successor(cases[i].msg, cases[i].value, &corr);
+        bool ok = cases[i].want ? got && !strcmp(got, cases[i].want) && corr == cases[i].correction : got == NULL && !corr;
+        if (!ok) fprintf(stderr, "case %zu: got \"%s\" (%d), want \"%s\"\n", i, got ? got : "(none)", corr, cases[i].want ? cases[i].want : "(none)");
+        bad += !ok;
+        free(got);
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* Reconcile takes a field's later position from the person's own words: a user message of a
+ * conversation the article cites that names the subject and says "X instead of V". The field
+ * becomes X, the lead's sentence that stated V is told with X and cited to that message (a new
+ * footnote), and History keeps the trajectory; no model call decides it. The same words from
+ * the assistant, or in a message that does not name the subject, change nothing. */
+static void test_reconcile_takes_the_later_position_the_person_told(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    static const struct {
+        const char *id, *role, *text;
+        bool taken;
+    } cases[] = {
+        {"sd-told", "user", "I switched the sourdough starter to spelt flour instead of rye flour.", true},
+        {"sd-asst", "assistant", "I switched the sourdough starter to spelt flour instead of rye flour.", false},
+        {"sd-unnamed", "user", "I switched it to spelt flour instead of rye flour.", false},
+    };
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char m0[64], m1[64];
+        snprintf(m0, sizeof m0, "%s-m0", cases[i].id);
+        snprintf(m1, sizeof m1, "%s-m1", cases[i].id);
+        struct dream_message m[2] = {{"user", m0, 1714633200000LL, "A question about bread tins for Saturdays."},
+                                     {cases[i].role, m1, 1714633260000LL, cases[i].text}};
+        struct dream_conversation conv = {.source = "claude", .id = cases[i].id, .title = "Bread tins", .created_ms = 1714633200000LL,
+                                          .updated_ms = 1714633260000LL, .messages = m, .n_messages = 2};
+        assert_int_equal(dream_store_put(c->store, &conv, &(enum dream_store_outcome){0}), 0);
+        struct dream_store_conversation *sc = NULL;
+        assert_int_equal(dream_store_get(c->store, "claude", cases[i].id, &sc), 0);
+        char cite[16];
+        snprintf(cite, sizeof cite, "%s", sc->cite);
+        dream_store_conversation_free(sc);
+        char t[2048];
+        snprintf(t, sizeof t,
+                 "# Sourdough\n\n```info\nflour: rye flour\n```\n\n**Sourdough** is bread the person bakes at home.[^1] The starter's flour "
+                 "is rye flour.[^1]\n\n## Baking\n\nBaking happens on Saturdays.[^2]\n\n## References\n\n"
+                 "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n"
+                 "[^2]: `conv:%s#%s` (2024-05-02, Bread tins)\n",
+                 cite, m0);
+        put_article(c, "Sourdough", t);
+        assert_int_equal(sqlite3_exec(store_db(c->store),
+                                      "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'baking' FROM chunks "
+                                      "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+        struct dream_synth_result r = reconcile(c);
+        assert_int_equal(r.eligible, 1);
+        char *now = slurp(path);
+        if (!cases[i].taken) {
+            if (strcmp(now, t)) fprintf(stderr, "case %zu:\n%s", i, now);
+            assert_string_equal(now, t);
+            free(now);
+            continue;
+        }
+        char want_fn[128];
+        /* the footnotes renumbered in reading order: the told message is [^2] */
+        snprintf(want_fn, sizeof want_fn, "[^2]: `conv:%s#%s` (2024-05-02, Bread tins)", cite, m1);
+        bool ok = strstr(now, "flour: spelt flour\n") && strstr(now, "at home.[^1] The starter's flour is spelt flour.[^2]\n") &&
+                  !strstr(now, "is rye flour") && strstr(now, "- Previously rye flour[^1]; as of 2024-05-02 spelt flour[^2].") &&
+                  strstr(now, want_fn);
+        if (!ok) fprintf(stderr, "case %zu:\n%s", i, now);
+        assert_true(ok);
+        free(now);
+        assert_int_equal(r.reconciled, 1);
+        assert_int_equal(r.history, 1);
+        assert_int_equal(git_head_has(c, "articles/Sourdough.md"), 1);
+        assert_dream_check(c);
+    }
+}
+
 static size_t held_all(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
 {
     (void)ud, (void)conv, (void)msg, (void)w;
@@ -2912,6 +3027,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_unfounded_with_seventy_sources),
         cmocka_unit_test_setup_teardown(test_reconcile_checks_a_field_the_body_tells_as_past, setup, teardown),
         cmocka_unit_test(test_past_successor_takes_the_body_s_later_position),
+        cmocka_unit_test(test_message_successor_reads_the_person_s_own_words),
+        cmocka_unit_test_setup_teardown(test_reconcile_takes_the_later_position_the_person_told, setup, teardown),
         cmocka_unit_test(test_lead_follow_adds_a_change_the_lead_says_nothing_of),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_takes_the_later_position_of_a_past_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
