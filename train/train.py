@@ -229,13 +229,15 @@ def step_loss(model, inp, tgt, mask, st, n_stages, dtype, pmask=None, prompt_wei
         plogits = model.logits(h[pmask]) if pmask is not None else None
     lt = F.cross_entropy(logits.float(), tgt[mask], reduction="none")
     sid = st[:, None].expand_as(mask)[mask]
-    sums = torch.bincount(sid, weights=lt.detach(), minlength=n_stages).float()
+    # per-stage sums and counts by a one-hot product, not bincount (no deterministic CUDA kernel)
+    onehot = F.one_hot(sid, n_stages).float()
+    sums = lt.detach() @ onehot
     loss = lt.mean()
     ploss = None
     if plogits is not None and plogits.shape[0] > 0:
         ploss = F.cross_entropy(plogits.float(), tgt[pmask])
         loss = loss + prompt_weight * ploss
-    out = (loss, sums, torch.bincount(sid, minlength=n_stages).float())
+    out = (loss, sums, onehot.sum(0))
     return out + (ploss,) if pmask is not None else out
 
 
@@ -428,9 +430,22 @@ def main():
     ap.add_argument("--bench", help="comma list of sequence lengths: measure and exit")
     ap.add_argument("--bench-steps", type=int, default=5)
     ap.add_argument("--untied", action="store_true", help="a separate output matrix (fresh models)")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="bit-reproducible weights: deterministic CUDA kernels (cuBLAS workspace, the attention and "
+                         "embedding backward); needs --steps, so where training stops does not depend on the speed")
     for k in ("n_embd", "n_layer", "n_head", "n_head_kv", "head_dim", "n_ff", "n_ctx"):
         ap.add_argument("--" + k.replace("_", "-"), type=int, default=ref.MINI[k])
     args = ap.parse_args()
+    if args.deterministic:
+        # With --steps, the data order (--seed) and the arguments, these make every kernel's sums
+        # run in one order, so two runs write the same bytes (train/README.md, "Bit for bit").
+        # cuBLAS reads its workspace setting when its first handle is made: before any matmul.
+        if not args.steps and not (args.selftest or args.bench):
+            ap.error("--deterministic needs --steps N: a time budget stops at a step that depends on the machine's speed")
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dtype = torch.bfloat16 if args.dtype == "bf16" and device.type == "cuda" else torch.float32
@@ -594,9 +609,13 @@ def main():
         break
 
     elapsed = time.time() - (t_train0 or T_START)
+    if args.deterministic and stopped == "time":
+        print(f"train.py: --deterministic, but the time budget stopped training at step {step} of {total}: "
+              f"these weights depend on the machine's speed; give more --minutes", file=sys.stderr)
     print(f"stopped by {stopped} at step {step} (epoch {epoch}), {tokens_seen:,} tokens"
           + (f", {(tokens_seen - tok0) / elapsed:,.0f} tok/s after warm-up" if t_train0 else ""))
     result = {"steps": step, "schedule_steps": total, "start_step": args.start_step, "tokens": tokens_seen, "epochs": epoch, "stopped": stopped, "seed": args.seed,
+              "deterministic": bool(args.deterministic),
               "lr": lr, "batch_tokens": args.batch_tokens, "history": history[-20:]}
     hard = T_START + args.minutes * 60 - 5  # the save must still happen before the budget ends
     if val is not None:
