@@ -1,7 +1,8 @@
-/* fuzz_segment_snap.c — moving chunk cuts to where the words change: any message texts, roles and
- * chunk arrangement give chunks that stay inside the conversation, keep their order and at least
- * one message each, and stay chained where they were; never a crash, a leak or a cut moved
- * further than the reach. Input: two bytes of parameters, then messages separated by newlines (a
+/* fuzz_segment_snap.c — moving chunk cuts to where the person says the topic changes or the words
+ * change: any message texts, roles and chunk arrangement give chunks that stay inside the
+ * conversation, keep their order and at least one message each, and stay chained where they
+ * were; a cut lands on its own role's message or on the person's topic change; never a crash, a
+ * leak or a cut moved further than the reach. Input: two bytes of parameters, then messages separated by newlines (a
  * message starting with '#' is the assistant's); the chunk cuts are drawn from the bytes. */
 #include "segment_snap.h"
 
@@ -62,17 +63,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (nr > 0) r[nr - 1].last = n - 1;
     memcpy(before, r, sizeof r);
-    size_t moved = 0;
-    int rc = segment_snap(roles, (const char *const *)texts, n, r, nr, &p, &moved);
+    size_t moved = 0, cued = 0;
+    int rc = segment_snap(roles, (const char *const *)texts, n, r, nr, &p, &moved, &cued);
     if (rc != DREAM_OK && rc != DREAM_ENOMEM) abort();
-    if (moved > (nr ? nr - 1 : 0)) abort();
+    if (moved + cued > (nr ? nr - 1 : 0)) abort();
     for (size_t i = 0; i < nr; i++) {
         if (r[i].first > r[i].last || r[i].last >= n) abort();
         if (i > 0 && r[i].first <= r[i - 1].first) abort();
         if (i > 0 && chained(&before[i - 1], &before[i]) && !chained(&r[i - 1], &r[i])) abort();
         size_t d = r[i].first > before[i].first ? r[i].first - before[i].first : before[i].first - r[i].first;
         if (d > p.reach) abort();
-        if (d && strcmp(roles[r[i].first], roles[before[i].first]) != 0) abort();
+        /* onto a message of the cut's role, or onto the person's own topic change */
+        bool cue = !strcmp(roles[r[i].first], "user") && segment_snap_cue(texts[r[i].first]);
+        if (d && strcmp(roles[r[i].first], roles[before[i].first]) != 0 && !cue) abort();
     }
     for (size_t i = 0; i < n; i++) free(texts[i]);
     return 0;

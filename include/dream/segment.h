@@ -63,6 +63,7 @@ struct dream_segment_result {
     size_t gave_up;   /* conversations marked failed in this run */
     size_t chunks;    /* chunks stored in this run */
     size_t moved;     /* cuts moved to where the words change (snap_reach) */
+    size_t cued;      /* cuts the person's own words placed ("Changing the subject: ..."): moved there, or made there */
 };
 
 /* Runs the stage once over the eligible conversations. A bad answer, or a call that failed for

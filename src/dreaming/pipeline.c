@@ -168,10 +168,11 @@ static int stage_segment(struct run *x, struct dream_stage_report *rep)
     count(rep, "failed", r.failed);
     count(rep, "gave_up", r.gave_up);
     count(rep, "moved", r.moved);
+    count(rep, "cued", r.cued);
     say(rep,
         "segment: %zu conversation(s): %zu segmented into %zu chunk(s), %zu skipped (nothing to cut), %zu failed attempt(s), %zu given up, "
-        "%zu cut(s) moved to where the words change; %.1f s (%.2f conversations/s)",
-        r.eligible, r.segmented, r.chunks, r.skipped, r.failed, r.gave_up, r.moved, dt, per_s(r.eligible, dt));
+        "%zu cut(s) put where the person says the topic changes, %zu moved to where the words change; %.1f s (%.2f conversations/s)",
+        r.eligible, r.segmented, r.chunks, r.skipped, r.failed, r.gave_up, r.cued, r.moved, dt, per_s(r.eligible, dt));
     return 0;
 }
 

@@ -560,8 +560,9 @@ static int seg_merge_windows(const struct seg_conv *c, struct segment_answer *an
     return DREAM_OK;
 }
 
-/* Moves the cuts between chained chunks to where the words change (segment_snap.h). */
-static int seg_snap(const struct seg_conv *c, const struct dream_segment_params *p, struct seg_range *r, size_t n, size_t *moved)
+/* Moves the cuts between chained chunks to where the person says the topic changes, or to where
+ * the words change (segment_snap.h). */
+static int seg_snap(const struct seg_conv *c, const struct dream_segment_params *p, struct seg_range *r, size_t n, size_t *moved, size_t *cued)
 {
     if (n < 2 || p->snap_reach == 0) return DREAM_OK;
     struct snap_params sp;
@@ -580,17 +581,48 @@ static int seg_snap(const struct seg_conv *c, const struct dream_segment_params 
         texts[i] = c->messages[i].text;
     }
     for (size_t i = 0; i < n; i++) sr[i] = (struct snap_range){r[i].first, r[i].last};
-    size_t k = 0;
-    rc = segment_snap(roles, texts, c->n, sr, n, &sp, &k);
+    size_t k = 0, q = 0;
+    rc = segment_snap(roles, texts, c->n, sr, n, &sp, &k, &q);
     if (!rc) {
         for (size_t i = 0; i < n; i++) r[i].first = sr[i].first, r[i].last = sr[i].last;
         *moved += k;
+        *cued += q;
     }
 done:
     free(roles);
     free(texts);
     free(sr);
     return rc;
+}
+
+/* Splits a chunk at a user message inside it (not its first) that says the topic changes
+ * (segment_snap_cue) and that no other chunk holds: from there on it is a chunk of its own, with
+ * the same label. The model saw one topic where the person said there were two. *split counts
+ * the chunks made; *r may be reallocated. */
+static int seg_split_cues(const struct seg_conv *c, const struct dream_segment_params *p, struct seg_range **r, size_t *n, size_t *split)
+{
+    if (p->snap_reach == 0) return DREAM_OK;
+    for (size_t i = 0; i < *n; i++) {
+        struct seg_range *x = &(*r)[i];
+        size_t at = 0;
+        for (size_t q = x->first + 1; !at && q <= x->last && q < c->n; q++) {
+            if (strcmp(c->messages[q].role, "user") != 0 || !segment_snap_cue(c->messages[q].text)) continue;
+            bool other = false;
+            for (size_t j = 0; j < *n && !other; j++) other = j != i && (*r)[j].first <= q && q <= (*r)[j].last;
+            if (!other) at = q;
+        }
+        if (!at) continue;
+        struct seg_range *g = realloc(*r, (*n + 1) * sizeof *g);
+        if (!g) return dream_error_set(DREAM_ENOMEM, "out of memory");
+        *r = g;
+        memmove(g + i + 2, g + i + 1, (*n - i - 1) * sizeof *g);
+        g[i + 1] = (struct seg_range){at, g[i].last, g[i].label};
+        g[i].last = at - 1;
+        (*n)++;
+        (*split)++;
+    }
+    if (*split && *n > 1) qsort(*r, *n, sizeof **r, seg_range_cmp);
+    return DREAM_OK;
 }
 
 /* Handles one conversation's answers (one per window): parse, repair, merge, store; a bad answer
@@ -602,7 +634,10 @@ static int seg_accept(dream_store *store, const struct seg_conv *c, const struct
     struct seg_range *r = NULL;
     size_t n = 0;
     int rc = seg_merge_windows(c, answers, &r, &n);
-    if (!rc) rc = seg_snap(c, p, r, n, &res->moved);
+    if (!rc) rc = seg_snap(c, p, r, n, &res->moved, &res->cued);
+    size_t split = 0;
+    if (!rc) rc = seg_split_cues(c, p, &r, &n, &split);
+    res->cued += split;
     if (rc && rc != DREAM_ENOMEM) {
         char *why = strdup(dream_error_last());
         rc = seg_fail(store, c, why ? why : "unusable answer", p, false, res);

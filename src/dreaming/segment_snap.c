@@ -90,6 +90,33 @@ size_t segment_snap_words(const char *text, size_t len, unsigned long long *out,
     return n;
 }
 
+/* Phrases with which a person says the conversation turns to another topic. Each is matched
+ * as written (lower case), so "something else" counts only where a punctuation mark ends it. */
+static const char *const snap_cues[] = {
+    "changing the subject", "change of subject",  "change the subject", "different topic",     "another topic",
+    "next topic",           "new topic",          "other topic",        "different subject",   "another subject",
+    "unrelated question",   "unrelated note",     "totally unrelated",  "completely unrelated", "separate question",
+    "separate topic",       "different question", "switching gears",    "switch gears",        "changing gears",
+    "on another note",      "on a different note", "on a separate note", "different area",      "something else.",
+    "something else:",      "something else \xe2\x80\x94", "something else -", "something else,",
+};
+
+bool segment_snap_cue(const char *text)
+{
+    char head[SNAP_CUE_BYTES + 1];
+    size_t n = 0;
+    for (; text && text[n] && n < SNAP_CUE_BYTES; n++) head[n] = snap_lower((unsigned char)text[n]);
+    head[n] = '\0';
+    for (size_t k = 0; k < sizeof snap_cues / sizeof *snap_cues; k++) {
+        const char *at = strstr(head, snap_cues[k]);
+        /* a cue starts a word: "a different topic", not "indifferent topic" */
+        if (at && (at == head || !snap_letter(at[-1]))) return true;
+    }
+    return false;
+}
+
+static bool snap_is_user(const char *role) { return role && strcmp(role, "user") == 0; }
+
 static int snap_u64_cmp(const void *a, const void *b)
 {
     unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
@@ -149,9 +176,10 @@ static bool snap_same_role(const char *a, const char *b)
 }
 
 int segment_snap(const char *const *roles, const char *const *texts, size_t n, struct snap_range *r, size_t nr, const struct snap_params *p,
-                 size_t *moved)
+                 size_t *moved, size_t *cued)
 {
     *moved = 0;
+    *cued = 0;
     if (nr < 2 || n < 2 || p->reach == 0 || p->window == 0) return DREAM_OK;
     struct snap_text t = {0};
     int rc = DREAM_OK;
@@ -179,12 +207,27 @@ int segment_snap(const char *const *roles, const char *const *texts, size_t n, s
         if (!snap_chained(a, b)) continue;
         size_t cut = b->first;
         if (cut >= n) continue;
+        /* the person said the topic changes here: the cut stays */
+        if (snap_is_user(roles[cut]) && segment_snap_cue(texts[cut])) continue;
         size_t lo = a->first + 1;
         size_t hi = j + 1 < nr ? r[j + 1].first - 1 : b->last;
         if (hi > b->last) hi = b->last;
         if (hi >= n) hi = n - 1;
         if (cut > p->reach && cut - p->reach > lo) lo = cut - p->reach;
         if (cut + p->reach < hi) hi = cut + p->reach;
+        /* the person's message that says the topic changes, nearest the model's cut, takes it
+         * (the earlier of two as near); else the place where the words change most */
+        size_t cue = SIZE_MAX;
+        for (size_t c = lo; c <= hi; c++) {
+            size_t dc = c > cut ? c - cut : cut - c, dq = cue > cut ? cue - cut : cut - cue;
+            if (c != cut && snap_is_user(roles[c]) && segment_snap_cue(texts[c]) && (cue == SIZE_MAX || dc < dq)) cue = c;
+        }
+        if (cue != SIZE_MAX) {
+            a->last = a->last + cue - cut;
+            b->first = cue;
+            (*cued)++;
+            continue;
+        }
         double own = snap_score(&t, n, p->window, cut), best = own;
         size_t at = cut;
         for (size_t c = lo; c <= hi; c++) {

@@ -17,7 +17,8 @@ $(cat "$1")"; }
 env_run() { env -u DREAM_BACKEND DREAM_HOME="$work/home" DREAM_MODEL="$model" DREAM_ADAPTERS="$work/no-adapters" DREAM_THREADS=1 \
             DREAM_CTX=256 "$@"; }
 summary="segment: 4 conversation(s): 0 segmented into 0 chunk(s), 0 skipped (nothing to cut), 4 failed attempt(s)"
-# stdout: the stage's summary line alone ("..., 0 given up, 0 cut(s) moved to where the words change; 1.5 s (2.65 conversations/s)")
+# stdout: the stage's summary line alone ("..., 0 given up, 0 cut(s) put where the person says the topic changes, 0 moved to
+# where the words change; 1.5 s (2.65 conversations/s)")
 only_summary() { [ "$(wc -l <"$1")" -eq 1 ] && case "$(cat "$1")" in "$summary, "*) true ;; *) false ;; esac ||
                  fail "stdout is not the summary line alone: $(cat "$1")"; }
 ingest() { rm -rf "$work/home" && env_run "$dream" ingest "$corpus" >/dev/null || fail "ingest of $corpus"; }

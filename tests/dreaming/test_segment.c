@@ -544,11 +544,25 @@ static const char *const two_topics[] = {
     "Feed the sourdough starter equal weights of flour and water; a sour smell means the starter is hungry.",
     "The starter doubled after the flour feed. How warm should the sourdough rise be?",
     "A sourdough starter rises best when warm; keep the flour and the starter jar near the oven.",
-    "Different question: my bicycle chain squeaks on the commute and the tyres look worn.",
+    "My bicycle chain squeaks on the commute and the tyres look worn.",
     "Oil the bicycle chain after a wet commute and check the tyres for worn tread.",
     "The chain stopped squeaking. Which tyres suit a commute bicycle in winter?",
     "For a winter commute, wider tyres with studs keep the bicycle steady; oil the chain weekly.",
 };
+
+/* Runs the stage over conversation conv alone, the fake answering script, cuts moved within reach. */
+static struct dream_segment_result run_script(dream_store *s, int64_t conv, const char *script, size_t reach)
+{
+    fake_mode = FAKE_SCRIPT;
+    fake_script = script;
+    struct dream_segment_params p;
+    dream_segment_default_params(&p);
+    p.conversation = conv;
+    p.snap_reach = reach;
+    struct dream_segment_result r;
+    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    return r;
+}
 
 /* Stores two_topics as conversation `name`, has the fake answer two chunks a0-a1 and b0-b1, runs
  * the stage with the given snap reach, and checks the cuts it moved and the chunks it stored. */
@@ -561,14 +575,7 @@ static void stage_case(dream_store *s, const char *name, int a0, int a1, int b0,
              "{\"chunks\": [{\"start_message_id\": %d, \"end_message_id\": %d, \"label\": \"first\"},"
              " {\"start_message_id\": %d, \"end_message_id\": %d, \"label\": \"second\"}]}",
              a0, a1, b0, b1);
-    fake_mode = FAKE_SCRIPT;
-    fake_script = script;
-    struct dream_segment_params p;
-    dream_segment_default_params(&p);
-    p.conversation = conv;
-    p.snap_reach = reach;
-    struct dream_segment_result r;
-    assert_int_equal(dream_segment_run(s, &p, &r), 0);
+    struct dream_segment_result r = run_script(s, conv, script, reach);
     assert_int_equal(r.moved, want_moved);
     struct dream_chunk *ch;
     size_t n;
@@ -599,7 +606,7 @@ static void test_segment_moves_a_cut_to_where_the_words_change(void **state)
 
 /* Runs segment_snap over 8 messages (user, assistant, ...) with the chunks given as "a-b c-d ...",
  * and checks how many cuts moved and the chunks it leaves, in the same form. */
-static void snap_case(const char *const *texts, const char *given, size_t want_moved, const char *want)
+static void snap_case_cued(const char *const *texts, const char *given, size_t want_moved, size_t want_cued, const char *want)
 {
     const char *roles[8];
     for (size_t i = 0; i < 8; i++) roles[i] = i % 2 ? "assistant" : "user";
@@ -613,13 +620,19 @@ static void snap_case(const char *const *texts, const char *given, size_t want_m
     }
     struct snap_params p;
     segment_snap_default_params(&p);
-    size_t moved = 99;
-    assert_int_equal(segment_snap(roles, texts, 8, r, nr, &p, &moved), 0);
+    size_t moved = 99, cued = 99;
+    assert_int_equal(segment_snap(roles, texts, 8, r, nr, &p, &moved, &cued), 0);
     char got[128] = "";
     for (size_t i = 0; i < nr; i++)
         snprintf(got + strlen(got), sizeof got - strlen(got), "%s%zu-%zu", i ? " " : "", r[i].first, r[i].last);
     assert_string_equal(got, want);
     assert_int_equal(moved, want_moved);
+    assert_int_equal(cued, want_cued);
+}
+
+static void snap_case(const char *const *texts, const char *given, size_t want_moved, const char *want)
+{
+    snap_case_cued(texts, given, want_moved, 0, want);
 }
 
 /* What the cut is judged by, and what it leaves alone. */
@@ -664,6 +677,90 @@ static void test_segment_snap_words_and_limits(void **state)
     const char *same[8];
     for (size_t i = 0; i < 8; i++) same[i] = two_topics[i % 4];
     snap_case(same, "0-1 2-7", 0, "0-1 2-7");
+}
+
+/* Where the person says the topic changes ("Changing the subject: ..."), the cut goes there: a
+ * cut on such a message stays whatever the words say, the nearest one within reach takes a cut,
+ * before any place the words suggest, and only the person's (the user's) messages count. */
+static void test_segment_snap_takes_the_person_s_topic_change(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        bool cue;
+    } phrases[] = {
+        {"Changing the subject: my bicycle chain squeaks.", true},
+        {"Got it, thanks. Okay, next topic. Back to fan dance.", true},
+        {"While I have you \xe2\x80\x94 something else. Something came up with Leonard.", true},
+        {"UNRELATED QUESTION. Which tyres suit winter?", true},
+        {"On another note, the oven is broken.", true},
+        {"Also, totally separate question: my app keeps its data in SQLite.", true},
+        {"I need something else for the garden than a rake.", false},
+        {"That is an indifferent topic to me.", false},
+        {"Which flour should I feed the starter, and how often, and at what temperature, given that my kitchen is cold? "
+         "Different topic: the bike.",
+         false}, /* past the opening bytes */
+        {"", false},
+        {NULL, false},
+    };
+    for (size_t i = 0; i < sizeof phrases / sizeof phrases[0]; i++) {
+        if (segment_snap_cue(phrases[i].text) != phrases[i].cue) fprintf(stderr, "phrase %zu\n", i);
+        assert_int_equal(segment_snap_cue(phrases[i].text), phrases[i].cue);
+    }
+    const char *cued[8], *one[8];
+    for (size_t i = 0; i < 8; i++) cued[i] = two_topics[i], one[i] = two_topics[i % 4];
+    cued[4] = "Changing the subject: my bicycle chain squeaks on the commute and the tyres look worn.";
+    snap_case_cued(cued, "0-1 2-7", 0, 1, "0-3 4-7");
+    snap_case_cued(cued, "0-6 6-7", 0, 1, "0-4 4-7");
+    snap_case_cued(cued, "0-3 4-7", 0, 0, "0-3 4-7");
+    /* one topic throughout, but the person says it changes at 6: the cut goes there from 2, and
+     * one there stays (the words would move neither) */
+    one[6] = "Different topic: the starter doubled after the flour feed. How warm should the sourdough rise be?";
+    snap_case_cued(one, "0-1 2-7", 0, 1, "0-5 6-7");
+    snap_case_cued(one, "0-5 6-7", 0, 0, "0-5 6-7");
+    /* the words alone would move the cut at 6 to 4; the person's cue at 6 keeps it */
+    const char *both[8];
+    for (size_t i = 0; i < 8; i++) both[i] = two_topics[i];
+    both[6] = "Different topic: the chain stopped squeaking. Which tyres suit a commute bicycle in winter?";
+    snap_case_cued(both, "0-5 6-7", 0, 0, "0-5 6-7");
+    /* the assistant's words do not count */
+    const char *asst[8];
+    for (size_t i = 0; i < 8; i++) asst[i] = one[i % 4];
+    asst[5] = "Changing the subject: feed the starter again tomorrow.";
+    snap_case_cued(asst, "0-1 2-7", 0, 0, "0-1 2-7");
+}
+
+/* A chunk the model gave whole is split where the person says the topic changes, both parts
+ * with its label; with snap_reach 0 the model's chunk stays as it gave it. */
+static void test_segment_splits_a_chunk_where_the_person_changes_the_subject(void **state)
+{
+    dream_store *s = *state;
+    const char *texts[8];
+    for (size_t i = 0; i < 8; i++) texts[i] = two_topics[i];
+    texts[4] = "Changing the subject: my bicycle chain squeaks on the commute and the tyres look worn.";
+    for (size_t reach = 0; reach < 7; reach += 6) {
+        char name[32];
+        snprintf(name, sizeof name, "split-%zu", reach);
+        int64_t conv = put_texts(s, name, texts, 8, 2000, name);
+        struct dream_segment_result r =
+            run_script(s, conv, "{\"chunks\": [{\"start_message_id\": 0, \"end_message_id\": 7, \"label\": \"whole\"}]}", reach);
+        assert_int_equal(r.cued, reach ? 1 : 0);
+        assert_int_equal(r.chunks, reach ? 2 : 1);
+        struct dream_chunk *ch;
+        size_t n;
+        assert_int_equal(dream_segment_chunks(s, conv, &ch, &n), 0);
+        assert_int_equal(n, reach ? 2 : 1);
+        assert_int_equal(ch[0].first, 0);
+        assert_int_equal(ch[0].last, reach ? 3 : 7);
+        assert_string_equal(ch[0].label, "whole");
+        if (reach) {
+            assert_int_equal(ch[1].first, 4);
+            assert_int_equal(ch[1].last, 7);
+            assert_string_equal(ch[1].label, "whole");
+        }
+        dream_chunks_free(ch, n);
+    }
+    assert_store_consistent(s);
 }
 
 static void test_segment_answer_parse_tolerates_wrappers(void **state)
@@ -717,6 +814,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_segment_dry_run_touches_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_limit_walks_oldest_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segment_over_fixture_and_sample_corpus, setup, teardown),
+        cmocka_unit_test(test_segment_snap_takes_the_person_s_topic_change),
+        cmocka_unit_test_setup_teardown(test_segment_splits_a_chunk_where_the_person_changes_the_subject, setup, teardown),
         cmocka_unit_test(test_segment_answer_parse_tolerates_wrappers),
         cmocka_unit_test_setup_teardown(test_segment_moves_a_cut_to_where_the_words_change, setup, teardown),
         cmocka_unit_test(test_segment_snap_words_and_limits),
