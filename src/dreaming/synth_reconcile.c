@@ -559,7 +559,9 @@ static char *rc_restate(dream_store *store, const dream_article *a, const char *
                 continue;
             }
             if (!strncasecmp(one + j, old, ol) && (!j || !isalnum((unsigned char)one[j - 1])) && !isalnum((unsigned char)one[j + ol])) {
-                dbuf_puts(&t, value);
+                /* capitalized as the old value was ("Clock golf is ..." -> "Touch football is ...") */
+                bool cap = isupper((unsigned char)one[j]) && islower((unsigned char)value[0]);
+                dbuf_printf(&t, "%c%s", cap ? toupper((unsigned char)value[0]) : value[0], value + 1);
                 j += ol;
                 continue;
             }

@@ -2248,8 +2248,8 @@ static void test_message_successor_reads_the_person_s_own_words(void **state)
 
 /* Reconcile takes a field's later position from the person's own words: a user message of a
  * conversation the article cites that names the subject and says "X instead of V". The field
- * becomes X, the lead's sentence that stated V is told with X and cited to that message (a new
- * footnote), and History keeps the trajectory; no model call decides it. The same words from
+ * becomes X, the lead's and the body's sentences that stated V are told with X (capitalized as V
+ * was) and cited to that message (a new footnote), and History keeps the trajectory; no model call decides it. The same words from
  * the assistant, or in a message that does not name the subject, change nothing. */
 static void test_reconcile_takes_the_later_position_the_person_told(void **state)
 {
@@ -2283,7 +2283,8 @@ static void test_reconcile_takes_the_later_position_the_person_told(void **state
         char t[2048];
         snprintf(t, sizeof t,
                  "# Sourdough\n\n```info\nflour: rye flour\n```\n\n**Sourdough** is bread the person bakes at home.[^1] The starter's flour "
-                 "is rye flour.[^1]\n\n## Baking\n\nBaking happens on Saturdays.[^2]\n\n## References\n\n"
+                 "is rye flour.[^1]\n\n## Baking\n\nRye flour is what the starter gets.[^1] Baking happens on Saturdays.[^2]\n\n"
+                 "## References\n\n"
                  "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n"
                  "[^2]: `conv:%s#%s` (2024-05-02, Bread tins)\n",
                  cite, m0);
@@ -2306,7 +2307,8 @@ static void test_reconcile_takes_the_later_position_the_person_told(void **state
         /* the footnotes renumbered in reading order: the told message is [^2] */
         snprintf(want_fn, sizeof want_fn, "[^2]: `conv:%s#%s` (2024-05-02, Bread tins)", cite, m1);
         bool ok = strstr(now, "flour: spelt flour\n") && strstr(now, "at home.[^1] The starter's flour is spelt flour.[^2]\n") &&
-                  !strstr(now, "is rye flour") && strstr(now, "- Previously rye flour[^1]; as of 2024-05-02 spelt flour[^2].") &&
+                  !strstr(now, "is rye flour") && strstr(now, "\n\nSpelt flour is what the starter gets.[^2] Baking") &&
+                  strstr(now, "- Previously rye flour[^1]; as of 2024-05-02 spelt flour[^2].") &&
                   strstr(now, want_fn);
         if (!ok) fprintf(stderr, "case %zu:\n%s", i, now);
         assert_true(ok);
