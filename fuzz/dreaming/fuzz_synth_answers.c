@@ -7,13 +7,15 @@
  * article leaves it passing the grammar and footnote checks; an infobox value's links, once
  * synth_unlink_redlinks has run, all resolve; a sanitized draft placed as a section, once
  * synth_unlink_new_redlinks has run (as every write does), links to no missing article but the
- * ones the article had. Never a crash or a leak. */
+ * ones the article had; a sentence said twice goes without taking a footnote marker with it.
+ * Never a crash or a leak. */
 #include "synth_internal.h"
 
 #include "../src/util/buf.h"
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +46,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (close && close + 1 < line + len && close[1] == ':') abort();
         }
         line += len + (line[len] == '\n');
+    }
+    /* a sentence said twice goes: the text only shrinks, and every marker stays somewhere */
+    if (clean) {
+        char *once = strdup(clean);
+        if (once) {
+            size_t dropped = synth_drop_repeated_sentences(once);
+            size_t lo = strlen(once), lc = strlen(clean);
+            if (lo > lc || (dropped == 0) != (lo == lc)) abort();
+            for (size_t i = 0, e; i < lc; i++) {
+                if (!synth_marker_at(clean, i, &e)) continue;
+                char m[32];
+                snprintf(m, sizeof m, "%.*s", (int)(e - i < 31 ? e - i : 31), clean + i);
+                if (!strstr(once, m)) abort();
+            }
+            free(once);
+        }
     }
     /* the draft as a new section of T (the vault: T alone), its model links reduced: only T and
      * the person's own [[Hand]] (a link to no article the article already had) stay links */

@@ -1294,3 +1294,85 @@ int synth_stage_params(const char *stage, const struct dream_synth_params *param
     if (p->section_budget == 0) p->section_budget = 24000;
     return 0;
 }
+
+/* The numbers of the markers in text[0..len) (up to max), sorted, deduplicated; their count. */
+static size_t synth_marker_set(const char *text, size_t len, int *out, size_t max)
+{
+    size_t n = 0, e;
+    for (size_t i = 0; i < len && n < max; i++) {
+        if (!synth_marker_at(text, i, &e)) continue;
+        int v = atoi(text + i + 2);
+        size_t k = 0;
+        while (k < n && out[k] < v) k++;
+        if (k == n || out[k] != v) {
+            memmove(out + k + 1, out + k, (n - k) * sizeof *out);
+            out[k] = v;
+            n++;
+        }
+        i = e - 1;
+    }
+    return n;
+}
+
+size_t synth_drop_repeated_sentences(char *text)
+{
+    enum { MAX_SENT = 64, MAX_MARKS = 16, MIN_WORDS = 3 };
+    struct synth_span sp[MAX_SENT];
+    size_t n = synth_sentences(text, sp, MAX_SENT);
+    unsigned *w[MAX_SENT] = {0};
+    long nw[MAX_SENT];
+    int mk[MAX_SENT][MAX_MARKS];
+    size_t nm[MAX_SENT];
+    bool drop[MAX_SENT] = {0};
+    size_t dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        nw[i] = synth_words(text + sp[i].at, sp[i].len, &w[i]);
+        nm[i] = synth_marker_set(text + sp[i].at, sp[i].len, mk[i], MAX_MARKS);
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (nw[i] < MIN_WORDS) continue;
+        for (size_t j = 0; j < i && !drop[i]; j++) {
+            if (drop[j] || nw[j] < nw[i] || synth_words_shared(w[i], (size_t)nw[i], w[j], (size_t)nw[j]) != (size_t)nw[i]) continue;
+            size_t held = 0;
+            for (size_t a = 0, b = 0; a < nm[i] && b < nm[j];) {
+                if (mk[i][a] == mk[j][b]) held++, a++, b++;
+                else if (mk[i][a] < mk[j][b]) b++;
+                else a++;
+            }
+            drop[i] = held == nm[i];
+        }
+        dropped += drop[i];
+    }
+    if (dropped) {
+        /* each dropped sentence goes with the spaces before it on its line, and a line it had to itself */
+        size_t out = 0, from = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!drop[i]) continue;
+            size_t gap = sp[i].at;
+            while (gap > from && text[gap - 1] == ' ') gap--;
+            memmove(text + out, text + from, gap - from);
+            out += gap - from;
+            from = sp[i].at + sp[i].len;
+            if ((out == 0 || text[out - 1] == '\n') && text[from] == '\n') from++; /* a line of its own */
+        }
+        memmove(text + out, text + from, strlen(text + from) + 1);
+    }
+    for (size_t i = 0; i < n; i++) free(w[i]);
+    return dropped;
+}
+
+int synth_drop_repeats_in(dream_article *a)
+{
+    int rc = DREAM_OK;
+    for (size_t s = 0; !rc && s <= dream_article_section_count(a); s++) {
+        bool is_lead = s == 0; /* the lead, then each body section */
+        const struct dream_article_section *sec = is_lead ? NULL : dream_article_section(a, s - 1);
+        if (sec && sec->kind != DREAM_SECTION_BODY) continue;
+        const char *text = is_lead ? dream_article_lead(a) : sec->body;
+        char *t = text ? strdup(text) : NULL;
+        if (text && !t) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (t && synth_drop_repeated_sentences(t)) rc = is_lead ? dream_article_set_lead(a, t) : dream_article_section_set_body(a, s - 1, t);
+        free(t);
+    }
+    return rc;
+}

@@ -484,6 +484,8 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
     if (!rc && !stub) rc = synth_pin_citations(a, e->src, e->n_src, 0);
     *dropped = *recited = 0;
     if (!rc && !stub) rc = synth_drop_unfounded(a, e->src, e->n_src, 0, dropped, recited);
+    /* once pinned, a sentence the model said twice in other words cites what its first saying does */
+    if (!rc && !stub) rc = synth_drop_repeats_in(a);
     if (!rc) rc = synth_normalize(a, e->stem, stems);
     for (size_t i = 0; i < n_cats; i++) free(cats[i]);
     dbuf_free(&b);

@@ -199,6 +199,15 @@ char *synth_gist(const char *text, size_t max);
  * trimmed. malloc'd ("" when nothing is left); NULL only when out of memory. */
 char *synth_sanitize(const char *draft, const char *heading);
 
+/* Drops from a draft (in place) each sentence that says nothing an earlier one did not: its
+ * content words (synth_words, three or more) all an earlier sentence's, and its markers all that
+ * sentence's ("They have written 117 tests for Parrot.[^2]" after "The person has written 117
+ * tests for Parrot.[^2]"). A small model restates a sentence in other openers. Returns how many. */
+size_t synth_drop_repeated_sentences(char *text);
+
+/* synth_drop_repeated_sentences over a's lead and each body section. */
+int synth_drop_repeats_in(dream_article *a);
+
 /* True when the draft narrates the task instead of being article prose, or runs on into the
  * prompt's own frame (a transcript's [user] line, a note's header). */
 bool synth_leaky(const char *draft);

@@ -454,6 +454,43 @@ static void leaky_create(struct ctx *c, const char *form, bool always, struct dr
     assert_int_equal((long)r->retried, leaky_first);
 }
 
+/* A model that says each section draft twice over: the fixture fake's draft, then the same
+ * again. */
+static int twice_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                      char **out)
+{
+    int rc = dreaming_fake_call(ud, stage, in, n, opts, out);
+    if (rc || strcmp(stage, "synthesis") != 0) return rc;
+    for (size_t i = 0; i < n; i++) {
+        if (!strstr(in[i].user, "Write the prose of this one section")) continue;
+        struct dbuf b = {0};
+        dbuf_printf(&b, "%s %s", out[i], out[i]);
+        free(out[i]);
+        out[i] = dbuf_take(&b);
+    }
+    return 0;
+}
+
+/* Section drafts that say every sentence twice give exactly the golden articles: once pinned,
+ * each second saying cites what the first does and goes. */
+static void test_create_drops_what_a_draft_says_twice(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    struct dream_backend twice = {.name = "twice", .call = twice_call};
+    struct dream_synth_params p;
+    dream_synth_default_params(&p);
+    p.wiki_dir = c->wiki;
+    p.batch = 3;
+    assert_int_equal(dream_seam_set_backend(&twice), 0);
+    struct dream_synth_result r;
+    assert_int_equal(dream_synth_create(c->store, &p, &r), 0);
+    assert_int_equal(r.created, 5);
+    assert_golden(c, "create");
+    assert_vault_checks(c);
+}
+
 /* Spec §6.5 step 7: a leaky draft is asked again once with a prose-only instruction. Drafts that
  * leak the first time and not the second give exactly the golden articles; drafts that leak
  * both times are dropped (nothing written) after one retry each. */
@@ -2907,6 +2944,43 @@ static void test_sanitize_keeps_one_of_a_repeated_phrase(void **state)
     sanitized_is("the river path\nthe river path", "the river path\nthe river path");
 }
 
+/* synth_drop_repeated_sentences: a sentence whose content words and markers an earlier one of
+ * the draft already holds goes, with the spaces before it (and its line, when it had one to
+ * itself); one that adds a word, cites another note, or has under three content words stays. */
+static void test_drop_repeated_sentences_keeps_what_adds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *want;
+        size_t dropped;
+    } cases[] = {
+        {"The person has written 117 tests for Parrot.[^2] They have written 117 tests for Parrot.[^2]",
+         "The person has written 117 tests for Parrot.[^2]", 1},
+        {"**Parrot** is a tool the person writes.[^1] The person has written 117 tests for Parrot.[^2] They have written 117 tests for "
+         "Parrot.[^2] Parrot uses SQLite.[^2]",
+         "**Parrot** is a tool the person writes.[^1] The person has written 117 tests for Parrot.[^2] Parrot uses SQLite.[^2]", 1},
+        {"For swan dive they switched to a wishing cap instead of a sailor cap.[^2]\nThe person switched to a wishing cap instead of a "
+         "sailor cap.[^2]\nThey dive at the lido.[^3]",
+         "For swan dive they switched to a wishing cap instead of a sailor cap.[^2]\nThey dive at the lido.[^3]", 1},
+        {"Gus is fed daily.[^1] Gus is fed daily.[^1]", "Gus is fed daily.[^1]", 1},
+        /* another note, a new word, too few words: all stay */
+        {"They have written 117 tests for Parrot.[^2] They have written 117 tests for Parrot.[^3]",
+         "They have written 117 tests for Parrot.[^2] They have written 117 tests for Parrot.[^3]", 0},
+        {"They have written 117 tests for Parrot.[^2] They have written 117 unit tests for Parrot.[^2]",
+         "They have written 117 tests for Parrot.[^2] They have written 117 unit tests for Parrot.[^2]", 0},
+        {"They love it.[^1] They love it.[^1]", "They love it.[^1] They love it.[^1]", 0},
+        {"", "", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *t = strdup(cases[i].in);
+        size_t n = synth_drop_repeated_sentences(t);
+        if (strcmp(t, cases[i].want) || n != cases[i].dropped) fprintf(stderr, "case %zu: %zu \"%s\"\n", i, n, t);
+        assert_string_equal(t, cases[i].want);
+        assert_int_equal(n, cases[i].dropped);
+        free(t);
+    }
+}
+
 /* The sources of one section prompt are fitted to section_budget: with the least budget a section
  * prompt shows each source only up to its cited message, and the articles are still written. */
 static long section_prompts, section_later;
@@ -3038,6 +3112,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_grounding_holds_a_restating_model_to_its_words),
         cmocka_unit_test(test_grounding_repairs_a_garbled_title_where_a_sentence_starts),
         cmocka_unit_test(test_sanitize_keeps_one_of_a_repeated_phrase),
+        cmocka_unit_test(test_drop_repeated_sentences_keeps_what_adds),
+        cmocka_unit_test_setup_teardown(test_create_drops_what_a_draft_says_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sources_of_a_chunk_of_several_subjects_keep_each_its_part, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fits_section_sources_to_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_stops_cleanly_when_the_section_call_fails, setup, teardown),
