@@ -212,6 +212,9 @@ int synth_drop_repeats_in(dream_article *a);
  * prompt's own frame (a transcript's [user] line, a note's header). */
 bool synth_leaky(const char *draft);
 
+/* How many times text[0..len) cites marker [^num] (a definition line's "[^num]:" is not a use). */
+size_t synth_marker_uses(const char *text, size_t len, int num);
+
 /* True when text holds the marker [^n]. */
 bool synth_has_marker(const char *text, int n);
 

@@ -118,7 +118,7 @@ static const char *lead_date(const dream_article *a, const char *text, size_t le
 }
 
 /* How many times marker [^num] is used in text[0..len) (definitions "[^num]:" not counted). */
-static size_t lead_uses(const char *text, size_t len, int num)
+size_t synth_marker_uses(const char *text, size_t len, int num)
 {
     size_t k = 0;
     for (size_t i = 0, e; i + 3 < len; i++)
@@ -134,7 +134,7 @@ static bool lead_keeps_markers(const char *whole, const char *old, const char *n
     for (size_t i = 0, e; i + 3 < lo; i++) {
         if (!synth_marker_at(old, i, &e)) continue;
         int num = atoi(old + i + 2);
-        if (lead_uses(whole, lw, num) - lead_uses(old, lo, num) + lead_uses(neu, ln, num) == 0) return false;
+        if (synth_marker_uses(whole, lw, num) - synth_marker_uses(old, lo, num) + synth_marker_uses(neu, ln, num) == 0) return false;
     }
     return true;
 }
@@ -260,8 +260,8 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
         for (size_t j = 0, e; kept && j + 3 < ls[i].len; j++) {
             if (!synth_marker_at(l, j, &e)) continue;
             int num = atoi(l + j + 2);
-            kept = lead_uses(best->text + best->s.at, best->s.len, num) > 0 ||
-                   lead_uses(whole, strlen(whole), num) > lead_uses(l, ls[i].len, num);
+            kept = synth_marker_uses(best->text + best->s.at, best->s.len, num) > 0 ||
+                   synth_marker_uses(whole, strlen(whole), num) > synth_marker_uses(l, ls[i].len, num);
         }
         if (!kept) continue;
         /* S goes to the lead only when a message it cites says its new position */

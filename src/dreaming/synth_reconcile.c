@@ -517,15 +517,6 @@ static char *rc_source_successor(dream_store *store, dream_article *a, const cha
     return best;
 }
 
-/* How many times text[0..len) holds the marker [^n]. */
-static size_t rc_marker_uses(const char *text, size_t len, int n)
-{
-    size_t uses = 0, e;
-    for (size_t i = 0; i < len; i++)
-        if (synth_marker_at(text, i, &e) && e <= len && atoi(text + i + 2) == n) uses++;
-    return uses;
-}
-
 /* text with each sentence that states old as current (rc_asserts_current) told with value
  * instead, cited to footnote k alone: only when message k of the person's holds three in four of
  * the new sentence's words (the successor message says it), and each marker the sentence
@@ -553,7 +544,7 @@ static char *rc_restate(dream_store *store, const dream_article *a, const char *
         for (; j < body_end;) {
             if (synth_marker_at(one, j, &e)) {
                 int num = atoi(one + j + 2);
-                if (num != k && num != droppable && rc_marker_uses(whole, strlen(whole), num) <= rc_marker_uses(one, sp[i].len, num))
+                if (num != k && num != droppable && synth_marker_uses(whole, strlen(whole), num) <= synth_marker_uses(one, sp[i].len, num))
                     dropped_ok = false;
                 j = e;
                 continue;

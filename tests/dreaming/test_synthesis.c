@@ -2355,6 +2355,37 @@ static void test_reconcile_takes_the_later_position_the_person_told(void **state
         assert_int_equal(git_head_has(c, "articles/Sourdough.md"), 1);
         assert_dream_check(c);
     }
+    /* a lead sentence whose other footnote nothing else cites keeps its words (restating it would
+     * drop that citation); the body's sentence and the field still take the later value */
+    {
+        struct dream_store_conversation *sc = NULL;
+        assert_int_equal(dream_store_get(c->store, "claude", "sd-told", &sc), 0);
+        char t[2048];
+        snprintf(t, sizeof t,
+                 "# Sourdough\n\n```info\nflour: rye flour\n```\n\n**Sourdough** is bread the person bakes at home.[^1] The starter's flour "
+                 "is rye flour.[^1][^3]\n\n## Baking\n\nRye flour is what the starter gets.[^1] Baking happens on Saturdays.[^2]\n\n"
+                 "## References\n\n"
+                 "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n"
+                 "[^2]: `conv:%s#sd-told-m0` (2024-05-02, Bread tins)\n"
+                 "[^3]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n",
+                 sc->cite);
+        dream_store_conversation_free(sc);
+        put_article(c, "Sourdough", t);
+        assert_int_equal(sqlite3_exec(store_db(c->store),
+                                      "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'baking' FROM chunks "
+                                      "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+        struct dream_synth_result r = reconcile(c);
+        assert_int_equal(r.reconciled, 1);
+        char *now = slurp(path);
+        bool ok = strstr(now, "flour: spelt flour\n") && strstr(now, "The starter's flour is rye flour.") &&
+                  strstr(now, "Spelt flour is what the starter gets.") && strstr(now, "conv:8f504e46#dr-c5-m0");
+        if (!ok) fprintf(stderr, "lone footnote:\n%s", now);
+        assert_true(ok);
+        free(now);
+        assert_dream_check(c);
+    }
 }
 
 static size_t held_all(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
