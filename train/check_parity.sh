@@ -10,7 +10,9 @@
 #      by `dream generate` (the exact serial path, rendering the same chat itself);
 #   4. f16: the token sequences must be identical; q8_0: agreement is reported. The first step's
 #      top-5 logits of numpy and llama.cpp are printed side by side (train/dump_logits.c).
-# Exit status 0 only when every f16 sequence agrees.
+#   5. ref_forward.q8_0_round (what train.py --init-q8 gives an adapter to learn on) must equal
+#      every matrix of the q8_0 GGUF exactly.
+# Exit status 0 only when every f16 sequence agrees and every Q8_0 round trip is exact.
 #
 # usage: bash train/check_parity.sh [WORKDIR]     (build first: make build)
 set -euo pipefail
@@ -171,6 +173,16 @@ print(f"negative control (rotate_half RoPE in numpy, prompt 3): {n}/{len(got)} t
       + (" -- as expected, they differ" if neox != got else " -- NOT sensitive to the RoPE layout"))
 if neox == got:
     ok = False
+# train.py --init-q8 trains an adapter on ref.q8_0_round of the base: it must be, tensor for
+# tensor, what dream-make-model --type q8_0 wrote (else the adapter learns on another base).
+for m in ("tied", "untied"):
+    _, w = ref.load_weights(f"{W}/{m}/w")
+    q = ref.load_gguf_tensors(f"{W}/{m}-q8_0.gguf")
+    bad = [n for n, a in w.items() if np.ndim(a) == 2 and not np.array_equal(ref.q8_0_round(a), q[n])]
+    print(f"q8_0 round trip ({m}): {sum(np.ndim(a) == 2 for a in w.values()) - len(bad)} of "
+          f"{sum(np.ndim(a) == 2 for a in w.values())} matrices equal the GGUF's" + (f"; differ: {bad[:3]}" if bad else ""))
+    if bad:
+        ok = False
 for (name, t), d in sorted(worst_top.items()):
     print(f"first-step top-5 logits, {name} {t}: max |numpy - llama.cpp| = {d:.4f}")
 print("check_parity:", "PASS (every f16 sequence identical)" if ok else "FAIL (an f16 sequence differs)")

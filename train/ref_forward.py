@@ -222,6 +222,21 @@ def load_gguf_tensors(path):
     return out
 
 
+def q8_0_round(a):
+    """a (float32, last dim a multiple of 32) as it comes back from a Q8_0 GGUF: ggml's reference
+    quantizer per block of 32 along the innermost dim (d = amax / 127 stored as f16, q =
+    roundf(x / d) with the f32 1/d, half away from zero), then d * q. An adapter trained on this
+    base sees the very weights dream-make-model --type q8_0 writes (train.py --init-q8)."""
+    x = np.asarray(a, np.float32).reshape(-1, 32)
+    amax = np.abs(x).max(axis=1)
+    d = (amax / np.float32(127)).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        inv = np.where(d != 0, np.float32(1) / d, np.float32(0)).astype(np.float32)
+    v = (x * inv[:, None]).astype(np.float32)
+    q = (np.sign(v) * np.floor(np.abs(v) + np.float32(0.5))).astype(np.float32)
+    return (d.astype(np.float16).astype(np.float32)[:, None] * q).reshape(np.shape(a))
+
+
 # ---------------------------------------------------------------------------------------------
 # Dataset files
 

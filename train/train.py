@@ -419,10 +419,17 @@ def main():
     ap.add_argument("--prompt-frac", type=float, default=0.1, help="share of prompt positions it is taken at")
     ap.add_argument("--init-gguf", help="start from this GGUF's tensors (F32/F16/Q8_0), with --init-config")
     ap.add_argument("--init-config", help="the dream-weights PREFIX.json whose config --init-gguf has")
+    ap.add_argument("--init-q8", action="store_true",
+                    help="round the --init matrices through Q8_0 as dream-make-model --type q8_0 does: an adapter "
+                         "then trains on the very base the seam mounts it on")
     ap.add_argument("--no-check", action="store_true", help="skip the final greedy check")
     ap.add_argument("--dtype", choices=("bf16", "f32"), default="bf16")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model (dynamic shapes)")
-    ap.add_argument("--state", help="optimizer state FILE: loaded if it exists, saved at the end")
+    ap.add_argument("--state", help="optimizer state FILE: loaded if it exists, saved at the end (with the float32 "
+                    "master weights, which a continued schedule takes over the f16 --init ones)")
+    ap.add_argument("--stop-at", type=int, default=0,
+                    help="stop after this step of the --steps schedule (a first command of two that --deterministic "
+                         "can repeat: the step does not depend on the machine's speed)")
     ap.add_argument("--lora", metavar="STAGE", help="train a LoRA adapter of the --init base on STAGE's records")
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--alpha", type=float, default=0.0, help="LoRA alpha (default 2 x rank)")
@@ -485,6 +492,10 @@ def main():
             sys.exit(f"train.py: --init {args.init} holds a {index['kind']}, not model weights")
         cfg = index["config"]
         tied = "output.weight" not in init
+    if args.init_q8:
+        if init is None:
+            ap.error("--init-q8 rounds the --init weights: it needs --init")
+        init = {n: ref.q8_0_round(a) if np.ndim(a) == 2 else a for n, a in init.items()}
     if ds.n_vocab != cfg["n_vocab"]:
         sys.exit(f"train.py: {args.data} has a vocabulary of {ds.n_vocab} tokens, the model {cfg['n_vocab']}")
     model = Mini(cfg, tied)
@@ -529,7 +540,13 @@ def main():
                           {"params": rest, "weight_decay": 0.0}) if g["params"]]
     opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), **fused(device))
     if args.state and os.path.exists(args.state):
-        opt.load_state_dict(torch.load(args.state, map_location=device))
+        saved = torch.load(args.state, map_location=device)
+        if "optimizer" in saved:  # since the stop-at split: the master weights come with it
+            with torch.no_grad():
+                for n, t in model.named_parameters():
+                    t.copy_(saved["master"][n])
+            saved = saved["optimizer"]
+        opt.load_state_dict(saved)
         print(f"optimizer state from {args.state}")
 
     rng = np.random.default_rng(args.seed)
@@ -537,6 +554,8 @@ def main():
     total = args.steps
     if args.start_step and not ((args.init or args.init_gguf) and total):
         ap.error("--start-step continues a schedule: it needs --init and --steps")
+    if args.stop_at and not (total and args.start_step < args.stop_at < total):
+        ap.error("--stop-at N needs --steps M and --start-step < N < M")
     step, epoch, tokens_seen = args.start_step, 0, 0
     log_loss, log_n = torch.zeros((), device=device), 0
     p_sum, p_n = torch.zeros((), device=device), 0
@@ -553,6 +572,9 @@ def main():
                 stopped = "time"
                 break
             if total and step >= total:
+                break
+            if args.stop_at and step >= args.stop_at:
+                stopped = "stop-at"
                 break
             if args.prompt_loss > 0:
                 inp, tgt, mask, st, n, pm = collate(ds, batches[bi], device, prompt_frac=args.prompt_frac, rng=rng)
@@ -629,7 +651,8 @@ def main():
         files = ref.save_weights(args.out, cfg, model.export(), extra={"train": result})
     print("wrote " + ", ".join(f"{f} ({os.path.getsize(f) / 2**20:.1f} MiB)" for f in files))
     if args.state:
-        torch.save(opt.state_dict(), args.state)
+        master = {n: t.detach().float().clone() for n, t in model.named_parameters()}
+        torch.save({"optimizer": opt.state_dict(), "master": master}, args.state)
         print(f"optimizer state -> {args.state}")
     if not args.no_check:
         cds, cidx = (val, vsel) if val is not None and len(vsel) else (ds, sel)

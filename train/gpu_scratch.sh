@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# gpu_scratch.sh — dream-mini from its seed, bit for bit: the base in two GPU commands, then its
+# adapters in a third (train/README.md, "From the seed").
+#
+#   bash train/gpu_scratch.sh first    DATA_DIR OUT_DIR CKPT_DIR STEPS STOP_AT MINUTES
+#   bash train/gpu_scratch.sh second   DATA_DIR OUT_DIR CKPT_DIR MINUTES
+#   bash train/gpu_scratch.sh adapters STAGE_DIR OUT_DIR CKPT_DIR MINUTES_EACH CHUNK_STEPS ENTITY_STEPS
+#   bash train/gpu_scratch.sh splitcheck DATA_DIR OUT_DIR CKPT_DIR   (the split itself, twice, in a minute)
+#
+# A command may run 10 minutes, and a base from scratch wants about twenty. `first` trains from
+# the seed under --deterministic, one cosine of STEPS steps, and stops at step STOP_AT (a step
+# count, not a time: so a rerun stops at the same place whatever the GPU's speed); it keeps the
+# f16 weights and the optimizer state with the float32 master weights in CKPT_DIR, on the GPU
+# machine, which holds them while it is held: run `second` right after, it picks up at STOP_AT
+# and runs to STEPS. `adapters` trains the chunk and entity LoRAs on the base's matrices rounded
+# through Q8_0 exactly as dream-make-model --type q8_0 rounds them (--init-q8), so each adapter
+# learns on the very base the seam mounts it on. Everything is under --deterministic with fixed
+# step counts: the same data and arguments on the same kind of GPU write the same bytes.
+# DATA_DIR holds train.bin.xz and val.bin.xz (train/make_mix.sh); STAGE_DIR chunk.bin.xz,
+# ent.bin.xz and val.bin.xz (train/make_stage_data.sh).
+set -euo pipefail
+mode=${1:?usage: gpu_scratch.sh first|second|adapters DATA_DIR OUT_DIR CKPT_DIR ...}
+DATA=${2:?usage}; OUT=${3:?usage}; CK=${4:?usage}
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1
+mkdir -p "$OUT" "$CK"
+TF=${TRAIN_FILE:-train.bin.xz}
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
+base=(--batch-tokens 131072 --lr 2e-3 --warmup 50 --prompt-loss 0.3 --prompt-frac 0.1 --log-every 200
+      --deterministic --state "$CK/state.pt" --out "$CK/dream-mini" --no-check)
+case $mode in
+first)
+    STEPS=${5:?STEPS}; STOP=${6:?STOP_AT}; MIN=${7:?MINUTES}
+    rm -f "$CK/state.pt"
+    python3 train/train.py --data "$DATA/$TF" --val "$DATA/val.bin.xz" "${base[@]}" \
+        --seed 1 --steps "$STEPS" --stop-at "$STOP" --minutes "$MIN"
+    cp "$CK/dream-mini.json" "$OUT/dream-mini-first.json"
+    ;;
+splitcheck)
+    # 24 steps on the held-out records as first (stop at 12) + second, twice: the two runs must
+    # write the same bytes, or the two-command form is not reproducible and `first` is not worth
+    # its nine minutes.
+    for k in 1 2; do
+        c=$CK/split$k
+        TRAIN_FILE=val.bin.xz bash "$0" first "$DATA" "$c/out" "$c" 24 12 1.5 >"$OUT/split$k.log" 2>&1
+        TRAIN_FILE=val.bin.xz bash "$0" second "$DATA" "$c/out" "$c" 1.5 >>"$OUT/split$k.log" 2>&1
+        sha256sum "$c"/out/dream-mini.bin.* | awk '{print $1}' | sha256sum | sed "s/ .*/  split run $k/"
+    done | tee "$OUT/split.sha"
+    [ "$(awk '{print $1}' "$OUT/split.sha" | sort -u | wc -l)" = 1 ] && echo "gpu_scratch: the split is bit for bit" \
+        || { echo "gpu_scratch: the two split runs differ" >&2; exit 1; }
+    exit 0
+    ;;
+second)
+    MIN=${5:?MINUTES}
+    if [ ! -f "$CK/dream-mini.json" ] || [ ! -f "$CK/state.pt" ]; then
+        echo "gpu_scratch: no checkpoint in $CK (the machine was given back): run first again" >&2
+        exit 3
+    fi
+    read -r at total < <(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["train"]; print(t["steps"], t["schedule_steps"])' "$CK/dream-mini.json")
+    echo "gpu_scratch: continuing at step $at of $total"
+    cp "$CK/dream-mini.json" "$OUT/dream-mini-first.json"
+    python3 train/train.py --data "$DATA/$TF" --val "$DATA/val.bin.xz" "${base[@]}" \
+        --init "$CK/dream-mini" --seed 2 --start-step "$at" --steps "$total" --minutes "$MIN"
+    cp "$CK"/dream-mini.json "$CK"/dream-mini.bin.* "$OUT"/
+    sha256sum "$OUT"/dream-mini.bin.*
+    ;;
+adapters)
+    MIN=${5:?MINUTES}; NC=${6:?CHUNK_STEPS}; NE=${7:?ENTITY_STEPS}
+    [ -f "$CK/dream-mini.json" ] || { echo "gpu_scratch: no base in $CK" >&2; exit 3; }
+    for pair in "chunk chunk $NC" "entity ent $NE"; do
+        set -- $pair
+        python3 train/train.py --data "$DATA/$2.bin.xz" --val "$DATA/val.bin.xz" --init "$CK/dream-mini" --init-q8 \
+            --lora "$1" --rank 16 --out "$OUT/lora-$1" --seed 1 --eval-every 0 --log-every 100 \
+            --deterministic --steps "$3" --minutes "$MIN" --no-check
+    done
+    sha256sum "$OUT"/lora-*.bin.*
+    ;;
+*) echo "gpu_scratch: unknown mode $mode" >&2; exit 2 ;;
+esac
+ls -la "$OUT"
