@@ -25,6 +25,7 @@ cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT" "$CK"
 TF=${TRAIN_FILE:-train.bin.xz}
+VAL=(); [ -f "$DATA/val.bin.xz" ] && VAL=(--val "$DATA/val.bin.xz")  # optional: the held-out loss
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 base=(--batch-tokens 131072 --lr 2e-3 --warmup 50 --prompt-loss 0.3 --prompt-frac 0.1 --log-every 200
       --deterministic --state "$CK/state.pt" --out "$CK/dream-mini" --no-check)
@@ -32,7 +33,7 @@ case $mode in
 first)
     STEPS=${5:?STEPS}; STOP=${6:?STOP_AT}; MIN=${7:?MINUTES}
     rm -f "$CK/state.pt"
-    python3 train/train.py --data "$DATA/$TF" --val "$DATA/val.bin.xz" "${base[@]}" \
+    python3 train/train.py --data "$DATA/$TF" "${VAL[@]}" "${base[@]}" \
         --seed 1 --steps "$STEPS" --stop-at "$STOP" --minutes "$MIN"
     cp "$CK/dream-mini.json" "$OUT/dream-mini-first.json"
     ;;
@@ -59,7 +60,7 @@ second)
     read -r at total < <(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["train"]; print(t["steps"], t["schedule_steps"])' "$CK/dream-mini.json")
     echo "gpu_scratch: continuing at step $at of $total"
     cp "$CK/dream-mini.json" "$OUT/dream-mini-first.json"
-    python3 train/train.py --data "$DATA/$TF" --val "$DATA/val.bin.xz" "${base[@]}" \
+    python3 train/train.py --data "$DATA/$TF" "${VAL[@]}" "${base[@]}" \
         --init "$CK/dream-mini" --seed 2 --start-step "$at" --steps "$total" --minutes "$MIN"
     cp "$CK"/dream-mini.json "$CK"/dream-mini.bin.* "$OUT"/
     sha256sum "$OUT"/dream-mini.bin.*
@@ -69,7 +70,7 @@ adapters)
     [ -f "$CK/dream-mini.json" ] || { echo "gpu_scratch: no base in $CK" >&2; exit 3; }
     for pair in "chunk chunk $NC" "entity ent $NE"; do
         set -- $pair
-        python3 train/train.py --data "$DATA/$2.bin.xz" --val "$DATA/val.bin.xz" --init "$CK/dream-mini" --init-q8 \
+        python3 train/train.py --data "$DATA/$2.bin.xz" "${VAL[@]}" --init "$CK/dream-mini" --init-q8 \
             --lora "$1" --rank 16 --out "$OUT/lora-$1" --seed 1 --eval-every 0 --log-every 100 \
             --deterministic --steps "$3" --minutes "$MIN" --no-check
     done
