@@ -3,7 +3,7 @@
 # adapters in a third (train/README.md, "From the seed").
 #
 #   bash train/gpu_scratch.sh first    DATA_DIR OUT_DIR CKPT_DIR STEPS STOP_AT MINUTES
-#   bash train/gpu_scratch.sh second   DATA_DIR OUT_DIR CKPT_DIR MINUTES
+#   bash train/gpu_scratch.sh second   DATA_DIR OUT_DIR CKPT_DIR MINUTES [STOP_AT]
 #   bash train/gpu_scratch.sh adapters STAGE_DIR OUT_DIR CKPT_DIR MINUTES_EACH CHUNK_STEPS ENTITY_STEPS
 #   bash train/gpu_scratch.sh splitcheck DATA_DIR OUT_DIR CKPT_DIR   (the split itself, twice, in a minute)
 #
@@ -12,9 +12,12 @@
 # count, not a time: so a rerun stops at the same place whatever the GPU's speed); it keeps the
 # f16 weights and the optimizer state with the float32 master weights in CKPT_DIR, on the GPU
 # machine, which holds them while it is held: run `second` right after, it picks up at STOP_AT
-# and runs to STEPS. `adapters` trains the chunk and entity LoRAs on the base's matrices rounded
+# and runs to STEPS, or stops again at STOP_AT for a third command (SEED, default 2, orders its
+# records; DATA_DIR may be another mix: the cosine goes on over it). `adapters` trains the chunk and entity LoRAs on the base's matrices rounded
 # through Q8_0 exactly as dream-make-model --type q8_0 rounds them (--init-q8), so each adapter
-# learns on the very base the seam mounts it on. Everything is under --deterministic with fixed
+# learns on the very base the seam mounts it on; with BASE_GGUF (and BASE_CONFIG, its
+# dream-weights .json) it reads that Q8_0 GGUF instead of CKPT_DIR, the same matrices, so the
+# adapters may train in a later session than the base. Everything is under --deterministic with fixed
 # step counts: the same data and arguments on the same kind of GPU write the same bytes.
 # DATA_DIR holds train.bin.xz and val.bin.xz (train/make_mix.sh); STAGE_DIR chunk.bin.xz,
 # ent.bin.xz and val.bin.xz (train/make_stage_data.sh).
@@ -52,7 +55,7 @@ splitcheck)
     exit 0
     ;;
 second)
-    MIN=${5:?MINUTES}
+    MIN=${5:?MINUTES}; STOP=${6:-0}
     if [ ! -f "$CK/dream-mini.json" ] || [ ! -f "$CK/state.pt" ]; then
         echo "gpu_scratch: no checkpoint in $CK (the machine was given back): run first again" >&2
         exit 3
@@ -61,16 +64,21 @@ second)
     echo "gpu_scratch: continuing at step $at of $total"
     cp "$CK/dream-mini.json" "$OUT/dream-mini-first.json"
     python3 train/train.py --data "$DATA/$TF" "${VAL[@]}" "${base[@]}" \
-        --init "$CK/dream-mini" --seed 2 --start-step "$at" --steps "$total" --minutes "$MIN"
+        --init "$CK/dream-mini" --seed "${SEED:-2}" --start-step "$at" --steps "$total" --stop-at "$STOP" --minutes "$MIN"
     cp "$CK"/dream-mini.json "$CK"/dream-mini.bin.* "$OUT"/
     sha256sum "$OUT"/dream-mini.bin.*
     ;;
 adapters)
     MIN=${5:?MINUTES}; NC=${6:?CHUNK_STEPS}; NE=${7:?ENTITY_STEPS}
-    [ -f "$CK/dream-mini.json" ] || { echo "gpu_scratch: no base in $CK" >&2; exit 3; }
+    if [ -n "${BASE_GGUF:-}" ]; then
+        INIT=(--init-gguf "$BASE_GGUF" --init-config "${BASE_CONFIG:?BASE_CONFIG: the dream-weights .json of BASE_GGUF}")
+    else
+        [ -f "$CK/dream-mini.json" ] || { echo "gpu_scratch: no base in $CK" >&2; exit 3; }
+        INIT=(--init "$CK/dream-mini" --init-q8)
+    fi
     for pair in "chunk chunk $NC" "entity ent $NE"; do
         set -- $pair
-        python3 train/train.py --data "$DATA/$2.bin.xz" "${VAL[@]}" --init "$CK/dream-mini" --init-q8 \
+        python3 train/train.py --data "$DATA/$2.bin.xz" "${VAL[@]}" "${INIT[@]}" \
             --lora "$1" --rank 16 --out "$OUT/lora-$1" --seed 1 --eval-every 0 --log-every 100 \
             --deterministic --steps "$3" --minutes "$MIN" --no-check
     done
