@@ -139,13 +139,15 @@ static bool lead_keeps_markers(const char *whole, const char *old, const char *n
     return true;
 }
 
-/* A body sentence that tells a change. */
+/* A body sentence that tells a change. Its text and date are its own copies: a replacement sets
+ * the lead, which re-parses the article and frees every section body and footnote, and the
+ * sentences found before are still read after it (the sentence put at the lead's end). */
 struct lead_change_s {
-    const char *text; /* its section's body (stable while the article is not changed) */
+    char *text; /* the sentence; s spans all of it */
     struct synth_span s, y;
     unsigned *sw, *yw; /* content words of the sentence and of the old position */
     size_t nsw, nyw;
-    const char *date;
+    char *date;
     bool used;
 };
 
@@ -199,12 +201,12 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
                 ch = g, cap = nc;
             }
             struct lead_change_s *c = &ch[n_ch++];
-            *c = (struct lead_change_s){.text = sec->body, .s = sp[k], .y = y};
+            const char *date = lead_date(a, st, sp[k].len);
+            *c = (struct lead_change_s){.text = strndup(st, sp[k].len), .s = {0, sp[k].len}, .y = y, .date = date ? strdup(date) : NULL};
             long nsw = synth_words(st, sp[k].len, &c->sw), nyw = synth_words(st + y.at, y.len, &c->yw);
-            if (nsw < 0 || nyw < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            if (nsw < 0 || nyw < 0 || !c->text || (date && !c->date)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
             c->nsw = nsw < 0 ? 0 : (size_t)nsw;
             c->nyw = nyw < 0 ? 0 : (size_t)nyw;
-            c->date = lead_date(a, st, sp[k].len);
         }
     }
     /* each lead sentence after the first, against them; the new lead in b */
@@ -318,6 +320,8 @@ int synth_lead_follow_body(dream_article *a, synth_held_fn held, void *ud, size_
         free(cur);
     }
     for (size_t k = 0; k < n_ch; k++) {
+        free(ch[k].text);
+        free(ch[k].date);
         free(ch[k].sw);
         free(ch[k].yw);
     }

@@ -3078,6 +3078,59 @@ static void test_create_stops_cleanly_when_the_section_call_fails(void **state)
     assert_int_equal(list_md(dir, names, 8), 0);
 }
 
+/* The lead step replaces a stale lead sentence and then appends another change the lead says
+ * nothing of. Setting the new lead re-parses the article, so the body sentences found before
+ * must not be read from the old section bodies: they were (ASan: heap-use-after-free), and the
+ * real pipeline appended the second sentence on some runs and not on others (the article of
+ * train/gen_corpus.py --style casual --seed 2145, recorded again: another lead, another file). */
+static void test_lead_step_appends_after_a_replacement(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "---\n"
+        "tags:\n"
+        "  - Towns\n"
+        "---\n"
+        "\n"
+        "# Pine Bluff\n"
+        "\n"
+        "{{stub}}\n"
+        "\n"
+        "```info\n"
+        "type: town\n"
+        "kind: thing\n"
+        "stay: a rented flat near the cathedral\n"
+        "trip_budget: €2150\n"
+        "```\n"
+        "\n"
+        "**Pine Bluff** is a town the person travels to for work (a town in southeast central Arkansas on the Arkansas River).[^1] In Pine Bluff they stay in a rented flat near the cathedral.[^1] A trip to Pine Bluff costs them about €2150.[^2]\n"
+        "\n"
+        "## Accommodation\n"
+        "\n"
+        "In Pine Bluff they used to stay in a rented flat near the cathedral.[^1] The person's favourite time to be in Pine Bluff was the shoulder season.[^3] A trip to Pine Bluff costs them about €2150.[^2] They usually travel to Pine Bluff by bus.[^4] Now they stay in a hostel near the old town in Pine Bluff instead of a rented flat near the cathedral.[^4] They have come round to thinking Pine Bluff is best in winter instead of the shoulder season.[^5]\n"
+        "\n"
+        "## References\n"
+        "\n"
+        "[^1]: [[Sources/2025-08-06 Pine Bluff accommodation advice (f542a668)#^2b573be9-5711-40c2-902a-35009459cf66|conv:f542a668#2b573be9-5711-40c2-902a-35009459cf66]] (2025-08-06, Pine Bluff: accommodation advice)\n"
+        "[^2]: [[Sources/2025-09-21 Odds and ends (04e0ddd6)#^1b6af951-95af-41a4-90e0-10750fb68c4f|conv:04e0ddd6#1b6af951-95af-41a4-90e0-10750fb68c4f]] (2025-09-21, Odds and ends)\n"
+        "[^3]: [[Sources/2025-08-06 Pine Bluff accommodation advice (f542a668)#^fd9280f7-627d-45e9-9ae6-1e1fdb767f27|conv:f542a668#fd9280f7-627d-45e9-9ae6-1e1fdb767f27]] (2025-08-06, Pine Bluff: accommodation advice)\n"
+        "[^4]: [[Sources/2025-09-21 Odds and ends (04e0ddd6)#^75329d51-cf83-463a-9121-2f66841c39d9|conv:04e0ddd6#75329d51-cf83-463a-9121-2f66841c39d9]] (2025-09-21, Odds and ends)\n"
+        "[^5]: [[Sources/2025-09-21 Odds and ends (04e0ddd6)#^8417a9ed-02b2-4360-9880-bc5ee78029d2|conv:04e0ddd6#8417a9ed-02b2-4360-9880-bc5ee78029d2]] (2025-09-21, Odds and ends)\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, sizeof text - 1, &a), DREAM_OK);
+    size_t replaced = 0;
+    assert_int_equal(synth_lead_follow_body(a, held_all, NULL, &replaced), DREAM_OK);
+    assert_int_equal(replaced, 2);
+    const char *lead = dream_article_lead(a);
+    assert_non_null(strstr(lead, "Now they stay in a hostel near the old town in Pine Bluff instead of a rented flat near the cathedral.[^4]"));
+    assert_null(strstr(lead, "In Pine Bluff they stay in a rented flat"));
+    const char *end = "They have come round to thinking Pine Bluff is best in winter instead of the shoulder season.[^5]";
+    size_t n = strlen(lead), m = strlen(end);
+    while (n && (lead[n - 1] == '\n' || lead[n - 1] == ' ')) n--;
+    assert_true(n >= m && memcmp(lead + n - m, end, m) == 0);
+    dream_article_free(a);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -3144,6 +3197,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_grounding_repairs_a_garbled_title_where_a_sentence_starts),
         cmocka_unit_test(test_sanitize_keeps_one_of_a_repeated_phrase),
         cmocka_unit_test(test_drop_repeated_sentences_keeps_what_adds),
+        cmocka_unit_test(test_lead_step_appends_after_a_replacement),
         cmocka_unit_test_setup_teardown(test_create_drops_what_a_draft_says_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sources_of_a_chunk_of_several_subjects_keep_each_its_part, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fits_section_sources_to_the_budget, setup, teardown),
