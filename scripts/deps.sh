@@ -31,7 +31,7 @@ die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
 PKGS=(build-essential cmake pkg-config git ca-certificates xz-utils
       libsqlite3-dev libjansson-dev libgit2-dev libmicrohttpd-dev libcurl4-openssl-dev
       libutf8proc-dev libcmocka-dev zlib1g-dev
-      python3 python3-jinja2 nodejs npm
+      python3 python3-jinja2 nodejs npm wordnet-base wamerican
       clang libclang-rt-14-dev time)
 
 missing=()

@@ -82,6 +82,13 @@ if(TARGET dream AND DREAM_PYTHON_PROG AND EXISTS /usr/share/wordnet/data.noun)
   set_tests_properties(cli_run_replay PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 900
     PASS_REGULAR_EXPRESSION "PASS: replay" FAIL_REGULAR_EXPRESSION "FAIL:"
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+  # The same history recorded twice through the real pipeline and the oracle gives the same
+  # records and the same wiki, byte for byte (tests/dreaming/record_stable.sh).
+  add_test(NAME cli_record_stable COMMAND bash ${CMAKE_SOURCE_DIR}/tests/dreaming/record_stable.sh $<TARGET_FILE:dream>
+           ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/tests/dreaming-cli/record-stable)
+  set_tests_properties(cli_record_stable PROPERTIES TIMEOUT 600
+    PASS_REGULAR_EXPRESSION "PASS: record stable" FAIL_REGULAR_EXPRESSION "FAIL:"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 else()
-  message(STATUS "cli_run_replay: not registered (needs python3 and wordnet-base for train/gen_corpus.py)")
+  message(STATUS "cli_run_replay, cli_record_stable: not registered (need python3 and wordnet-base for train/gen_corpus.py)")
 endif()
