@@ -948,6 +948,15 @@ class SubjectMaker:
                    f"I've had my {lemma} for a while now (I call it {{s0}})."]
         s.reintro = ["{s0} is acting up again.", "Quick one about {s0}.", "So, {s0} again.",
                      f"{{s0}}, my {lemma}, again.", "Another thing about {s0}.", "Me and {s0} again."]
+        if self.g.wide_intros:
+            s.intro += [f"My {lemma}, {{s0}}, has gone a bit sluggish lately and I don't know why.",
+                        f"My {lemma}, {{s0}}, hasn't been right since I moved it.",
+                        f"{{s0}} (my {lemma}) isn't behaving like it used to.",
+                        f"So my {lemma} — I call it {{s0}} — is giving me trouble this week.",
+                        f"I need advice on my {lemma}, {{s0}}, which has been off for a few days.",
+                        f"I've been a little worried about {{s0}}, my {lemma}, since last week."]
+            s.reintro += ["{s0} is doing much better now.", "Update on {s0}: back to normal, mostly.",
+                          f"My {lemma} {{s0}} again, sorry.", "Good news about {s0}."]
 
     def _pet(self, s):
         lex, rng = self.lex, self.rng
@@ -1365,8 +1374,13 @@ class Conversation:
 
 
 class Generator:
-    def __init__(self, lex, seed, catalogue, n_conv=None, style="plain"):
+    def __init__(self, lex, seed, catalogue, n_conv=None, style="plain", named_intros="base"):
         self.lex = lex
+        # named_intros "wide" (casual style; since run 12): a named thing is also introduced in
+        # the same sentence as what is wrong with it ("My sourdough starter, Gus, has gone
+        # sluggish..."), as people write, not only in a sentence that just names it. Off by
+        # default, so every corpus made before keeps its bytes.
+        self.wide_intros = named_intros == "wide"
         # "casual" (since run 6): short chats, mostly one subject each, things the person has
         # given a name ("my mixer, Bertha"), lower-case project names, shorter replies and
         # everyday nouns that are not subjects. Every random draw it adds happens only in that
@@ -2135,11 +2149,13 @@ def main():
     ap.add_argument("--conversations", type=int, default=None, help="conversations in the history (default 20-40; casual 8-18)")
     ap.add_argument("--style", choices=["plain", "casual"], default="plain",
                     help="casual: short chats, named things, lower-case project names, everyday nouns (since run 6)")
+    ap.add_argument("--named-intros", choices=["base", "wide"], default="base",
+                    help="wide (casual style): named things also introduced with what is wrong with them, in one sentence")
     args = ap.parse_args()
     if args.conversations is not None and args.conversations < 2:
         ap.error("--conversations must be at least 2")
     lex = Lexicon()
-    g = Generator(lex, args.seed, args.catalogue, args.conversations, args.style)
+    g = Generator(lex, args.seed, args.catalogue, args.conversations, args.style, args.named_intros)
     exports, truth = g.run()
     problems = check(truth)
     if problems:

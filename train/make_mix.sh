@@ -16,7 +16,8 @@
 #    OUT_DIR/train.bin(.xz), val.bin(.xz), ent.bin(.xz) (the entity copies alone, for the adapter).
 #
 # Environment: JOBS, N_PLAIN (default 220: runs 5-7's), PLAIN_FRAC (default 0.55: run 7's), ENT_SEEDS_CASUAL (default "2 3 4 5"),
-# ENT_SEEDS_PLAIN (default "2"), BIN (default build/bin). Deterministic: the same environment
+# ENT_SEEDS_PLAIN (default "2"), CASUAL_ARGS (more gen_corpus.py options for the casual corpora, as
+# "--named-intros wide"; default none), BIN (default build/bin). Deterministic: the same environment
 # gives byte-identical .bin files, since record.sh sorts its records (the seam's parallel calls
 # reach the oracle in any order). Run 8's data was made before that sort, so its record order,
 # and with it augment.py's pseudo-names and the sampling, followed the arrival order: the same
@@ -32,6 +33,7 @@ PLAIN_FRAC=${PLAIN_FRAC:-0.55}
 ENT_SEEDS_CASUAL=${ENT_SEEDS_CASUAL:-2 3 4 5}
 ENT_SEEDS_PLAIN=${ENT_SEEDS_PLAIN:-2}
 BIN=${BIN:-$ROOT/build/bin}
+CASUAL_ARGS=${CASUAL_ARGS:-} # more gen_corpus.py options for the casual corpora (e.g. --named-intros wide)
 STAGES=chunk,entity,route,section,synthesis,editor,answer
 
 one() { # catalogue seed style
@@ -39,7 +41,9 @@ one() { # catalogue seed style
     dir=$OUT/$cat-$seed
     [ "$style" = casual ] && dir=$OUT/c$cat-$seed
     if [ -s "$dir/rec/ask-records.jsonl" ]; then return 0; fi
-    python3 "$ROOT/train/gen_corpus.py" --seed "$seed" --catalogue "$cat" --style "$style" --out "$dir/corpus" >/dev/null
+    local extra=()
+    [ "$style" = casual ] && [ -n "$CASUAL_ARGS" ] && read -r -a extra <<<"$CASUAL_ARGS"
+    python3 "$ROOT/train/gen_corpus.py" --seed "$seed" --catalogue "$cat" --style "$style" "${extra[@]}" --out "$dir/corpus" >/dev/null
     if ! DREAM=$BIN/dream bash "$ROOT/train/record.sh" "$dir/corpus" "$dir/rec" >"$dir/record.log" 2>&1; then
         echo "make_mix: $cat seed $seed ($style) failed (see $dir/record.log)" >&2
         return 1
@@ -51,7 +55,7 @@ one() { # catalogue seed style
     echo "make_mix: $cat seed $seed ($style): $(cat "$dir/rec/records.jsonl" "$dir/rec/ask-records.jsonl" | wc -l) records"
 }
 export -f one
-export OUT ROOT BIN
+export OUT ROOT BIN CASUAL_ARGS
 { seq 1 "$N_PLAIN" | grep -vx 78 | sed 's/^/train /; s/$/ plain/'
   seq 1001 1008 | sed 's/^/heldout /; s/$/ plain/'
   seq 2001 2320 | sed 's/^/train /; s/$/ casual/'
