@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# gpu_scratch.sh — dream-mini from its seed, bit for bit: the base in two GPU commands, then its
-# adapters in a third (train/README.md, "From the seed").
+# gpu_scratch.sh — dream-mini from its seed, bit for bit: the base in two or three GPU commands,
+# then its adapters in one more (train/README.md, "From the seed").
 #
 #   bash train/gpu_scratch.sh first    DATA_DIR OUT_DIR CKPT_DIR STEPS STOP_AT MINUTES
 #   bash train/gpu_scratch.sh second   DATA_DIR OUT_DIR CKPT_DIR MINUTES [STOP_AT]
@@ -11,18 +11,19 @@
 # the seed under --deterministic, one cosine of STEPS steps, and stops at step STOP_AT (a step
 # count, not a time: so a rerun stops at the same place whatever the GPU's speed); it keeps the
 # f16 weights and the optimizer state with the float32 master weights in CKPT_DIR, on the GPU
-# machine, which holds them while it is held: run `second` right after, it picks up at STOP_AT
-# and runs to STEPS, or stops again at STOP_AT for a third command (SEED, default 2, orders its
-# records; DATA_DIR may be another mix: the cosine goes on over it). `adapters` trains the chunk and entity LoRAs on the base's matrices rounded
-# through Q8_0 exactly as dream-make-model --type q8_0 rounds them (--init-q8), so each adapter
-# learns on the very base the seam mounts it on; with BASE_GGUF (and BASE_CONFIG, its
-# dream-weights .json) it reads that Q8_0 GGUF instead of CKPT_DIR, the same matrices, so the
-# adapters may train in a later session than the base. Everything is under --deterministic with fixed
-# step counts: the same data and arguments on the same kind of GPU write the same bytes.
-# DATA_DIR holds train.bin.xz and val.bin.xz (train/make_mix.sh); STAGE_DIR chunk.bin.xz,
-# ent.bin.xz and val.bin.xz (train/make_stage_data.sh).
+# machine, which holds them while it is held. Run `second` right after: it picks up where the
+# last command stopped and runs to STEPS, or stops again at its own STOP_AT for a third command.
+# SEED (default 2) orders its records, and DATA_DIR may be another mix: the cosine goes on over it.
+# `adapters` trains the chunk and entity LoRAs on the base's matrices rounded through Q8_0 exactly
+# as dream-make-model --type q8_0 rounds them (--init-q8), so each adapter learns on the very base
+# the seam mounts it on. With BASE_GGUF (and BASE_CONFIG, its dream-weights .json) it reads that
+# Q8_0 GGUF instead of CKPT_DIR: the same matrices, so the adapters may train in a later session
+# than the base. Everything is under --deterministic with fixed step counts: the same data and
+# arguments on the same kind of GPU write the same bytes. DATA_DIR holds train.bin.xz and
+# val.bin.xz (train/make_mix.sh); STAGE_DIR chunk.bin.xz, ent.bin.xz and val.bin.xz
+# (train/make_stage_data.sh).
 set -euo pipefail
-mode=${1:?usage: gpu_scratch.sh first|second|adapters DATA_DIR OUT_DIR CKPT_DIR ...}
+mode=${1:?usage: gpu_scratch.sh first|second|adapters|splitcheck DATA_DIR OUT_DIR CKPT_DIR ...}
 DATA=${2:?usage}; OUT=${3:?usage}; CK=${4:?usage}
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
