@@ -8,7 +8,8 @@
 #
 # Seeds (environment, as seq arguments): PLAIN="221 300" (plain train catalogue), CASUAL="2321 2400"
 # (casual train), VAL_PLAIN="1009 1012" and VAL_CASUAL="3005 3008" (the heldout catalogue; not the
-# corpora bench/eval.py scores). JOBS (default 2) corpora at a time. Writes OUT_DIR/chunk.bin,
+# corpora bench/eval.py scores). JOBS (default 2) corpora at a time. CASUAL_ARGS: more gen_corpus.py
+# options for the casual corpora, as make_mix.sh takes them (default none). Writes OUT_DIR/chunk.bin,
 # ent.bin and val.bin (+ .json piece tables and .bin.xz): on two shared cores about 13 minutes of
 # records and 2 of augment and tokens (2026-12-05: 7,360 chunk records, 16.3M tokens, 2.6 MB as
 # xz; 13,368 entity records, 17.2M tokens, 2.3 MB; val 1,601 records of every stage).
@@ -20,13 +21,16 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 one() { # catalogue seed style
     local dir=$OUT/$1-$2
+    local extra=()
     [ "$3" = casual ] && dir=$OUT/c$1-$2
-    python3 "$ROOT/train/gen_corpus.py" --seed "$2" --catalogue "$1" --style "$3" --out "$dir/corpus" >/dev/null &&
+    [ "$3" = casual ] && [ -n "$CASUAL_ARGS" ] && read -r -a extra <<<"$CASUAL_ARGS"
+    python3 "$ROOT/train/gen_corpus.py" --seed "$2" --catalogue "$1" --style "$3" "${extra[@]}" --out "$dir/corpus" >/dev/null &&
         bash "$ROOT/train/record.sh" "$dir/corpus" "$dir/rec" >"$dir/record.log" 2>&1 ||
         { echo "make_stage_data: $1 seed $2 ($3) failed (see $dir/record.log)" >&2; return 1; }
 }
 export -f one
-export OUT ROOT
+CASUAL_ARGS=${CASUAL_ARGS:-}
+export OUT ROOT CASUAL_ARGS
 # shellcheck disable=SC2086
 { seq ${PLAIN:-221 300} | sed 's/^/train /; s/$/ plain/'
   seq ${CASUAL:-2321 2400} | sed 's/^/train /; s/$/ casual/'
