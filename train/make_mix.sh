@@ -38,11 +38,10 @@ STAGES=chunk,entity,route,section,synthesis,editor,answer
 
 one() { # catalogue seed style
     local cat=$1 seed=$2 style=$3 dir
-    dir=$OUT/$cat-$seed
-    [ "$style" = casual ] && dir=$OUT/c$cat-$seed
-    if [ -s "$dir/rec/ask-records.jsonl" ]; then return 0; fi
     local extra=()
-    [ "$style" = casual ] && [ -n "$CASUAL_ARGS" ] && read -r -a extra <<<"$CASUAL_ARGS"
+    dir=$OUT/$cat-$seed
+    if [ "$style" = casual ]; then dir=$OUT/c$cat-$seed; read -r -a extra <<<"$CASUAL_ARGS"; fi
+    if [ -s "$dir/rec/ask-records.jsonl" ]; then return 0; fi
     python3 "$ROOT/train/gen_corpus.py" --seed "$seed" --catalogue "$cat" --style "$style" "${extra[@]}" --out "$dir/corpus" >/dev/null
     if ! DREAM=$BIN/dream bash "$ROOT/train/record.sh" "$dir/corpus" "$dir/rec" >"$dir/record.log" 2>&1; then
         echo "make_mix: $cat seed $seed ($style) failed (see $dir/record.log)" >&2

@@ -22,8 +22,7 @@ OUT=$(cd "$OUT" && pwd)
 one() { # catalogue seed style
     local dir=$OUT/$1-$2
     local extra=()
-    [ "$3" = casual ] && dir=$OUT/c$1-$2
-    [ "$3" = casual ] && [ -n "$CASUAL_ARGS" ] && read -r -a extra <<<"$CASUAL_ARGS"
+    if [ "$3" = casual ]; then dir=$OUT/c$1-$2; read -r -a extra <<<"$CASUAL_ARGS"; fi
     python3 "$ROOT/train/gen_corpus.py" --seed "$2" --catalogue "$1" --style "$3" "${extra[@]}" --out "$dir/corpus" >/dev/null &&
         bash "$ROOT/train/record.sh" "$dir/corpus" "$dir/rec" >"$dir/record.log" 2>&1 ||
         { echo "make_stage_data: $1 seed $2 ($3) failed (see $dir/record.log)" >&2; return 1; }
