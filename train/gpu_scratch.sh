@@ -14,6 +14,9 @@
 # machine, which holds them while it is held. Run `second` right after: it picks up where the
 # last command stopped and runs to STEPS, or stops again at its own STOP_AT for a third command.
 # SEED (default 2) orders its records, and DATA_DIR may be another mix: the cosine goes on over it.
+# A continuation: `first` with BASE_GGUF and BASE_CONFIG starts from that Q8_0 base (a finished
+# run's GGUF, itself repeatable) with a fresh optimizer and its own cosine, at peak LR (default
+# 2e-3, the from-seed run's) and record order SEED (default 1); STOP_AT 0 runs it to STEPS.
 # `adapters` trains the chunk and entity LoRAs on the base's matrices rounded through Q8_0 exactly
 # as dream-make-model --type q8_0 rounds them (--init-q8), so each adapter learns on the very base
 # the seam mounts it on. With BASE_GGUF (and BASE_CONFIG, its dream-weights .json) it reads that
@@ -36,10 +39,18 @@ base=(--batch-tokens 131072 --lr 2e-3 --warmup 50 --prompt-loss 0.3 --prompt-fra
 case $mode in
 first)
     STEPS=${5:?STEPS}; STOP=${6:?STOP_AT}; MIN=${7:?MINUTES}
+    INIT=()
+    if [ -n "${BASE_GGUF:-}" ]; then
+        INIT=(--init-gguf "$BASE_GGUF" --init-config "${BASE_CONFIG:?BASE_CONFIG: the dream-weights .json of BASE_GGUF}")
+    fi
     rm -f "$CK/state.pt"
-    python3 train/train.py --data "$DATA/$TF" "${VAL[@]}" "${base[@]}" \
-        --seed 1 --steps "$STEPS" --stop-at "$STOP" --minutes "$MIN"
+    python3 train/train.py --data "$DATA/$TF" "${VAL[@]}" "${base[@]}" "${INIT[@]}" --lr "${LR:-2e-3}" \
+        --seed "${SEED:-1}" --steps "$STEPS" --stop-at "$STOP" --minutes "$MIN"
     cp "$CK/dream-mini.json" "$OUT/dream-mini-first.json"
+    if [ "$STOP" = 0 ]; then # ran to the end: the weights come back too
+        cp "$CK"/dream-mini.json "$CK"/dream-mini.bin.* "$OUT"/
+        sha256sum "$OUT"/dream-mini.bin.*
+    fi
     ;;
 splitcheck)
     # 24 steps on the held-out records as first (stop at 12) + second, twice: the two runs must
