@@ -245,6 +245,7 @@ static int fm_list(const char *t, const struct fm_entry *en, bool tags, char ***
             const char *stop;
             rc = yaml_scalar(p, e, ",]", &b, &stop) || dbuf_putc(&b, '\0');
             want++;
+            if (stop == p && *p != ',' && *p != ']') stop++; /* a NUL ends a scalar: pass it */
             p = stop;
             while (p < e && (*p == ' ' || *p == '\t')) p++;
             if (p < e && *p == ',') p++;

@@ -503,6 +503,15 @@ static void test_article_front_matter_reads_every_list_form(void **state)
     assert_string_equal(dream_article_alias(b, 0), "Just one, with a comma");
     assert_int_equal(dream_article_category_count(b), 3);
     dream_article_free(b);
+    /* a NUL byte inside a flow list (a corrupt file; the article fuzzer's find) ends its item and
+     * is passed over: the list reads on, where it had looped, appending without end */
+    static const char nul_list[] = "---\naliases: [a,\0b]\n---\n# T\n";
+    b = NULL;
+    assert_int_equal(dream_article_parse(nul_list, sizeof nul_list - 1, &b), 0);
+    assert_int_equal(dream_article_alias_count(b), 2);
+    assert_string_equal(dream_article_alias(b, 0), "a");
+    assert_string_equal(dream_article_alias(b, 1), "b");
+    dream_article_free(b);
     /* "---" that never closes is no front matter (Obsidian reads none either) */
     b = parse_str("---\naliases:\n  - x\n# T\n");
     assert_int_equal(dream_article_front_matter_len(b), 0);
