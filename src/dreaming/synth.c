@@ -1255,14 +1255,20 @@ int synth_unlink_new_redlinks(dream_article *a, const dream_article *before, con
     bool listed = false;
     int rc = DREAM_OK;
     /* a pass rewrites every such link; the text shown has no brackets, so each pass that changes
-     * something removes '[' bytes, and a link its removal formed anew is seen by the next pass */
-    for (size_t changed = 1; !rc && changed;) {
-        changed = 0;
-        rc = synth_unlink_pass(a, old, n_old, wiki, stem, &live, &listed, &changed);
-        *unlinked += changed;
-    }
-    if (!rc && *unlinked) {
+     * something removes '[' bytes, and a link its removal formed anew is seen by the next pass.
+     * The normalize that closes a change may form one too (a footnote marker with no definition
+     * goes, and the brackets around it close), so the passes look again after it, and a change
+     * they make is normalized in turn */
+    for (bool normalized = false; !rc;) {
+        size_t round = 0;
+        for (size_t changed = 1; !rc && changed; round += changed) {
+            changed = 0;
+            rc = synth_unlink_pass(a, old, n_old, wiki, stem, &live, &listed, &changed);
+        }
+        *unlinked += round;
+        if (rc || !*unlinked || (normalized && !round)) break;
         rc = synth_normalize(a, stem, &live);
+        normalized = true;
     }
     synth_free_strings(live.stems, live.n);
     free(old);
