@@ -15,8 +15,9 @@
 # last command stopped and runs to STEPS, or stops again at its own STOP_AT for a third command.
 # SEED (default 2) orders its records, and DATA_DIR may be another mix: the cosine goes on over it.
 # A continuation: `first` with BASE_GGUF and BASE_CONFIG starts from that Q8_0 base (a finished
-# run's GGUF, itself repeatable) with a fresh optimizer and its own cosine, at peak LR (default
-# 2e-3, the from-seed run's) and record order SEED (default 1); STOP_AT 0 runs it to STEPS.
+# run's GGUF, itself repeatable) with a fresh optimizer and its own cosine, in record order SEED
+# (default 1); STOP_AT 0 runs it to STEPS. LR (default 2e-3, the from-seed run's) is the peak of
+# the cosine in `first` and `second` alike, so give both the same.
 # `adapters` trains the chunk and entity LoRAs on the base's matrices rounded through Q8_0 exactly
 # as dream-make-model --type q8_0 rounds them (--init-q8), so each adapter learns on the very base
 # the seam mounts it on. With BASE_GGUF (and BASE_CONFIG, its dream-weights .json) it reads that
@@ -33,18 +34,17 @@ export PYTHONUNBUFFERED=1
 mkdir -p "$OUT" "$CK"
 TF=${TRAIN_FILE:-train.bin.xz}
 VAL=(); [ -f "$DATA/val.bin.xz" ] && VAL=(--val "$DATA/val.bin.xz")  # optional: the held-out loss
+GGUF=() # the base as a finished run's Q8_0 GGUF, when one is given
+[ -n "${BASE_GGUF:-}" ] &&
+    GGUF=(--init-gguf "$BASE_GGUF" --init-config "${BASE_CONFIG:?BASE_CONFIG: the dream-weights .json of BASE_GGUF}")
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
-base=(--batch-tokens 131072 --lr 2e-3 --warmup 50 --prompt-loss 0.3 --prompt-frac 0.1 --log-every 200
+base=(--batch-tokens 131072 --lr "${LR:-2e-3}" --warmup 50 --prompt-loss 0.3 --prompt-frac 0.1 --log-every 200
       --deterministic --state "$CK/state.pt" --out "$CK/dream-mini" --no-check)
 case $mode in
 first)
     STEPS=${5:?STEPS}; STOP=${6:?STOP_AT}; MIN=${7:?MINUTES}
-    INIT=()
-    if [ -n "${BASE_GGUF:-}" ]; then
-        INIT=(--init-gguf "$BASE_GGUF" --init-config "${BASE_CONFIG:?BASE_CONFIG: the dream-weights .json of BASE_GGUF}")
-    fi
     rm -f "$CK/state.pt"
-    python3 train/train.py --data "$DATA/$TF" "${VAL[@]}" "${base[@]}" "${INIT[@]}" --lr "${LR:-2e-3}" \
+    python3 train/train.py --data "$DATA/$TF" "${VAL[@]}" "${base[@]}" "${GGUF[@]}" \
         --seed "${SEED:-1}" --steps "$STEPS" --stop-at "$STOP" --minutes "$MIN"
     cp "$CK/dream-mini.json" "$OUT/dream-mini-first.json"
     if [ "$STOP" = 0 ]; then # ran to the end: the weights come back too
@@ -82,9 +82,8 @@ second)
     ;;
 adapters)
     MIN=${5:?MINUTES}; NC=${6:?CHUNK_STEPS}; NE=${7:?ENTITY_STEPS}
-    if [ -n "${BASE_GGUF:-}" ]; then
-        INIT=(--init-gguf "$BASE_GGUF" --init-config "${BASE_CONFIG:?BASE_CONFIG: the dream-weights .json of BASE_GGUF}")
-    else
+    INIT=("${GGUF[@]}")
+    if [ ${#INIT[@]} = 0 ]; then
         [ -f "$CK/dream-mini.json" ] || { echo "gpu_scratch: no base in $CK" >&2; exit 3; }
         INIT=(--init "$CK/dream-mini" --init-q8)
     fi

@@ -15,10 +15,11 @@
 #    then everything tokenized by dream-dataset --names-from-text with the answer stage:
 #    OUT_DIR/train.bin(.xz), val.bin(.xz), ent.bin(.xz) (the entity copies alone, for the adapter).
 #
-# Environment: JOBS, N_PLAIN (default 220: runs 5-7's), PLAIN_FROM (default 1: the plain train seeds
-# are PLAIN_FROM-N_PLAIN), CASUAL_FROM and CASUAL_TO (default 2001 and 2320: the casual train seeds; a
-# continuation's fresh mix takes seeds no earlier mix, adapter set or held-out set used), PLAIN_FRAC (default 0.55: run 7's), ENT_SEEDS_CASUAL (default "2 3 4 5"),
-# ENT_SEEDS_PLAIN (default "2"), CASUAL_ARGS (more gen_corpus.py options for the casual corpora, as
+# Environment: JOBS, N_PLAIN (default 220: runs 5-7's), PLAIN_FROM (default 1: the plain train
+# seeds are PLAIN_FROM-N_PLAIN), CASUAL (the casual train seeds as seq arguments, as
+# make_stage_data.sh takes them; default "2001 2320"; a continuation's fresh mix takes seeds no
+# earlier mix, adapter set or held-out set used), PLAIN_FRAC (default 0.55: run 7's),
+# ENT_SEEDS_CASUAL (default "2 3 4 5"), ENT_SEEDS_PLAIN (default "2"), CASUAL_ARGS (more gen_corpus.py options for the casual corpora, as
 # "--named-intros wide"; default none), BIN (default build/bin). Deterministic: the same environment
 # gives byte-identical .bin files, since record.sh sorts its records (the seam's parallel calls
 # reach the oracle in any order). Run 8's data was made before that sort, so its record order,
@@ -32,8 +33,7 @@ OUT=$(cd "$OUT" && pwd)
 JOBS=${JOBS:-4}
 N_PLAIN=${N_PLAIN:-220}
 PLAIN_FROM=${PLAIN_FROM:-1}
-CASUAL_FROM=${CASUAL_FROM:-2001}
-CASUAL_TO=${CASUAL_TO:-2320}
+CASUAL=${CASUAL:-2001 2320}
 PLAIN_FRAC=${PLAIN_FRAC:-0.55}
 ENT_SEEDS_CASUAL=${ENT_SEEDS_CASUAL:-2 3 4 5}
 ENT_SEEDS_PLAIN=${ENT_SEEDS_PLAIN:-2}
@@ -60,9 +60,10 @@ one() { # catalogue seed style
 }
 export -f one
 export OUT ROOT BIN CASUAL_ARGS
+# shellcheck disable=SC2086
 { seq "$PLAIN_FROM" "$N_PLAIN" | grep -vx 78 | sed 's/^/train /; s/$/ plain/'
   seq 1001 1008 | sed 's/^/heldout /; s/$/ plain/'
-  seq "$CASUAL_FROM" "$CASUAL_TO" | sed 's/^/train /; s/$/ casual/'
+  seq $CASUAL | sed 's/^/train /; s/$/ casual/'
   seq 3001 3004 | sed 's/^/heldout /; s/$/ casual/'; } |
     xargs -P "$JOBS" -L 1 bash -c 'one "$0" "$1" "$2"'
 
@@ -77,7 +78,8 @@ set_of() { # name glob [min-seed max-seed]: the truths and the record files of o
     sed 's|$|/rec/ask-records.jsonl|' "$A/$1.dirs" >> "$A/$1.recs"
 }
 set_of plain 'train-*' "$PLAIN_FROM" "$N_PLAIN" # only the seeds asked for, should OUT hold more
-set_of casual 'ctrain-*' "$CASUAL_FROM" "$CASUAL_TO"
+# shellcheck disable=SC2086
+set_of casual 'ctrain-*' $CASUAL
 set_of plainval 'heldout-*'
 set_of casualval 'cheldout-*'
 # shellcheck source=train/aug.sh

@@ -1260,13 +1260,13 @@ int synth_unlink_new_redlinks(dream_article *a, const dream_article *before, con
      * goes, and the brackets around it close), so the passes look again after it, and a change
      * they make is normalized in turn */
     for (bool normalized = false; !rc;) {
-        size_t round = 0;
-        for (size_t changed = 1; !rc && changed; round += changed) {
+        size_t reduced = 0; /* links these passes reduced */
+        for (size_t changed = 1; !rc && changed; reduced += changed) {
             changed = 0;
             rc = synth_unlink_pass(a, old, n_old, wiki, stem, &live, &listed, &changed);
         }
-        *unlinked += round;
-        if (rc || !*unlinked || (normalized && !round)) break;
+        *unlinked += reduced;
+        if (rc || !*unlinked || (normalized && !reduced)) break;
         rc = synth_normalize(a, stem, &live);
         normalized = true;
     }
