@@ -7,6 +7,7 @@
 #include "dream/error.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -328,24 +329,44 @@ static int fg_cmp_edit(const void *x, const void *y)
     return a->from < b->from ? -1 : a->from > b->from;
 }
 
-/* The text with every edit made, into a. */
+/* The text with every edit made, into a. The text reads back afresh, and an edit can change its
+ * sections (taking a marker out of "[^1]## B" leaves a heading), so the touched flags move to
+ * the sections that read back at the place where a touched one's heading went; a section whose
+ * heading an edit took out, or that only the new reading has, is untouched. */
 static int fg_apply(struct fg *g)
 {
     dream_article *a = g->a;
     qsort(g->edits, g->n_edits, sizeof *g->edits, fg_cmp_edit);
+    size_t n_old = a->n_secs;
+    size_t *head = malloc((n_old + 1) * sizeof *head); /* per old section: its heading's offset after the edits */
+    if (!head) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n_old; i++) head[i] = a->lines[a->secs[i].pub.line - 1].start;
     struct dbuf b = {0};
-    size_t at = 0;
+    size_t at = 0, s = 0; /* s: the first old section whose heading is not placed yet */
     int rc = DREAM_OK;
-    for (size_t i = 0; !rc && i < g->n_edits; i++) {
-        const struct fg_edit *e = &g->edits[i];
-        if (e->from < at) continue; /* inside an edit already made (a line both ways removed) */
-        rc = dbuf_append(&b, a->text + at, e->from - at);
+    for (size_t i = 0; !rc && i <= g->n_edits; i++) {
+        const struct fg_edit *e = i < g->n_edits ? &g->edits[i] : NULL;
+        size_t from = e ? e->from : a->len;
+        if (from < at) continue; /* inside an edit already made (a line both ways removed) */
+        for (; s < n_old && head[s] < from; s++) head[s] = b.len + (head[s] - at);
+        rc = dbuf_append(&b, a->text + at, from - at);
+        if (!e) break;
         if (!rc && e->with) rc = dbuf_puts(&b, e->with);
+        for (; s < n_old && head[s] < e->to; s++) head[s] = SIZE_MAX;
         at = e->to;
     }
-    if (!rc) rc = dbuf_append(&b, a->text + at, a->len - at);
+    bool *touched = NULL;
     if (!rc) rc = dream_article_set_text(a, b.data ? b.data : "", b.len);
+    if (!rc && !(touched = calloc(a->n_secs + 1, sizeof *touched))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t j = 0; !rc && j < a->n_secs; j++)
+        for (size_t i = 0; i < n_old && !touched[j]; i++)
+            touched[j] = g->touched[i] && head[i] == a->lines[a->secs[j].pub.line - 1].start;
+    if (!rc) {
+        free(g->touched);
+        g->touched = touched;
+    }
     dbuf_free(&b);
+    free(head);
     return rc;
 }
 

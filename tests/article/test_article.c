@@ -1158,6 +1158,37 @@ static void test_article_forget_reports_an_article_left_with_nothing_cited(void 
     dream_article_free(a);
 }
 
+/* Taking a marker out can leave a heading ("[^1]## Notes" becomes "## Notes"), so the article
+ * reads back with more sections than it had: the sections the edits touched must be found again
+ * by where their headings went, not by their old index (make fuzz: a read past the end of the
+ * per-section flags). */
+static void test_article_forget_when_an_edit_makes_a_heading(void **state)
+{
+    (void)state;
+    const char *text = "# Bread\n\n"
+                       "**Bread** is baked weekly.[^2]\n\n"
+                       "## Oven\n\n"
+                       "A hot oven.[^1]\n\n"
+                       "## References\n\n"
+                       "[^1]: `conv:aaaa1111#m1` (2024-01-02, Rye)\n"
+                       "[^1]## Notes\n"
+                       "[^1]## More\n"
+                       "[^2]: `conv:bbbb2222#m4` (2024-05-10, Baking)\n";
+    const char *gone[] = {"aaaa1111"};
+    struct dream_article_forget_result r;
+    char *t = forget_text(text, gone, 1, &r);
+    assert_true(r.changed);
+    assert_true(r.cited);
+    assert_int_equal(r.sections, 1); /* Oven, which the edits emptied; not the two new ones */
+    assert_null(strstr(t, "aaaa1111"));
+    assert_null(strstr(t, "## Oven"));
+    assert_non_null(strstr(t, "**Bread** is baked weekly.[^1]"));
+    assert_non_null(strstr(t, "## Notes\n"));
+    assert_non_null(strstr(t, "## More\n"));
+    assert_non_null(strstr(t, "[^1]: `conv:bbbb2222#m4`"));
+    free(t);
+}
+
 int main(int argc, char **argv)
 {
     fixtures = argc > 1 ? argv[1] : "tests/data/articles";
@@ -1195,6 +1226,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_article_forget_takes_out_the_claims_only_a_conversation_supports),
         cmocka_unit_test(test_article_forget_keeps_other_citations_of_a_shared_sentence),
         cmocka_unit_test(test_article_forget_reports_an_article_left_with_nothing_cited),
+        cmocka_unit_test(test_article_forget_when_an_edit_makes_a_heading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
