@@ -4,6 +4,8 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD := build
 TEST_BUILD := build/test
+# not build/fuzz: the main build writes its own fuzz/ directory (the corpus replays) there
+FUZZ_BUILD := build/libfuzzer
 CUDA_FLAG := $(if $(filter-out 0,$(DREAM_CUDA)),-DDREAM_CUDA=ON,-DDREAM_CUDA=OFF)
 
 .PHONY: all deps build test demo bench fuzz clean
@@ -44,9 +46,9 @@ bench:
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@eval "$$(tail -n1 $(BUILD)/deps.env)"; \
-	CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDREAM_FUZZ=ON -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" >/dev/null
-	@cmake --build build/fuzz -j $(JOBS) --target $$(cd fuzz && ls */fuzz_*.c | sed 's|.*/||; s/\.c$$//' | tr '\n' ' ')
-	@bash scripts/fuzz.sh build/fuzz/bin $(FUZZ_SECONDS)
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDREAM_FUZZ=ON -DLLAMA_SRC="$$LLAMA_SRC" -DLLAMA_BUILD="$$LLAMA_BUILD" >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $$(cd fuzz && ls */fuzz_*.c | sed 's|.*/||; s/\.c$$//' | tr '\n' ' ')
+	@bash scripts/fuzz.sh $(FUZZ_BUILD)/bin $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD)
