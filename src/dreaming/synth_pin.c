@@ -115,7 +115,9 @@ bool synth_marker_at(const char *text, size_t i, size_t *end)
     if (text[i] != '[' || text[i + 1] != '^' || !isdigit((unsigned char)text[i + 2])) return false;
     size_t e = i + 2;
     while (isdigit((unsigned char)text[e])) e++;
-    if (text[e] != ']') return false;
+    /* at most nine digits, so every caller's atoi holds the number: a longer label read as an
+     * int would wrap onto a real one ([^4294967297] as [^1]) */
+    if (text[e] != ']' || e - (i + 2) > 9) return false;
     *end = e + 1;
     return true;
 }
