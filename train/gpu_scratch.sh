@@ -6,6 +6,8 @@
 #   bash train/gpu_scratch.sh second   DATA_DIR OUT_DIR CKPT_DIR MINUTES [STOP_AT]
 #   bash train/gpu_scratch.sh adapters STAGE_DIR OUT_DIR CKPT_DIR MINUTES_EACH CHUNK_STEPS ENTITY_STEPS
 #   bash train/gpu_scratch.sh splitcheck DATA_DIR OUT_DIR CKPT_DIR   (the split itself, twice, in a minute)
+#   bash train/gpu_scratch.sh pack OUT_DIR      (on the device, last: a base and its adapters in one call)
+#   bash train/gpu_scratch.sh unpack DIR        (here, on what came back)
 #
 # A command may run 10 minutes, and a base from scratch wants about twenty. `first` trains from
 # the seed under --deterministic, one cosine of STEPS steps, and stops at step STOP_AT (a step
@@ -28,6 +30,22 @@
 # (train/make_stage_data.sh).
 set -euo pipefail
 mode=${1:?usage: gpu_scratch.sh first|second|adapters|splitcheck DATA_DIR OUT_DIR CKPT_DIR ...}
+case $mode in
+pack)
+    # OUT_DIR as the device gives files back (at most 8, each at most 16 MiB, 64 MiB in all): each
+    # weights part xz'd (a base's four parts and two adapters come to about 59 MB, against 68 MB
+    # raw), the .json and .log files in one meta.tar. `unpack` undoes it here.
+    cd "${2:?usage: gpu_scratch.sh pack OUT_DIR}"
+    shopt -s nullglob
+    printf '%s\0' *.bin.* | xargs -0 -n1 -P8 xz -6 --  # a file at a time is one thread each
+    set -- *.json *.log; tar cf meta.tar "$@" && rm -f -- "$@"
+    ls -la; exit 0 ;;
+unpack)
+    cd "${2:?usage: gpu_scratch.sh unpack DIR}"
+    tar xf meta.tar && rm meta.tar
+    printf '%s\0' *.bin.*.xz | xargs -0 -n1 -P8 xz -d --
+    sha256sum -- *.bin.*; exit 0 ;;
+esac
 DATA=${2:?usage}; OUT=${3:?usage}; CK=${4:?usage}
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
