@@ -37,7 +37,16 @@ pack)
     # raw), the .json and .log files in one meta.tar. `unpack` undoes it here.
     cd "${2:?usage: gpu_scratch.sh pack OUT_DIR}"
     shopt -s nullglob
-    printf '%s\0' *.bin.* | xargs -0 -n1 -P8 xz -6 --  # a file at a time is one thread each
+    # Python's lzma, not the xz program, which the device image need not have; a file per process
+    python3 - *.bin.* <<'PY'
+import concurrent.futures, lzma, os, sys
+def pack(f):
+    with open(f, "rb") as i, lzma.open(f + ".xz", "wb", preset=6) as o:
+        o.write(i.read())
+    os.remove(f)
+with concurrent.futures.ProcessPoolExecutor(8) as ex:
+    list(ex.map(pack, sys.argv[1:]))
+PY
     set -- *.json *.log; tar cf meta.tar "$@" && rm -f -- "$@"
     ls -la; exit 0 ;;
 unpack)
