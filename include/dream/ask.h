@@ -33,7 +33,7 @@ extern "C" {
 #define DREAM_ASK_NOTHING "Nothing on file about that."
 
 struct dream_ask_params {
-    size_t max_read;    /* bytes per read; 0 means 2048 */
+    size_t max_read;    /* bytes per read; 0 means 2048, under 256 means 256 */
     size_t max_context; /* bytes of the whole prompt; 0 means 8192 */
     size_t max_reads;   /* 0 means 6 */
 };

@@ -384,6 +384,7 @@ int dream_ask(dream_reader *r, const char *question, const struct dream_ask_para
         if (params->max_reads) p.max_reads = params->max_reads;
     }
     if (p.max_reads > 12) p.max_reads = 12;
+    if (p.max_read < 256) p.max_read = 256; /* a clipped read needs room for its "…" and a sentence */
     size_t ql = question ? strlen(question) : 0;
     if (!ql) return dream_error_set(DREAM_EINVAL, "ask needs a question");
     if (ql > 2000) return dream_error_set(DREAM_EINVAL, "the question is over 2000 bytes; ask a shorter one");

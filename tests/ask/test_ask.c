@@ -239,6 +239,25 @@ static void test_ask_refuses_bad_questions(void **state)
     dream_reader_close(r);
 }
 
+/* A read budget under what a clipped read needs (its "…" is 3 bytes) is raised to a floor, not
+ * obeyed into a write past the read's end: every read still fits the budget it reports. */
+static void test_ask_small_read_budgets_stay_in_bounds(void **state)
+{
+    (void)state;
+    for (size_t max = 1; max <= 8; max++) {
+        dream_reader *r = open_reader();
+        struct dream_ask_params p = {.max_read = max};
+        json_t *out = NULL;
+        assert_int_equal(dream_ask(r, "How often do I oil the bike chain?", &p, &out), 0);
+        dream_reader_close(r);
+        size_t i;
+        json_t *v;
+        assert_true(json_array_size(json_object_get(out, "reads")) > 0);
+        json_array_foreach(json_object_get(out, "reads"), i, v) assert_true(json_integer_value(json_object_get(v, "bytes")) <= 256);
+        json_decref(out);
+    }
+}
+
 static void test_ask_cli_prints_the_answer(void **state)
 {
     (void)state;
@@ -277,6 +296,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ask_drops_a_preamble_and_footnotes_it_was_not_given),
         cmocka_unit_test(test_ask_reads_messages_when_no_article_holds_it),
         cmocka_unit_test(test_ask_refuses_bad_questions),
+        cmocka_unit_test(test_ask_small_read_budgets_stay_in_bounds),
         cmocka_unit_test(test_ask_cli_prints_the_answer),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
