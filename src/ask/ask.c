@@ -1,5 +1,5 @@
 /* ask.c — a question answered from what a few small reads found (see dream/ask.h). */
-#include "dream/ask.h"
+#include "ask_internal.h"
 
 #include "dream/article.h"
 #include "dream/error.h"
@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define ASK_MAX_SOURCES 40
 #define ASK_MAX_WORDS 12
 
 void dream_ask_default_params(struct dream_ask_params *p)
@@ -26,15 +25,7 @@ void dream_ask_default_params(struct dream_ask_params *p)
     p->max_reads = 6;
 }
 
-/* The footnotes the context gives the model, numbered from 1. */
-struct ask_sources {
-    char *cite[ASK_MAX_SOURCES]; /* "conv:HASH#MSG" */
-    char *line[ASK_MAX_SOURCES]; /* "[^n]: `conv:HASH#MSG` (date, title)" */
-    char *date[ASK_MAX_SOURCES], *title[ASK_MAX_SOURCES];
-    size_t n;
-};
-
-static void ask_sources_free(struct ask_sources *s)
+void ask_sources_free(struct ask_sources *s)
 {
     for (size_t i = 0; i < s->n; i++) free(s->cite[i]), free(s->line[i]), free(s->date[i]), free(s->title[i]);
     s->n = 0;
@@ -71,10 +62,7 @@ struct ask_read {
     char *text;
 };
 
-/* text with each marker [^label] of a renumbered to its source number (a marker without a
- * citation dropped; a NULL: markers kept as they are) and each [[link]] as the text it shows, clipped to max bytes at a line or
- * sentence end when one is near. */
-static char *ask_renumber(const char *text, const dream_article *a, struct ask_sources *s, size_t max)
+char *ask_renumber(const char *text, const dream_article *a, struct ask_sources *s, size_t max)
 {
     struct dbuf b = {0};
     for (const char *p = text; *p; p++) {
@@ -324,9 +312,41 @@ static const char *ask_candidate_add(char stems[][256], size_t *n, size_t cap, c
     return stems[(*n)++];
 }
 
-/* The answer made safe: a leading "According to your notes," dropped, markers of footnotes
- * not given (listed[k] false) removed; the numbers it cites, in order, into used. */
-static char *ask_clean_answer(const char *raw, const bool *listed, size_t n_sources, size_t *used, size_t *n_used)
+/* One pass of ask_clean_answer over in: the markers of listed footnotes kept (and counted into
+ * used), the others taken out (*dropped says whether any was); cap: the first letter upper-cased. */
+static char *ask_markers(const char *in, bool cap, const bool *listed, size_t n_sources, size_t *used, size_t *n_used, bool *dropped)
+{
+    *n_used = 0;
+    *dropped = false;
+    struct dbuf b = {0};
+    for (const char *p = in; *p; p++) {
+        if (p[0] == '[' && p[1] == '^') {
+            char *end;
+            unsigned long k = strtoul(p + 2, &end, 10);
+            if (end > p + 2 && *end == ']') {
+                if (k >= 1 && k <= n_sources && listed[k]) {
+                    bool seen = false;
+                    for (size_t i = 0; i < *n_used; i++) seen = seen || used[i] == k;
+                    if (!seen && *n_used < ASK_MAX_SOURCES) used[(*n_used)++] = k;
+                    dbuf_printf(&b, "[^%lu]", k);
+                } else {
+                    *dropped = true;
+                }
+                p = end;
+                continue;
+            }
+        }
+        if (cap && islower((unsigned char)*p)) {
+            dbuf_putc(&b, (char)toupper((unsigned char)*p));
+        } else {
+            dbuf_putc(&b, *p);
+        }
+        cap = false;
+    }
+    return dbuf_take(&b);
+}
+
+char *ask_clean_answer(const char *raw, const bool *listed, size_t n_sources, size_t *used, size_t *n_used)
 {
     *n_used = 0;
     while (*raw && isspace((unsigned char)*raw)) raw++;
@@ -341,31 +361,16 @@ static char *ask_clean_answer(const char *raw, const bool *listed, size_t n_sour
             break;
         }
     }
-    struct dbuf b = {0};
-    bool cap = true;
-    for (const char *p = raw; *p; p++) {
-        if (p[0] == '[' && p[1] == '^') {
-            char *end;
-            unsigned long k = strtoul(p + 2, &end, 10);
-            if (end > p + 2 && *end == ']') {
-                if (k >= 1 && k <= n_sources && listed[k]) {
-                    bool seen = false;
-                    for (size_t i = 0; i < *n_used; i++) seen = seen || used[i] == k;
-                    if (!seen && *n_used < ASK_MAX_SOURCES) used[(*n_used)++] = k;
-                    dbuf_printf(&b, "[^%lu]", k);
-                }
-                p = end;
-                continue;
-            }
-        }
-        if (cap && islower((unsigned char)*p)) {
-            dbuf_putc(&b, (char)toupper((unsigned char)*p));
-        } else {
-            dbuf_putc(&b, *p);
-        }
-        cap = false;
+    bool dropped;
+    char *t = ask_markers(raw, true, listed, n_sources, used, n_used, &dropped);
+    /* a marker taken out can close the brackets around it into another ("[[^2]^5]" leaves
+     * "[^5]"), so the markers are read again until a pass takes none out; each pass that does
+     * is shorter, so this ends */
+    while (t && dropped) {
+        char *again = ask_markers(t, false, listed, n_sources, used, n_used, &dropped);
+        free(t);
+        t = again;
     }
-    char *t = dbuf_take(&b);
     if (t) { /* trailing whitespace */
         size_t l = strlen(t);
         while (l && isspace((unsigned char)t[l - 1])) t[--l] = '\0';
