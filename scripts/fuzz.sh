@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fuzz.sh BIN_DIR SECONDS — runs every libFuzzer binary in BIN_DIR for SECONDS on its corpus
 # (fuzz/corpus/<name>, new inputs kept in BIN_DIR/../work/<name>); crashers are left in
-# BIN_DIR/../artifacts/, each fuzzer's log in BIN_DIR/../<name>.log. Exits non-zero if any fuzzer found a crash, leak or undefined behaviour.
+# BIN_DIR/../artifacts/, each fuzzer's log in BIN_DIR/../<name>.log. Exits non-zero if any
+# fuzzer found a crash, leak or undefined behaviour.
 set -uo pipefail
 bin=$1 secs=${2:-60}
 cd "$(dirname "$0")/.."

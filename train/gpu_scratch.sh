@@ -33,7 +33,7 @@ mode=${1:?usage: gpu_scratch.sh first|second|adapters|splitcheck DATA_DIR OUT_DI
 case $mode in
 pack)
     # OUT_DIR as the device gives files back (at most 8, each at most 16 MiB, 64 MiB in all): each
-    # weights part xz'd (a base's four parts and two adapters come to about 59 MB, against 68 MB
+    # weights part xz-compressed (a base's four parts and two adapters come to 60 MB, against 68 MB
     # raw), the .json and .log files in one meta.tar. `unpack` undoes it here.
     cd "${2:?usage: gpu_scratch.sh pack OUT_DIR}"
     shopt -s nullglob

@@ -121,8 +121,8 @@ struct synth_span {
  * the end, or at a line break; at most max. Returns their count. */
 size_t synth_sentences(const char *text, struct synth_span *out, size_t max);
 
-/* Whether text[i..) starts a footnote marker [^N], N of at most nine digits (an int); the index
- * just past it in *end. */
+/* Whether text[i..) starts a footnote marker [^N] whose label the article numbers (no leading
+ * zero, at most six digits); the index just past it in *end. */
 bool synth_marker_at(const char *text, size_t i, size_t *end);
 
 /* After pinning (synth_ground.c): a sentence whose footnotes all cite sources at hand and which

@@ -115,9 +115,10 @@ bool synth_marker_at(const char *text, size_t i, size_t *end)
     if (text[i] != '[' || text[i + 1] != '^' || !isdigit((unsigned char)text[i + 2])) return false;
     size_t e = i + 2;
     while (isdigit((unsigned char)text[e])) e++;
-    /* at most nine digits, so every caller's atoi holds the number: a longer label read as an
-     * int would wrap onto a real one ([^4294967297] as [^1]) */
-    if (text[e] != ']' || e - (i + 2) > 9) return false;
+    /* the labels the article numbers (label_number in article.c): no leading zero, at most six
+     * digits. Every caller reads the number with atoi, so another label would be read as a real
+     * one's number ([^4294967297] wraps onto [^1], [^01] is [^1]) */
+    if (text[e] != ']' || text[i + 2] == '0' || e - (i + 2) > 6) return false;
     *end = e + 1;
     return true;
 }

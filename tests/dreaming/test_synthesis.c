@@ -3000,9 +3000,10 @@ static void test_drop_repeated_sentences_keeps_what_adds(void **state)
         {"They have written 117 tests for Parrot.[^2] They have written 117 unit tests for Parrot.[^2]",
          "They have written 117 tests for Parrot.[^2] They have written 117 unit tests for Parrot.[^2]", 0},
         {"They love it.[^1] They love it.[^1]", "They love it.[^1] They love it.[^1]", 0},
-        /* a label past int is not [^1] (atoi made 4294967297 into 1, and the second sentence
-         * went with the only [^1]: the synthesis fuzzer's find) */
+        /* a label the article does not number is not [^1] (atoi made 4294967297 and 01 into 1,
+         * and the second sentence went with the only [^1]: the synthesis fuzzer's find) */
         {"The oven runs hot.[^4294967297] The oven runs hot.[^1]", "The oven runs hot.[^4294967297] The oven runs hot.[^1]", 0},
+        {"The oven runs hot.[^01] The oven runs hot.[^1]", "The oven runs hot.[^01] The oven runs hot.[^1]", 0},
         {"", "", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
