@@ -297,7 +297,11 @@ static int schedule_systemd_remove(bool *removed, char *file, size_t n)
 
 /* ---- cron --------------------------------------------------------------------------------- */
 
-/* The current crontab without dream's line in *rest; *had says whether dream's line was there. */
+/* The current crontab without dream's line in *rest; *had says whether dream's line was there.
+ * crontab -l fails both when there is no crontab (cron's "no crontab for <user>", busybox's "No
+ * such file or directory") and when the crontab could not be read; only the first is an empty
+ * crontab. Reading the second as empty would have the caller install a crontab of dream's line
+ * alone, in place of every line the person had. */
 static int schedule_cron_read(struct dbuf *rest, bool *had)
 {
     char *list[] = {"crontab", "-l", NULL};
@@ -308,7 +312,17 @@ static int schedule_cron_read(struct dbuf *rest, bool *had)
         dbuf_free(&cur);
         return dream_error_set(DREAM_EIO, "cannot run crontab -l");
     }
-    if (st != 0) dbuf_reset(&cur); /* "no crontab for <user>" */
+    if (st != 0) {
+        bool none = cur.data && (strcasestr(cur.data, "no crontab") || strstr(cur.data, "No such file or directory"));
+        if (!none) {
+            while (cur.len && isspace((unsigned char)cur.data[cur.len - 1])) cur.data[--cur.len] = '\0';
+            int rc = dream_error_set(DREAM_EIO, "crontab -l failed (exit status %d)%s%.*s: the crontab was not read, so it is left as it is",
+                                     st, cur.len ? ": " : "", cur.data ? utf8_cut(cur.data, 300) : 0, cur.data ? cur.data : "");
+            dbuf_free(&cur);
+            return rc;
+        }
+        dbuf_reset(&cur);
+    }
     for (char *line = cur.data, *next; line && *line; line = next) {
         char *nl = strchr(line, '\n');
         next = nl ? nl + 1 : line + strlen(line);
@@ -397,7 +411,8 @@ int dream_schedule_install(int hour, int minute, const char *dream_path, struct 
     } else if (cron) {
         struct dbuf rest = {0};
         bool had = false;
-        if (schedule_cron_read(&rest, &had) == 0 && had) rc = schedule_cron_write(&rest);
+        if (schedule_cron_read(&rest, &had) != 0) dream_error_clear(); /* unreadable: nothing to take out */
+        else if (had) rc = schedule_cron_write(&rest);
         dbuf_free(&rest);
         if (rc) return rc;
     }

@@ -18,6 +18,7 @@ FAKE
 cat > "$work/bin/crontab" <<FAKE
 #!/bin/sh
 echo "crontab \$*" >> '$log'
+[ "\$1" = "-l" ] && [ -f '$work/cron-unreadable' ] && { echo "crontab: cannot open your crontab: Permission denied" >&2; exit 1; }
 if [ "\$1" = "-l" ]; then [ -f '$cron' ] && { cat '$cron'; exit 0; }; echo "no crontab for tester" >&2; exit 1; fi
 [ "\$1" = "-" ] && cat > '$cron'
 FAKE
@@ -97,6 +98,20 @@ mv "$cron.kept" "$cron"
 out=$(run schedule --at 04:00) || fail "reschedule: $out"
 [ "$(grep -c 'dream schedule' "$cron")" -eq 1 ] || fail "two dream lines: $(cat "$cron")"
 has "$(cat "$cron")" "0 4 * * * "
+out=$(run status); has "$out" "schedule: daily at 04:00 (cron)"
+# a crontab that cannot be read is not an empty one: neither scheduling nor unscheduling
+# rewrites it (it would have become dream's line alone)
+touch "$work/cron-unreadable"
+before=$(cat "$cron"); : > "$log"
+out=$(run schedule --at 05:00); rc=$?
+[ $rc -ne 0 ] || fail "schedule over an unreadable crontab: exit 0: $out"
+has "$out" "crontab -l failed (exit status 1): crontab: cannot open your crontab: Permission denied: the crontab was not read, so it is left as it is"
+out=$(run unschedule); rc=$?
+[ $rc -ne 0 ] || fail "unschedule over an unreadable crontab: exit 0: $out"
+has "$out" "crontab -l failed (exit status 1)"
+[ "$(cat "$cron")" = "$before" ] || fail "an unreadable crontab was rewritten: $(cat "$cron")"
+grep -q "crontab -$" "$log" && fail "crontab - ran over an unreadable crontab: $(cat "$log")"
+rm "$work/cron-unreadable"
 out=$(run status); has "$out" "schedule: daily at 04:00 (cron)"
 out=$(run unschedule); has "$out" "dream unschedule: removed (cron: crontab)"
 [ "$(cat "$cron")" = "0 9 * * 1 /usr/bin/backup --weekly" ] || fail "unschedule touched other lines: $(cat "$cron")"
