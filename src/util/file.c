@@ -54,13 +54,37 @@ int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len)
     return 0;
 }
 
+/* Writing to a link writes the file it names, so the link stays a link (an article the person
+ * keeps elsewhere stays there); a file that exists keeps its permission bits (a private one stays
+ * private). A link that names no file is replaced. */
+static int file_write_atomic_at(const char *path, const void *data, size_t len);
+
 int file_write_atomic(const char *path, const void *data, size_t len)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return file_write_atomic_at(path, data, len);
+    char *real = realpath(path, NULL);
+    int rc = file_write_atomic_at(real ? real : path, data, len);
+    free(real);
+    return rc;
+}
+
+static int file_write_atomic_at(const char *path, const void *data, size_t len)
 {
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 32);
     if (!tmp) return dream_error_set(DREAM_ENOMEM, "out of memory");
     snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    struct stat was;
+    bool had = stat(path, &was) == 0 && S_ISREG(was.st_mode);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0 && had && fchmod(fd, was.st_mode & 07777) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        errno = e;
+        fd = -1;
+    }
     if (fd < 0) {
         int rc = dream_error_set(DREAM_EIO, "cannot create %s: %s", tmp, strerror(errno));
         free(tmp);

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *fixtures;
 
@@ -719,6 +721,49 @@ static void test_gate_baseline_stops_nightly_erosion(void **state)
     (void)state;
 }
 
+/* An article the person keeps elsewhere behind a link, or private: a write goes to the file the
+ * link names (the link stays a link) and keeps the file's permission bits. Before, the write's
+ * rename put a new 0644 file in place of the link, and the real file kept what was written
+ * over (what dream forget had taken out, say). */
+static void test_write_file_keeps_a_link_and_the_permissions(void **state)
+{
+    char dir[] = "/tmp/dream-test-article-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char real[300], link_[300], other[300];
+    snprintf(real, sizeof real, "%s/kept/Ricoh_GR_III.md", dir);
+    snprintf(link_, sizeof link_, "%s/Ricoh_GR_III.md", dir);
+    snprintf(other, sizeof other, "%s/Private.md", dir);
+    char kept[300];
+    snprintf(kept, sizeof kept, "%s/kept", dir);
+    assert_int_equal(mkdir(kept, 0755), 0);
+    const char *old = "# Ricoh GR III\n\nOld text.\n";
+    assert_int_equal(file_write_atomic(real, old, strlen(old)), 0);
+    assert_int_equal(chmod(real, 0600), 0);
+    assert_int_equal(symlink("kept/Ricoh_GR_III.md", link_), 0);
+    dream_article *a = fixture("Ricoh_GR_III.md");
+    assert_int_equal(dream_article_write_file(a, link_), 0);
+    struct stat st;
+    assert_int_equal(lstat(link_, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(stat(real, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    char *text = NULL;
+    assert_int_equal(file_read_all(real, 1 << 20, &text, NULL), 0);
+    assert_string_equal(text, dream_article_text(a, NULL));
+    free(text);
+    /* a private file of its own keeps 0600 */
+    assert_int_equal(file_write_atomic(other, "x\n", 2), 0);
+    assert_int_equal(chmod(other, 0600), 0);
+    assert_int_equal(dream_article_write_file(a, other), 0);
+    assert_int_equal(stat(other, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    dream_article_free(a);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    (void)state;
+}
+
 static void test_replace_file_writes_only_accepted_edits_over_an_unchanged_file(void **state)
 {
     char dir[] = "/tmp/dream-test-article-XXXXXX";
@@ -1196,6 +1241,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_article_parses_the_tree_of_a_full_article),
         cmocka_unit_test(test_article_write_gives_back_every_fixture_byte_for_byte),
         cmocka_unit_test(test_article_write_keeps_malformed_input_verbatim),
+        cmocka_unit_test(test_write_file_keeps_a_link_and_the_permissions),
         cmocka_unit_test(test_article_footnote_add_reuses_then_appends_to_references),
         cmocka_unit_test(test_article_undated_citation_says_undated),
         cmocka_unit_test(test_article_section_edits_keep_the_grammar_order),
