@@ -180,11 +180,14 @@ static int move_place(const char *from, const char *to, bool *raced, bool *cross
 }
 
 /* Both files exist: the same file under two names is a move cut short between its link and its
- * unlink, which this finishes; two files are two stores, and the new one wins. */
+ * unlink, which this finishes; two files are two stores, and the new one wins. (One name reached
+ * two ways never comes here: paths_store_move leaves it alone. A file of one name that a bind
+ * mount shows in two places has one link, and is not unlinked either.) */
 static void move_both(const char *old_path, const char *new_path)
 {
     struct stat o, n;
     if (stat(old_path, &o) == 0 && stat(new_path, &n) == 0 && o.st_dev == n.st_dev && o.st_ino == n.st_ino) {
+        if (o.st_nlink < 2) return;
         unlink(old_path);
         move_sync_dir(old_path);
         dream_log(DREAM_LOG_WARN, "finished moving the store from %s to %s", old_path, new_path);
@@ -196,9 +199,44 @@ static void move_both(const char *old_path, const char *new_path)
               new_path, old_path, new_path, old_path);
 }
 
+/* Whether a and b are one directory entry reached two ways (a linked directory on the way, a
+ * link naming the other): then there is nothing to move, and nothing may be unlinked. */
+static bool move_same_entry(const char *a, const char *b)
+{
+    char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+    bool same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* The old store is a link to where the person keeps it: the store stays there, and new_path
+ * becomes a link to it (by its full path, so it names the same file from the new directory). */
+static int move_link(const char *old_path, const char *new_path)
+{
+    char *target = realpath(old_path, NULL);
+    if (!target) return dream_error_set(DREAM_EIO, "cannot follow the link %s: %s", old_path, strerror(errno));
+    int rc = 0;
+    if (symlink(target, new_path) != 0) {
+        if (errno == EEXIST) move_both(old_path, new_path);
+        else rc = dream_error_set(DREAM_EIO, "cannot link %s to the store %s: %s", new_path, target, strerror(errno));
+        free(target);
+        return rc;
+    }
+    move_sync_dir(new_path);
+    unlink(old_path);
+    move_sync_dir(old_path);
+    dream_log(DREAM_LOG_WARN,
+              "the store %s was a link to %s, which stays where it is: dream now reaches it through a link at %s (the cache "
+              "directory is for what can be rebuilt, and cache cleaners empty it)",
+              old_path, target, new_path);
+    free(target);
+    return 0;
+}
+
 int paths_store_move(const char *old_path, const char *new_path)
 {
-    if (!file_exists(old_path) || strcmp(old_path, new_path) == 0) return 0;
+    if (!file_exists(old_path) || strcmp(old_path, new_path) == 0 || move_same_entry(old_path, new_path)) return 0;
     if (file_exists(new_path)) {
         move_both(old_path, new_path);
         return 0;
@@ -208,6 +246,8 @@ int paths_store_move(const char *old_path, const char *new_path)
     int rc = dir ? file_mkdirs(dir, 0700) : 0;
     free(dir);
     if (rc) return dream_error_wrap(rc, "moving the store %s", old_path);
+    struct stat ls;
+    if (lstat(old_path, &ls) == 0 && S_ISLNK(ls.st_mode)) return move_link(old_path, new_path);
     int lock_fd = -1;
     sqlite3 *db = NULL;
     rc = move_lock(old_path, &lock_fd);

@@ -637,6 +637,66 @@ static void test_paths_store_is_not_moved_while_another_process_has_it_open(void
     (void)state;
 }
 
+/* The cache directory a link to the data directory (a person keeping the old store safe from
+ * cache cleaners): the old and the new store are one file under one name, reached two ways.
+ * Before, that looked like a move cut short between its link and its unlink, and the unlink
+ * took the only copy. */
+static void test_paths_store_reached_through_a_linked_cache_is_left_alone(void **state)
+{
+    char old[400], new_[400], dir[400], *p, *err;
+    use_dirs("linked-cache", NULL, old, new_);
+    make_store_with_wal(new_, "c-linked");
+    snprintf(dir, sizeof dir, "%s/linked-cache/cache", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(dir, sizeof dir, "%s/linked-cache/cache/dream", tmpdir);
+    assert_int_equal(symlink("../data/dream", dir), 0);
+    assert_true(exists("%s", old));
+    assert_int_equal(store_path(&p, &err), 0);
+    assert_string_equal(p, new_);
+    assert_string_equal(err, ""); /* nothing to move, nothing said */
+    free(err);
+    free(p);
+    assert_true(exists("%s", new_));
+    assert_has_conversation(new_, "c-linked");
+    done_dirs();
+    (void)state;
+}
+
+/* The old store a link to where the person keeps it: the store stays there, and the new place
+ * is a link to it. Before, the link itself was moved, and a relative one then named nothing. */
+static void test_paths_store_that_is_a_link_stays_where_it_points(void **state)
+{
+    char old[400], new_[400], kept[400], *p, *err;
+    use_dirs("linked-store", NULL, old, new_);
+    snprintf(kept, sizeof kept, "%s/linked-store/elsewhere/memory.sqlite", tmpdir);
+    make_store_with_wal(kept, "c-kept");
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/linked-store/cache/dream", tmpdir);
+    char cmd[500];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(symlink("../../elsewhere/memory.sqlite", old), 0);
+    assert_int_equal(store_path(&p, &err), 0);
+    assert_string_equal(p, new_);
+    assert_non_null(strstr(err, kept)); /* says where the store is */
+    free(err);
+    free(p);
+    struct stat st;
+    assert_int_equal(lstat(new_, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(kept, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_not_equal(lstat(old, &st), 0); /* the old link is gone */
+    assert_has_conversation(new_, "c-kept");
+    /* a second use finds it in place and says nothing */
+    assert_int_equal(store_path(&p, &err), 0);
+    assert_string_equal(err, "");
+    free(err);
+    free(p);
+    done_dirs();
+    (void)state;
+}
+
 static void test_paths_store_under_dream_home_moves_from_its_cache(void **state)
 {
     char home[400], old[400], new_[400], *p, *err;
@@ -678,6 +738,8 @@ int main(void)
         cmocka_unit_test(test_paths_store_never_overwrites_a_new_store_with_an_old_one),
         cmocka_unit_test(test_paths_store_is_not_moved_while_another_process_has_it_open),
         cmocka_unit_test(test_paths_store_under_dream_home_moves_from_its_cache),
+        cmocka_unit_test(test_paths_store_reached_through_a_linked_cache_is_left_alone),
+        cmocka_unit_test(test_paths_store_that_is_a_link_stays_where_it_points),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
