@@ -33,49 +33,63 @@ static int vault_git_error(const char *what, const char *dir)
     return dream_error_set(DREAM_EIO, "%s in the wiki %s: %s", what, dir, e && e->message ? e->message : "unknown git error");
 }
 
-/* Commits paths (relative to the root) onto HEAD (or as the first commit). */
+/* Commits paths (relative to the root, as they are on disk) onto HEAD (or as the first commit):
+ * a tree of HEAD's plus exactly these files, so whatever the person has staged stays staged and
+ * out of the commit. The repository's index takes our files only where it agreed with HEAD (a
+ * path the person staged something else for keeps their staging). */
 static int vault_commit(git_repository *repo, const char *dir, const char *const *paths, size_t n, const char *message)
 {
-    git_index *index = NULL;
+    git_index *index = NULL, *ridx = NULL;
     git_oid tree_id, commit_id, parent_id;
-    git_tree *tree = NULL;
+    git_tree *tree = NULL, *ptree = NULL;
     git_commit *parent = NULL;
     git_signature *sig = NULL;
-    int rc = DREAM_OK;
+    git_oid *blobs = calloc(n ? n : 1, sizeof *blobs);
+    int rc = blobs ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
 
-    if (git_repository_index(&index, repo)) return vault_git_error("opening the git index", dir);
-    for (size_t i = 0; i < n; i++) {
-        if (git_index_add_bypath(index, paths[i])) {
-            rc = vault_git_error("staging a seeded file", dir);
-            goto done;
-        }
-    }
-    if (git_index_write(index) || git_index_write_tree(&tree_id, index)) {
-        rc = vault_git_error("writing the git index", dir);
-        goto done;
-    }
-    if (git_tree_lookup(&tree, repo, &tree_id)) {
-        rc = vault_git_error("reading the new tree", dir);
-        goto done;
-    }
-    if (git_reference_name_to_id(&parent_id, repo, "HEAD") == 0 && git_commit_lookup(&parent, repo, &parent_id)) {
+    if (!rc && git_reference_name_to_id(&parent_id, repo, "HEAD") == 0 &&
+        (git_commit_lookup(&parent, repo, &parent_id) || git_commit_tree(&ptree, parent)))
         rc = vault_git_error("reading HEAD", dir);
-        goto done;
+    if (!rc && (git_index_new(&index) || (ptree && git_index_read_tree(index, ptree)))) rc = vault_git_error("reading HEAD's tree", dir);
+    for (size_t i = 0; !rc && i < n; i++) {
+        git_index_entry e;
+        memset(&e, 0, sizeof e);
+        if (git_blob_create_from_workdir(&blobs[i], repo, paths[i])) {
+            rc = vault_git_error("staging a seeded file", dir);
+            break;
+        }
+        e.mode = GIT_FILEMODE_BLOB;
+        e.id = blobs[i];
+        e.path = paths[i];
+        if (git_index_add(index, &e)) rc = vault_git_error("staging a seeded file", dir);
     }
+    if (!rc && (git_index_write_tree_to(&tree_id, index, repo) || git_tree_lookup(&tree, repo, &tree_id)))
+        rc = vault_git_error("writing the commit's tree", dir);
     /* The person's git identity when they have one; otherwise a neutral one, so init works on a
      * machine where git was never configured. */
-    if (git_signature_default(&sig, repo) && git_signature_now(&sig, "dream", "dream@localhost")) {
+    if (!rc && git_signature_default(&sig, repo) && git_signature_now(&sig, "dream", "dream@localhost"))
         rc = vault_git_error("making a commit signature", dir);
-        goto done;
-    }
     const git_commit *parents[1] = {parent};
-    if (git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, parent ? 1 : 0, parents))
+    if (!rc && git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, parent ? 1 : 0, parents))
         rc = vault_git_error("committing", dir);
-done:
+    if (!rc && git_repository_index(&ridx, repo) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            const git_index_entry *cur = git_index_get_bypath(ridx, paths[i], 0);
+            git_tree_entry *old = NULL;
+            bool agreed = !cur;
+            if (cur && ptree && git_tree_entry_bypath(&old, ptree, paths[i]) == 0) agreed = git_oid_equal(&cur->id, git_tree_entry_id(old));
+            git_tree_entry_free(old);
+            if (agreed) git_index_add_bypath(ridx, paths[i]); /* with the file's stat, so git status sees it clean */
+        }
+        if (git_index_write(ridx)) rc = vault_git_error("writing the git index", dir);
+    }
     git_signature_free(sig);
     git_commit_free(parent);
+    git_tree_free(ptree);
     git_tree_free(tree);
+    git_index_free(ridx);
     git_index_free(index);
+    free(blobs);
     return rc;
 }
 

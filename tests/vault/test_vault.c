@@ -188,6 +188,50 @@ static void test_vault_reinit_restores_deleted_page_in_own_commit(void **state)
     assert_int_equal(commit_count(w), 2);
 }
 
+/* What the person staged in the wiki stays theirs: the restore commit holds the seeded page
+ * alone, and their staged file stays staged, out of HEAD. Before, the commit was written from
+ * the repository's whole index, the person's staging with it. */
+static void test_vault_reinit_commits_only_its_own_pages(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    assert_int_equal(dream_vault_init(w, NULL, NULL, NULL), 0);
+    FILE *f = fopen(path_of("wiki/articles/Draft.md"), "w");
+    assert_non_null(f);
+    fputs("# Draft\n\nThe person's own draft.\n", f);
+    fclose(f);
+    git_libgit2_init();
+    git_repository *repo = NULL;
+    git_index *idx = NULL;
+    assert_int_equal(git_repository_open(&repo, w), 0);
+    assert_int_equal(git_repository_index(&idx, repo), 0);
+    assert_int_equal(git_index_add_bypath(idx, "articles/Draft.md"), 0);
+    assert_int_equal(git_index_write(idx), 0);
+    git_index_free(idx);
+    assert_int_equal(unlink(path_of("wiki/Meta/Entities.md")), 0);
+    struct dream_vault_init_result r;
+    assert_int_equal(dream_vault_init(w, &r, NULL, NULL), 0);
+    assert_int_equal(r.committed, 1);
+    assert_int_equal(commit_count(w), 2);
+    /* HEAD has the restored page and not the draft */
+    git_object *head = NULL;
+    assert_int_equal(git_revparse_single(&head, repo, "HEAD^{tree}"), 0);
+    git_tree_entry *e = NULL;
+    assert_int_equal(git_tree_entry_bypath(&e, (git_tree *)head, "Meta/Entities.md"), 0);
+    git_tree_entry_free(e);
+    e = NULL;
+    assert_int_not_equal(git_tree_entry_bypath(&e, (git_tree *)head, "articles/Draft.md"), 0);
+    git_object_free(head);
+    /* the draft is still staged */
+    assert_int_equal(git_repository_index(&idx, repo), 0);
+    assert_int_equal(git_index_read(idx, 1), 0);
+    assert_non_null(git_index_get_bypath(idx, "articles/Draft.md", 0));
+    assert_non_null(git_index_get_bypath(idx, "Meta/Entities.md", 0));
+    git_index_free(idx);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+}
+
 static void test_vault_init_rejects_a_file_path(void **state)
 {
     (void)state;
@@ -253,6 +297,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vault_reinit_is_a_noop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_reinit_keeps_edited_meta_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_reinit_restores_deleted_page_in_own_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_reinit_commits_only_its_own_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_a_file_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_unwritable_dir, setup, teardown),
         cmocka_unit_test(test_vault_meta_pages_are_schematic),
