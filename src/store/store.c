@@ -107,6 +107,25 @@ static int store_mkdir_parent(const char *path)
     return rc;
 }
 
+/* --store may name any file: one SQLite cannot read, or the database of another program (tables,
+ * and no schema version of ours), is refused before the connection's setup writes to it. */
+static int store_refuse_foreign(dream_store *store)
+{
+    static const char sql[] = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' "
+                              "AND (SELECT user_version FROM pragma_user_version) = 0 ORDER BY name LIMIT 1";
+    static const char what[] = "give --store the path of a dream store, or of a file that does not exist yet; nothing was written to it";
+    sqlite3_stmt *st = NULL;
+    int step = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) == SQLITE_OK ? sqlite3_step(st) : SQLITE_ERROR;
+    int rc = 0;
+    if (step == SQLITE_ROW)
+        rc = dream_error_set(DREAM_EFORMAT, "%s is a SQLite database but not a dream store (it has a table \"%s\" and no dream schema version): %s",
+                             store->path, (const char *)sqlite3_column_text(st, 0), what);
+    else if (step != SQLITE_DONE)
+        rc = dream_error_set(DREAM_EFORMAT, "%s is not a dream store (%s): %s", store->path, sqlite3_errmsg(store->db), what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int dream_store_open(const char *path, dream_store **out)
 {
     *out = NULL;
@@ -125,6 +144,11 @@ int dream_store_open(const char *path, dream_store **out)
         return rc;
     }
     sqlite3_busy_timeout(store->db, STORE_BUSY_MS);
+    if (!mem && store_refuse_foreign(store)) {
+        int rc = dream_error_code();
+        dream_store_close(store);
+        return rc;
+    }
     /* A 16 MB page cache rather than SQLite's 2 MB: a search over a common word scores 20,000
      * rows through the index's pages, and with 2 MB it took half as long again (bench_search). */
     const char *setup = mem ? "PRAGMA foreign_keys = ON;"

@@ -88,6 +88,48 @@ static void test_store_refuses_a_newer_schema(void **state)
     (void)state;
 }
 
+/* --store may name any file: a SQLite database of something else is refused before anything is
+ * written to it (before, it got dream's twenty tables beside its own, and WAL mode). */
+static void test_store_refuses_another_programs_database(void **state)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/notes.db", tmpdir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE notes (x); INSERT INTO notes VALUES (1)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    dream_store *s;
+    assert_int_equal(dream_store_open(path, &s), DREAM_EFORMAT);
+    assert_null(s);
+    assert_non_null(strstr(dream_error_last(), path));
+    assert_non_null(strstr(dream_error_last(), "not a dream store"));
+    assert_non_null(strstr(dream_error_last(), "notes"));
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 1); /* notes alone */
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "delete");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    /* a file that is not SQLite at all is refused too, and left as it was */
+    snprintf(path, sizeof path, "%s/export.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[{\"title\": \"not a database\"}]\n", f);
+    fclose(f);
+    assert_int_not_equal(dream_store_open(path, &s), 0);
+    assert_null(s);
+    assert_non_null(strstr(dream_error_last(), path));
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 30);
+    (void)state;
+}
+
 static void test_store_reopen_keeps_conversations(void **state)
 {
     char path[400];
@@ -721,6 +763,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_open_creates_schema_with_wal_and_foreign_keys),
         cmocka_unit_test(test_store_refuses_a_newer_schema),
+        cmocka_unit_test(test_store_refuses_another_programs_database),
         cmocka_unit_test(test_store_reopen_keeps_conversations),
         cmocka_unit_test(test_store_same_conversation_twice_is_unchanged),
         cmocka_unit_test(test_store_grown_conversation_updates_in_place_and_marks_reprocessing),
