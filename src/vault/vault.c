@@ -164,16 +164,18 @@ int dream_vault_init(const char *dir, struct dream_vault_init_result *out, dream
 
     git_libgit2_init();
     git_repository *repo = NULL;
-    if (git_repository_open_ext(&repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) {
+    bool opened = git_repository_open_ext(&repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0;
+    if (opened && git_repository_head_unborn(repo) != 1) {
         /* An existing vault: commit only what this call had to restore. */
         if (n_written) {
             rc = vault_commit(repo, dir, written, n_written, "memory: restore seeded vault files");
             if (rc == DREAM_OK) res.committed = 1;
         }
-    } else if (git_repository_init(&repo, dir, 0) == 0) {
-        res.repo_created = 1;
+    } else if (opened || git_repository_init(&repo, dir, 0) == 0) {
+        res.repo_created = !opened;
         /* The first commit holds every seeded file as it is now, including a page the person
-         * wrote before the repository existed. */
+         * wrote before the repository existed; so does a repository without a commit yet (one
+         * whose first commit failed, say: its pages are on disk as seeded, so none is restored). */
         const char **all = calloc(n_seeds, sizeof *all);
         if (!all) {
             rc = dream_error_set(DREAM_ENOMEM, "out of memory");

@@ -232,6 +232,28 @@ static void test_vault_reinit_commits_only_its_own_pages(void **state)
     git_libgit2_shutdown();
 }
 
+/* A repository without a commit (an init whose first commit failed: a leftover index.lock, say)
+ * gets its first commit on the next init, although every page is already on disk as seeded.
+ * Before, nothing was "restored", so nothing was committed, ever. */
+static void test_vault_reinit_makes_a_first_commit_that_failed(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    assert_int_equal(dream_vault_init(w, NULL, NULL, NULL), 0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/.git'", w);
+    assert_int_equal(system(cmd), 0);
+    git_libgit2_init();
+    git_repository *repo = NULL;
+    assert_int_equal(git_repository_init(&repo, w, 0), 0);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    struct dream_vault_init_result r;
+    assert_int_equal(dream_vault_init(w, &r, NULL, NULL), 0);
+    assert_int_equal(r.committed, 1);
+    assert_int_equal(commit_count(w), 1);
+}
+
 static void test_vault_init_rejects_a_file_path(void **state)
 {
     (void)state;
@@ -298,6 +320,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vault_reinit_keeps_edited_meta_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_reinit_restores_deleted_page_in_own_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_reinit_commits_only_its_own_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_reinit_makes_a_first_commit_that_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_a_file_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_unwritable_dir, setup, teardown),
         cmocka_unit_test(test_vault_meta_pages_are_schematic),
