@@ -38,6 +38,10 @@ void dream_pipeline_default_params(struct dream_pipeline_params *p)
 
 /* ---- the run lock ----------------------------------------------------------------------- */
 
+/* How long a run waits for a status request's look at the lock: LOCK_TRIES times LOCK_WAIT_NS. */
+#define LOCK_TRIES 100
+#define LOCK_WAIT_NS 2000000L
+
 static void lock_path(const char *store_path, char *out, size_t cap) { snprintf(out, cap, "%s.lock", store_path); }
 
 /* The pid written in an open lock file, or 0. */
@@ -62,8 +66,15 @@ int dream_run_lock(const char *store_path, int *fd_out)
     }
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return dream_error_set(DREAM_EIO, "cannot open the run lock %s: %s", path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
+    /* dream_run_lock_holder looks by taking a shared lock for a moment (a status request): a run
+     * that comes then tries again for a while before it is refused, as a real run holds the
+     * lock for its whole length */
+    int got = -1, e = 0;
+    for (int tries = 0; tries < LOCK_TRIES; tries++) {
+        if ((got = flock(fd, LOCK_EX | LOCK_NB)) == 0 || (e = errno) != EWOULDBLOCK) break;
+        nanosleep(&(struct timespec){.tv_nsec = LOCK_WAIT_NS}, NULL);
+    }
+    if (got != 0) {
         long pid = e == EWOULDBLOCK ? lock_read_pid(fd) : 0;
         close(fd);
         if (e != EWOULDBLOCK) return dream_error_set(DREAM_EIO, "cannot take the run lock %s: %s", path, strerror(e));

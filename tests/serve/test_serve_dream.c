@@ -34,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -420,6 +422,42 @@ static void test_a_lock_held_by_another_run_is_a_409(void **state)
     free(r.body);
 }
 
+/* What dream_run_lock_holder does to look (a shared flock, let go at once), held a moment. */
+static void *probe_lock(void *arg)
+{
+    int *ready = arg;
+    char path[4200];
+    snprintf(path, sizeof path, "%s.lock", served.store);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) == 0) {
+        atomic_store((atomic_int *)ready, 1);
+        usleep(20 * 1000);
+        flock(fd, LOCK_UN);
+    } else {
+        atomic_store((atomic_int *)ready, -1);
+    }
+    if (fd >= 0) close(fd);
+    return NULL;
+}
+
+/* A status request looks at the run lock; a run that starts while one looks is not refused.
+ * Before, it was: "another dream run is working on this store", with none running. */
+static void test_a_run_is_not_refused_while_status_looks_at_the_lock(void **state)
+{
+    (void)state;
+    int fd;
+    assert_int_equal(dream_run_lock(served.store, &fd), 0); /* the lock file exists */
+    dream_run_unlock(fd);
+    atomic_int ready = 0;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, probe_lock, &ready), 0);
+    while (atomic_load(&ready) == 0) usleep(100);
+    assert_int_equal(atomic_load(&ready), 1);
+    assert_int_equal(dream_run_lock(served.store, &fd), 0);
+    dream_run_unlock(fd);
+    pthread_join(t, NULL);
+}
+
 /* ---- chat and stage calls share the model: a stream of chat requests cannot starve a stage ---- */
 
 #define CHAT_POOL 1100 /* more than DREAM_CHAT_JOIN_MAX: without turns, the run ends only there */
@@ -549,6 +587,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_streamed_run_is_the_whole_pipeline_and_a_second_run_waits),
         cmocka_unit_test(test_served_run_equals_the_direct_run),
         cmocka_unit_test(test_a_lock_held_by_another_run_is_a_409),
+        cmocka_unit_test(test_a_run_is_not_refused_while_status_looks_at_the_lock),
         cmocka_unit_test(test_a_stage_call_gets_its_turn_between_joining_chat_requests),
         cmocka_unit_test(test_stopping_the_server_ends_the_run_after_its_stage),
     };
