@@ -33,7 +33,7 @@ enum MHD_Result serve_ask(struct serve_request *rq)
     }
     dream_reader *r = NULL;
     enum MHD_Result reply;
-    if (!serve_reader_open(rq, &r, &reply)) {
+    if (!serve_reader_open(rq, false, &r, &reply)) {
         json_decref(b);
         return reply;
     }

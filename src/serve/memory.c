@@ -82,10 +82,11 @@ static enum MHD_Result memory_error(struct serve_request *rq, unsigned status, c
     return serve_reply_json(rq, status, body);
 }
 
-bool serve_reader_open(struct serve_request *rq, dream_reader **r, enum MHD_Result *reply)
+bool serve_reader_open(struct serve_request *rq, bool wiki_optional, dream_reader **r, enum MHD_Result *reply)
 {
     struct dream_reader_params p;
     dream_reader_default_params(&p);
+    p.wiki_optional = wiki_optional;
     if (rq->server->wiki_dir) p.wiki = rq->server->wiki_dir;
     p.store = rq->server->store_path;
     int rc = dream_reader_open(&p, r);
@@ -113,7 +114,8 @@ enum MHD_Result serve_memory(struct serve_request *rq)
     }
     dream_reader *r = NULL;
     enum MHD_Result reply;
-    if (!serve_reader_open(rq, &r, &reply)) {
+    /* status answers before `dream init` too, as `dream status` does (wiki_exists false) */
+    if (!serve_reader_open(rq, tool && !strcmp(tool, "status"), &r, &reply)) {
         json_decref(args);
         return reply;
     }

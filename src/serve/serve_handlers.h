@@ -20,10 +20,11 @@ enum MHD_Result serve_models(struct serve_request *rq);
 
 /* memory.c: GET /v1/memory/<tool>, the read tools (dream/read.h) */
 enum MHD_Result serve_memory(struct serve_request *rq);
-/* Opens a reader on the server's wiki and store into *r (the caller closes it); on failure
+/* Opens a reader on the server's wiki and store into *r (the caller closes it; wiki_optional:
+ * a wiki not yet created is no error, for status); on failure
  * replies (404 when there is no wiki, else 500) into *reply and returns false. */
 struct dream_reader;
-bool serve_reader_open(struct serve_request *rq, struct dream_reader **r, enum MHD_Result *reply);
+bool serve_reader_open(struct serve_request *rq, bool wiki_optional, struct dream_reader **r, enum MHD_Result *reply);
 
 /* ask.c: POST /v1/memory/ask. */
 enum MHD_Result serve_ask(struct serve_request *rq);

@@ -280,9 +280,15 @@ static void test_mcp_tool_errors_carry_the_near_candidates(void **state)
     p.store = "";
     p.stateless = true;
     m = dream_mcp_new(&p);
-    o = tool(m, "status", "{}", &err, NULL);
+    o = tool(m, "list", "{}", &err, NULL);
     assert_true(err);
     assert_non_null(strstr(json_string_value(json_object_get(o, "error")), "/nonexistent/dream-wiki"));
+    json_decref(o);
+    /* status answers all the same, as `dream status` does before `dream init` */
+    o = tool(m, "status", "{}", &err, NULL);
+    assert_false(err);
+    assert_true(json_is_false(json_object_get(o, "wiki_exists")));
+    assert_string_equal(json_string_value(json_object_get(o, "wiki")), "/nonexistent/dream-wiki");
     json_decref(o);
     dream_mcp_free(m);
 }

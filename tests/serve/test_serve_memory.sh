@@ -129,4 +129,14 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/status")
 [ "$code" = 405 ] || fail "POST /v1/memory/status: HTTP $code (want 405)"
 
 stop_server "$WORK/serve.log"
-echo "PASS: GET /v1/memory: every read tool, 404 with candidates, 400s, no path out"
+
+# before `dream init`: status answers (wiki_exists false, the store still shown), as `dream
+# status` does; a tool that reads articles is a 404 that names the wiki
+DREAM_WIKI=$WORK/no-wiki-yet start_server "$WORK/serve-nowiki.log"
+URL=http://127.0.0.1:$PORT/v1/memory
+get nowiki 'status' 200
+[ "$(json "$WORK/nowiki.json" "d['wiki_exists']")" = False ] || fail "status without a wiki: $(cat "$WORK/nowiki.json")"
+get nowikilist 'list' 404
+grep -q "no-wiki-yet" "$WORK/nowikilist.json" || fail "list without a wiki: $(cat "$WORK/nowikilist.json")"
+stop_server "$WORK/serve-nowiki.log"
+echo "PASS: GET /v1/memory: every read tool, 404 with candidates, 400s, no path out, status before init"
