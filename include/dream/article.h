@@ -252,7 +252,10 @@ int dream_article_section_insert(dream_article *a, int level, const char *title,
 int dream_article_section_remove(dream_article *a, size_t i);
 
 /* The anchor of a heading (spec §3.2): lowercase ASCII, runs of non-[a-z0-9] -> '-', edges
- * trimmed. malloc'd, freed by the caller; NULL only on allocation failure. */
+ * trimmed. A heading with no ASCII letter or digit ("Русский", "日本語") keeps its own letters
+ * and digits of other scripts the same way (the spec's rule gives every such heading the empty
+ * anchor, so only the first could be read); "" only for a heading of signs alone. malloc'd,
+ * freed by the caller; NULL only on allocation failure. */
 char *dream_article_anchor(const char *heading);
 
 /* The pseudo-anchor that names the lead in gate parameters and ledgers. */

@@ -137,6 +137,23 @@ enum dream_article_section_kind art_section_kind(int level, const char *title)
     return DREAM_SECTION_BODY;
 }
 
+/* Whether the bytes at s[0..n) start a letter or digit of a script past ASCII, its length into
+ * *k (1 when not: a byte to pass over). Punctuation and symbols are not: the Latin-1 signs,
+ * general punctuation through the symbol blocks, CJK punctuation, the small and fullwidth forms'
+ * punctuation, and the pictographs. A coarse table, but a fixed one: an anchor must not depend on
+ * the locale. */
+static bool anchor_letter(const char *s, size_t n, size_t *k)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int len = u[0] >= 0x80 ? utf8_seq_len(u, n) : 0;
+    *k = len > 0 ? (size_t)len : 1;
+    if (len < 2) return false;
+    uint32_t c = (uint32_t)(u[0] & (0x7F >> len));
+    for (int i = 1; i < len; i++) c = c << 6 | (u[i] & 0x3F);
+    return !((c >= 0xA0 && c <= 0xBF) || c == 0xD7 || c == 0xF7 || (c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F) ||
+             (c >= 0xFE30 && c <= 0xFE6F) || (c >= 0xFF00 && c <= 0xFF0F) || (c >= 0xFF1A && c <= 0xFF20) || c >= 0x1F000);
+}
+
 char *dream_article_anchor(const char *heading)
 {
     size_t n = strlen(heading);
@@ -152,6 +169,22 @@ char *dream_article_anchor(const char *heading)
             r[o++] = (char)c;
         } else {
             dash = true;
+        }
+    }
+    /* No ASCII letter or digit ("Русский", "日本語"): the heading's own letters, so that two such
+     * headings do not share the empty anchor. Only then, so that no anchor an article already
+     * has changes. */
+    if (o == 0) {
+        dash = false;
+        for (size_t i = 0, k; i < n; i += k) {
+            if (!anchor_letter(heading + i, n - i, &k)) {
+                dash = true;
+                continue;
+            }
+            if (dash && o > 0) r[o++] = '-';
+            dash = false;
+            memcpy(r + o, heading + i, k);
+            o += k;
         }
     }
     r[o] = '\0';

@@ -236,6 +236,23 @@ static void test_article_anchor_and_stem_rules(void **state)
     char *s = dream_article_anchor("  Film Simulations & Recipes (2024) ");
     assert_string_equal(s, "film-simulations-recipes-2024");
     free(s);
+    /* a heading with no ASCII letter or digit keeps its characters (before, every such heading
+     * had the empty anchor, and only the first could be read); one with some keeps the ASCII
+     * rule, so no anchor an article already has changes */
+    const char *cases[][2] = {{"Русский", "Русский"}, {"日本語 — 概要", "日本語-概要"}, {"日本語 2024", "2024"}, {"Café", "caf"}, {"!!!", ""}, {"«Ёж» \xff x", "x"},
+                              {"«Ёж» \xff", "Ёж"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s = dream_article_anchor(cases[i][0]);
+        assert_string_equal(s, cases[i][1]);
+        free(s);
+    }
+    const char *langs = "# Langs\n\nLead.\n\n## Русский\n\nRussian text.\n\n## 日本語\n\nJapanese text.\n";
+    dream_article *la = NULL;
+    assert_int_equal(dream_article_parse(langs, strlen(langs), &la), 0);
+    long li = dream_article_section_find(la, "日本語");
+    assert_true(li >= 0);
+    assert_string_equal(dream_article_section(la, (size_t)li)->title, "日本語");
+    dream_article_free(la);
     s = dream_article_stem(" ..a/b: c?  d_ ");
     assert_string_equal(s, "a-b_c_d");
     free(s);
