@@ -127,26 +127,34 @@ static int source_open(const struct ingest_source *src, struct istream *s)
     return istream_open_file(s, src->path);
 }
 
-/* SHA-256 of the source's bytes, as provenance for formats without ids. */
-static int source_hash(const struct ingest_source *src, char hex[65])
+/* Reads the source to its end, each buffer to h when it is not NULL: for a ZIP member that also
+ * checks its size and CRC-32, which only the read past its last byte does. */
+static int source_read_whole(const struct ingest_source *src, struct sha256 *h)
 {
     struct istream s;
     int rc = source_open(src, &s);
     if (rc) return rc;
-    struct sha256 h;
-    uint8_t d[32];
-    sha256_init(&h);
     for (;;) {
         int c = istream_peek(&s);
         if (c < 0) {
             rc = c == -2 ? s.err : 0;
             break;
         }
-        sha256_update(&h, s.buf + s.pos, s.len - s.pos);
+        if (h) sha256_update(h, s.buf + s.pos, s.len - s.pos);
         s.offset += s.len - s.pos;
         s.pos = s.len;
     }
     istream_close(&s);
+    return rc;
+}
+
+/* SHA-256 of the source's bytes, as provenance for formats without ids. */
+static int source_hash(const struct ingest_source *src, char hex[65])
+{
+    struct sha256 h;
+    uint8_t d[32];
+    sha256_init(&h);
+    int rc = source_read_whole(src, &h);
     sha256_final(&h, d);
     sha256_hex(d, hex);
     return rc;
@@ -184,6 +192,14 @@ static int ingest_source(struct ingest_ctx *ctx, const struct ingest_source *src
         }
     }
     ctx->format = f;
+    /* A ZIP member is checked whole first: its importer stops at the end of the JSON, before the
+     * read that checks the CRC-32, and a damaged export that still parses would replace good
+     * stored messages. One more inflate of the member, against the store's sake. */
+    if (src->zip && f != DREAM_FORMAT_OPENAI_JSONL && source_read_whole(src, NULL)) {
+        if (dream_error_code() == DREAM_ENOMEM) return DREAM_ENOMEM;
+        ingest_skip(ctx, DREAM_SKIP_MALFORMED, ctx->path, "%s; nothing of it was stored", dream_error_last());
+        return 0;
+    }
     if (store_seen_reset(ctx->store)) return DREAM_EIO;
     if (f == DREAM_FORMAT_OPENAI_JSONL && source_hash(src, ctx->file_hash)) {
         ingest_skip(ctx, DREAM_SKIP_MALFORMED, ctx->path, "%s", dream_error_last());

@@ -374,6 +374,30 @@ static void test_zip_member_with_wrong_crc_is_refused(void **state)
     (void)state;
 }
 
+/* The JSON array ends before the member's last byte is read, so the CRC-32 check at the end of
+ * the member never ran, and a damaged export that still parsed replaced what the store held. A
+ * member is checked whole before anything of it is stored. */
+static void test_zip_member_with_wrong_crc_stores_nothing(void **state)
+{
+    size_t len;
+    char *zip = read_fixture("chatgpt-export-stored.zip", &len);
+    size_t at = find_central_entry(zip, len, "Export/conversations.json");
+    zip[at + 16] ^= 0x5a;
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "crc.zip", zip, len, &p, &stats), 0);
+    assert_int_equal(stats.added, 0);
+    assert_true(stats.skipped[DREAM_SKIP_MALFORMED] >= 1);
+    assert_non_null(strstr(sk.last_reason, "CRC-32"));
+    assert_non_null(strstr(sk.last_reason, "conversations.json"));
+    free(zip);
+    dream_store_close(store);
+    (void)state;
+}
+
 static void test_stored_zip_member_in_a_folder_is_read(void **state)
 {
     dream_store *store;
@@ -650,6 +674,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_truncated_zip_is_reported_and_keeps_store),
         cmocka_unit_test(test_zip_member_inflating_past_declared_size_is_refused),
         cmocka_unit_test(test_zip_member_with_wrong_crc_is_refused),
+        cmocka_unit_test(test_zip_member_with_wrong_crc_stores_nothing),
         cmocka_unit_test(test_stored_zip_member_in_a_folder_is_read),
         cmocka_unit_test(test_invalid_utf8_is_repaired_and_counted),
         cmocka_unit_test(test_duplicate_ids_in_one_export_keep_the_first),
