@@ -813,6 +813,12 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
     for (size_t i = 0; prune_sources && i < git_index_entrycount(idx);) {
         const git_index_entry *ie = git_index_get_byindex(idx, i);
         bool keep = !synth_is_source_path(ie->path);
+        if (!keep) { /* only a note dream wrote: the person's own files there stay */
+            git_blob *blob = NULL;
+            keep = git_blob_lookup(&blob, repo, &ie->id) != 0 ||
+                   !synth_source_note_is_ours(ie->path, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+            git_blob_free(blob);
+        }
         for (size_t k = 0; k < n && !keep; k++) keep = d[k].text && strcmp(d[k].path, ie->path) == 0;
         if (!keep && git_index_remove(idx, ie->path, 0) == 0) continue;
         i++;

@@ -266,6 +266,12 @@ void synth_day(int64_t ms, char out[11]);
  * and clears them; *n_files (may be NULL) counts the paths. */
 int synth_commit(dream_store *store, const char *wiki, const char *subject, size_t *n_files);
 
+/* Whether the file rel (relative to the wiki) with text[0..len) (its start is enough) is a
+ * transcript note dream wrote: Sources/<date> <title> (<hash>).md, no deeper, its front matter
+ * saying `dream: transcript`. Only such files are removed or pruned; the person's own files
+ * under Sources/ are left as they are. */
+bool synth_source_note_is_ours(const char *rel, const char *text, size_t len);
+
 /* Removes from disk the transcript notes of the conversations hashes (Sources/... (HASH).md),
  * *removed counting them, and reads every other note into *kept (synth_files_free): with
  * synth_commit_files(..., prune_sources = true) the notes leave the vault in that commit. */

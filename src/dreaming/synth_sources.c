@@ -16,6 +16,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,19 @@ static int src_relink(dream_store *store, struct src_names *names, dream_article
 }
 
 /* The transcript notes now under wiki/Sources (relative paths), for the ones no article needs. */
+bool synth_source_note_is_ours(const char *rel, const char *text, size_t len)
+{
+    static const char mark[] = "---\ndream: transcript\n";
+    size_t n = strlen(rel), d = sizeof DREAM_SOURCES_DIR; /* "Sources/" */
+    if (n <= d + 4 || strncmp(rel, DREAM_SOURCES_DIR "/", d) || strchr(rel + d, '/') || strcmp(rel + n - 4, ").md")) return false;
+    size_t h = n - 4; /* the hash: hex digits back to " (" */
+    while (h > d && isxdigit((unsigned char)rel[h - 1])) h--;
+    if (n - 4 - h < 8 || h < d + 2 || rel[h - 1] != '(' || rel[h - 2] != ' ') return false;
+    return text && len >= sizeof mark - 1 && !memcmp(text, mark, sizeof mark - 1);
+}
+
+/* The transcript notes under wiki/Sources (synth_source_note_is_ours): the person's own files
+ * there are not listed, so nothing removes or commits them. */
 static int src_on_disk(const char *wiki, struct src_set *out)
 {
     struct dbuf p = {0};
@@ -372,11 +386,20 @@ static int src_on_disk(const char *wiki, struct src_set *out)
     while (!rc && (e = readdir(d))) {
         size_t l = strlen(e->d_name);
         if (e->d_name[0] == '.' || l <= 3 || strcmp(e->d_name + l - 3, ".md")) continue;
-        struct dbuf r = {0};
+        struct dbuf r = {0}, f = {0};
         rc = dbuf_printf(&r, "%s/%s", DREAM_SOURCES_DIR, e->d_name);
-        char *rel = rc ? NULL : dbuf_take(&r);
-        if (!rc) rc = rel ? set_add(out, rel) : DREAM_ENOMEM;
+        char *rel = rc ? NULL : dbuf_take(&r), *full = rel && !dbuf_printf(&f, "%s/%s", wiki, rel) ? dbuf_take(&f) : NULL;
+        char head[64];
+        size_t got = 0;
+        FILE *fp = full ? fopen(full, "rb") : NULL;
+        if (fp) {
+            got = fread(head, 1, sizeof head, fp);
+            fclose(fp);
+        }
+        if (!rc && !full) rc = DREAM_ENOMEM;
+        if (!rc && synth_source_note_is_ours(rel, head, got)) rc = set_add(out, rel);
         free(rel);
+        free(full);
     }
     closedir(d);
     return rc;
@@ -457,7 +480,18 @@ static int src_sync(dream_store *store, const struct dream_synth_params *params,
             free(path);
             continue;
         }
-        if (!synth_editable(stage, path, before, &res) || (rc = dream_article_clone(before, &after))) {
+        if (!synth_editable(stage, path, before, &res)) {
+            /* not written now, but the notes it cites stay: its citations count all the same */
+            size_t ignored = 0;
+            if (!(rc = dream_article_clone(before, &after)))
+                rc = src_relink(store, &names, after, p.no_sources, &keep_cites, &keep_notes, &ignored);
+            if (rc && rc != DREAM_ENOMEM) rc = DREAM_OK, dream_error_clear();
+            dream_article_free(after);
+            dream_article_free(before);
+            free(path);
+            continue;
+        }
+        if ((rc = dream_article_clone(before, &after))) {
             dream_article_free(before);
             free(path);
             continue;

@@ -1810,8 +1810,9 @@ static void test_sources_follow_the_citations_and_the_setting(void **state)
 
     /* a note nothing cites */
     char cmd[9000];
-    snprintf(cmd, sizeof cmd, "cd '%s' && printf 'stale\\n' > 'Sources/2020-01-01 Stale (deadbeef).md' && git add Sources && "
-             "git -c user.name=t -c user.email=t@localhost commit -qm stale", c->wiki);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && printf -- '---\\ndream: transcript\\nconversation: \"conv:deadbeef\"\\n---\\n\\n# Stale\\n' > 'Sources/2020-01-01 Stale (deadbeef).md' && "
+             "git add Sources && git -c user.name=t -c user.email=t@localhost commit -qm stale", c->wiki);
     assert_int_equal(system(cmd), 0);
     assert_int_equal(git_head_has(c, "Sources/2020-01-01 Stale (deadbeef).md"), 1);
     r = sources_run(c);
@@ -1819,6 +1820,38 @@ static void test_sources_follow_the_citations_and_the_setting(void **state)
     assert_int_equal(r.committed, 1);
     assert_int_equal(git_head_has(c, "Sources/2020-01-01 Stale (deadbeef).md"), 0);
     assert_int_equal(count_notes(c), notes);
+
+    /* the person's own files under Sources/ are theirs: not removed, not committed, not taken
+     * out of HEAD (a note's name alone is not enough: dream's notes say so in their front matter) */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && printf 'mine\\n' > Sources/kept.md && printf 'png' > Sources/diagram.png && mkdir -p Sources/mine && "
+             "printf 'mine\\n' > Sources/mine/notes.md && printf 'mine\\n' > 'Sources/2021-02-02 My own (abcdef12).md' && "
+             "git add Sources && git -c user.name=t -c user.email=t@localhost commit -qm mine && printf 'draft\\n' > Sources/draft.md",
+             c->wiki);
+    assert_int_equal(system(cmd), 0);
+    r = sources_run(c);
+    assert_int_equal(r.sources_removed, 0);
+    const char *own[] = {"Sources/kept.md", "Sources/diagram.png", "Sources/mine/notes.md", "Sources/2021-02-02 My own (abcdef12).md"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        assert_int_equal(git_head_has(c, own[i]), 1);
+        snprintf(cmd, sizeof cmd, "%s/%s", c->wiki, own[i]);
+        assert_int_equal(access(cmd, F_OK), 0);
+    }
+    snprintf(cmd, sizeof cmd, "%s/Sources/draft.md", c->wiki);
+    assert_int_equal(access(cmd, F_OK), 0);
+    assert_int_equal(git_head_has(c, "Sources/draft.md"), 0);
+    /* an article dream may not edit now (a code fence the person is still typing) keeps the
+     * notes it cites: before, it was passed over before its citations were counted */
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf '\\n```\\nhalf typed\\n' >> articles/Sourdough.md", c->wiki);
+    assert_int_equal(system(cmd), 0);
+    r = sources_run(c);
+    assert_int_equal(r.sources_removed, 0);
+    assert_int_equal(git_head_has(c, "Sources/2024-09-14 Levain or starter (67195f89).md"), 1);
+    snprintf(cmd, sizeof cmd, "cd '%s' && git checkout -q -- articles/Sourdough.md", c->wiki);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && git rm -q -r Sources/kept.md Sources/diagram.png Sources/mine 'Sources/2021-02-02 My own (abcdef12).md' && "
+             "rm -f Sources/draft.md && git -c user.name=t -c user.email=t@localhost commit -qm 'not mine'", c->wiki);
+    assert_int_equal(system(cmd), 0);
 
     /* the conversation's title changed in the store (a re-import) */
     sqlite3_exec(store_db(c->store), "UPDATE conversations SET title = 'Levain, or starter?' WHERE cite = '67195f89'", NULL, NULL, NULL);
