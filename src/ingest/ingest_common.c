@@ -390,6 +390,11 @@ int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, bool per_line,
             *broken = true;
             break;
         }
+        /* a UTF-8 byte order mark before the first line (detection passes over it too) */
+        if (lineno <= 1 && offset == 0 && line.len >= 3 && !memcmp(line.data, "\xef\xbb\xbf", 3)) {
+            memmove(line.data, line.data + 3, line.len - 2); /* with the terminator */
+            line.len -= 3;
+        }
         size_t k = 0;
         while (k < line.len && (line.data[k] == ' ' || line.data[k] == '\t')) k++;
         if (k == line.len) continue;

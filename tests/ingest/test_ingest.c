@@ -409,6 +409,24 @@ static void test_stored_zip_member_in_a_folder_is_read(void **state)
     (void)state;
 }
 
+/* A JSONL file saved with a UTF-8 byte order mark (as some Windows editors do): detection took
+ * it, but its first line then failed to parse (a Claude Code session lost whole). */
+static void test_jsonl_with_a_byte_order_mark_is_read(void **state)
+{
+    static const char text[] = "\xef\xbb\xbf{\"messages\": [{\"role\": \"user\", \"content\": \"first\"}]}\n"
+                               "{\"messages\": [{\"role\": \"user\", \"content\": \"second\"}]}\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "bom.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 2);
+    assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 0);
+    dream_store_close(store);
+    (void)state;
+}
+
 static void test_invalid_utf8_is_repaired_and_counted(void **state)
 {
     static const char text[] = "{\"messages\": [{\"role\": \"user\", \"content\": \"caf\xe9 and \\ud800 and \\u0000!\"},"
@@ -676,6 +694,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_zip_member_with_wrong_crc_is_refused),
         cmocka_unit_test(test_zip_member_with_wrong_crc_stores_nothing),
         cmocka_unit_test(test_stored_zip_member_in_a_folder_is_read),
+        cmocka_unit_test(test_jsonl_with_a_byte_order_mark_is_read),
         cmocka_unit_test(test_invalid_utf8_is_repaired_and_counted),
         cmocka_unit_test(test_duplicate_ids_in_one_export_keep_the_first),
         cmocka_unit_test(test_empty_conversations_are_skipped_and_counted),
