@@ -245,6 +245,19 @@ static int store_is_forgotten(dream_store *store, const char *source, const char
     return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_fail(store, "looking up forgotten conversations");
 }
 
+int store_id_known(dream_store *store, const char *source, const char *id)
+{
+    int f = store_is_forgotten(store, source, id);
+    if (f != 0) return f;
+    sqlite3_stmt *st;
+    if (store_prepare(store, "SELECT 1 FROM conversations WHERE source = ? AND source_id = ?", &st)) return DREAM_EIO;
+    sqlite3_bind_text(st, 1, source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_fail(store, "looking up a conversation");
+}
+
 /* Chooses the citation hash for a new conversation: the shortest prefix (from 8 hex digits,
  * growing by 2) of SHA-256(source NUL id) that no stored conversation holds. */
 static int store_assign_cite(dream_store *store, const char *source, const char *id, char cite[65])

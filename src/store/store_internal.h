@@ -66,6 +66,10 @@ extern const int store_migration_count;
  * holding its id: SHA-256 of "forgotten", source and id (so not the citation hash either). */
 int store_forgotten_add(dream_store *store, const char *source, const char *id);
 
+/* Whether the store holds the conversation (source, id), or forgot it: 1, 0, or a negative
+ * status. */
+int store_id_known(dream_store *store, const char *source, const char *id);
+
 /* Per-run duplicate detection (in a TEMP table, so memory stays bounded). store_seen_reset
  * forgets everything; store_seen_mark returns 1 when (source, id) was not yet marked, 0 when
  * it was, or a negative status. */

@@ -427,6 +427,71 @@ static void test_jsonl_with_a_byte_order_mark_is_read(void **state)
     (void)state;
 }
 
+/* The number of stored conversations. */
+static int stored_conversations(dream_store *store)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(store), "SELECT count(*) FROM conversations", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* OpenAI JSONL has no ids. They were the file's hash and a line number, so a line added to the
+ * file gave every conversation in it a new id: all stored twice, and a forgotten one back. A
+ * conversation's id is now its own content's hash, and a store that holds one by the old id
+ * keeps it. */
+static void test_openai_jsonl_ids_survive_a_line_added_and_forget(void **state)
+{
+    static const char a[] = "{\"messages\": [{\"role\": \"user\", \"content\": \"alpha tarp\"}]}\n"
+                            "{\"messages\": [{\"role\": \"user\", \"content\": \"beta rope\"}]}\n";
+    static const char b[] = "{\"messages\": [{\"role\": \"user\", \"content\": \"alpha tarp\"}]}\n"
+                            "{\"messages\": [{\"role\": \"user\", \"content\": \"beta rope\"}]}\n"
+                            "{\"messages\": [{\"role\": \"user\", \"content\": \"gamma knot\"}]}\n";
+    char dir[] = "/tmp/dream-test-jsonl-XXXXXX", path[300];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/memory.sqlite", dir);
+    dream_store *store;
+    assert_int_equal(dream_store_open(path, &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "chats.jsonl", a, sizeof a - 1, NULL, &stats), 0);
+    assert_int_equal(stats.added, 2);
+    memset(&stats, 0, sizeof stats);
+    assert_int_equal(dream_ingest_buffer(store, "chats.jsonl", b, sizeof b - 1, NULL, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(stored_conversations(store), 3);
+    /* forgotten stays forgotten when the file grows again */
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(store), "SELECT c.source, c.source_id FROM conversations c JOIN messages m ON m.conversation = c.id "
+                                                         "WHERE m.text = 'beta rope'", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char src[64], id[128];
+    snprintf(src, sizeof src, "%s", (const char *)sqlite3_column_text(st, 0));
+    snprintf(id, sizeof id, "%s", (const char *)sqlite3_column_text(st, 1));
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(store_db(store), "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(store_forgotten_add(store, src, id), 0);
+    char del[400];
+    snprintf(del, sizeof del, "DELETE FROM conversations WHERE source = '%s' AND source_id = '%s'", src, id);
+    assert_int_equal(sqlite3_exec(store_db(store), del, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(store_db(store), "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(stored_conversations(store), 2);
+    static const char c[] = "{\"messages\": [{\"role\": \"user\", \"content\": \"delta hitch\"}]}\n"
+                            "{\"messages\": [{\"role\": \"user\", \"content\": \"alpha tarp\"}]}\n"
+                            "{\"messages\": [{\"role\": \"user\", \"content\": \"beta rope\"}]}\n"
+                            "{\"messages\": [{\"role\": \"user\", \"content\": \"gamma knot\"}]}\n";
+    memset(&stats, 0, sizeof stats);
+    assert_int_equal(dream_ingest_buffer(store, "chats.jsonl", c, sizeof c - 1, NULL, &stats), 0);
+    assert_int_equal(stats.added, 1); /* delta alone */
+    assert_int_equal(stored_conversations(store), 3);
+    dream_store_close(store);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    (void)state;
+}
+
 static void test_invalid_utf8_is_repaired_and_counted(void **state)
 {
     static const char text[] = "{\"messages\": [{\"role\": \"user\", \"content\": \"caf\xe9 and \\ud800 and \\u0000!\"},"
@@ -695,6 +760,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_zip_member_with_wrong_crc_stores_nothing),
         cmocka_unit_test(test_stored_zip_member_in_a_folder_is_read),
         cmocka_unit_test(test_jsonl_with_a_byte_order_mark_is_read),
+        cmocka_unit_test(test_openai_jsonl_ids_survive_a_line_added_and_forget),
         cmocka_unit_test(test_invalid_utf8_is_repaired_and_counted),
         cmocka_unit_test(test_duplicate_ids_in_one_export_keep_the_first),
         cmocka_unit_test(test_empty_conversations_are_skipped_and_counted),
