@@ -403,7 +403,7 @@ static void test_forget_removes_an_article_left_with_nothing_cited_and_its_links
                         "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
     const char *balcony = snap_get(&after, "Balcony_garden.md");
     assert_non_null(balcony);
-    assert_true(names_hash(balcony, "f6fe19f1"));
+    assert_true(names_hash(balcony, "71b81381"));
     assert_vault_checks(&after);
     char *m = git_head_message(c);
     assert_true(strncmp(m, "memory: forget 2 conversation(s): conv:91c02d8f, conv:6280818b\n", 63) == 0);
