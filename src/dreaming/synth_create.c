@@ -756,6 +756,18 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     return rc;
 }
 
+/* Whether create wrote the article stem before: its chunks are in the ledger of what was folded
+ * into it (forget takes an article's rows out with the article). */
+static bool cr_written_before(dream_store *store, const char *stem)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM chunk_folded WHERE article = ? LIMIT 1", -1, &st, NULL)) return false;
+    sqlite3_bind_text(st, 1, stem, -1, SQLITE_STATIC);
+    bool yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
 int dream_synth_create(dream_store *store, const struct dream_synth_params *params, struct dream_synth_result *result)
 {
     struct dream_synth_params p;
@@ -766,10 +778,15 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
     struct cr_entity *all = NULL;
     size_t n_all = 0, n = 0;
     if (!rc) rc = cr_list(store, &all, &n_all);
-    /* keep those without an article file and with chunks */
+    /* keep those without an article file and with chunks; and not one create wrote before (its
+     * chunks in the ledger) whose file is gone: the person renamed or deleted it */
     for (size_t i = 0; !rc && i < n_all; i++) {
         char *path = synth_article_path(p.wiki_dir, all[i].stem);
         bool exists = path && access(path, F_OK) == 0;
+        if (!exists && path && cr_written_before(store, all[i].stem)) {
+            dream_log(DREAM_LOG_INFO, "create: %s was written before and is gone (renamed or deleted): not written again", path);
+            exists = true;
+        }
         free(path);
         bool dup = false; /* two entities under one stem: the first (oldest) owns it */
         for (size_t j = 0; j < n && !dup; j++) dup = strcmp(all[j].stem, all[i].stem) == 0;

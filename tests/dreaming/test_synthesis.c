@@ -262,6 +262,31 @@ static void test_create_writes_the_golden_articles_and_commits_them(void **state
     free(m);
 }
 
+/* An article the person renamed or deleted is not written again: create wrote it once (its
+ * chunks are in the ledger), and a file missing now is the person's doing. Before, the next run
+ * wrote and committed it again beside the renamed one. */
+static void test_create_does_not_bring_back_a_renamed_or_deleted_article(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && git mv articles/Sourdough.md articles/Levain.md && git rm -q articles/Cello_Practice.md && "
+             "git -c user.name=t -c user.email=t@localhost commit -qm 'mine'", c->wiki);
+    assert_int_equal(system(cmd), 0);
+    long calls = dreaming_fake_calls;
+    struct dream_synth_result r = create(c);
+    assert_int_equal(r.created, 0);
+    assert_int_equal(r.committed, 0);
+    assert_int_equal(dreaming_fake_calls, calls);
+    assert_int_equal(git_head_has(c, "articles/Sourdough.md"), 0);
+    assert_int_equal(git_head_has(c, "articles/Cello_Practice.md"), 0);
+    snprintf(cmd, sizeof cmd, "%s/articles/Sourdough.md", c->wiki);
+    assert_int_not_equal(access(cmd, F_OK), 0);
+}
+
 static void test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit(void **state)
 {
     struct ctx *c = *state;
@@ -3216,6 +3241,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_writes_the_golden_articles_and_commits_them, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_does_not_bring_back_a_renamed_or_deleted_article, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_junk_answers_leave_no_file_or_a_valid_stub, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_retries_a_leaky_draft_once_prose_only, setup, teardown),
