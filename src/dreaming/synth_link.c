@@ -165,6 +165,51 @@ static int lk_cooccur(dream_store *store, const char *stem, char ***out, size_t 
     return rc;
 }
 
+/* Whether line (trimmed) is dream's own See also line, a bare "- [[target]]". */
+static bool lk_bare_line(const char *line, size_t len)
+{
+    if (len < 7 || strncmp(line, "- [[", 4) || strncmp(line + len - 2, "]]", 2)) return false;
+    for (size_t i = 4; i < len - 2; i++)
+        if (line[i] == '[' || line[i] == ']' || line[i] == '|') return false;
+    return true;
+}
+
+/* The person's own lines of a's See also (anything but dream's bare "- [[stem]]": an annotation,
+ * a link outside the wiki) into b as they are, in their order; the stems those lines link leave
+ * see[0..*n), so that the rebuilt list does not name them twice. */
+static int lk_own_see_also(const dream_article *a, const struct synth_stems *stems, char **see, size_t *n, struct dbuf *b)
+{
+    long si = dream_article_section_find_kind(a, DREAM_SECTION_SEE_ALSO);
+    const char *body = si >= 0 ? dream_article_section(a, (size_t)si)->body : NULL;
+    int rc = 0;
+    for (const char *l = body; !rc && l && *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        const char *next = e ? e + 1 : l + len;
+        while (len && (l[len - 1] == ' ' || l[len - 1] == '\t' || l[len - 1] == '\r')) len--;
+        if (len && !lk_bare_line(l, len)) {
+            rc = dbuf_printf(b, "%.*s\n", (int)len, l);
+            for (const char *o = l; !rc && (o = strstr(o, "[[")) != NULL && o < l + len; o += 2) {
+                size_t t = strcspn(o + 2, "|#]\n");
+                char *target = strndup(o + 2, t);
+                if (!target) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+                long k = target ? dream_article_resolve_link((const char *const *)stems->stems, stems->n, target) : -1;
+                free(target);
+                for (size_t m = 0; k >= 0 && m < *n;) {
+                    if (strcmp(see[m], stems->stems[k]) == 0) {
+                        memmove(see + m, see + m + 1, (*n - m - 1) * sizeof *see);
+                        (*n)--;
+                    } else {
+                        m++;
+                    }
+                }
+            }
+        }
+        l = next;
+    }
+    return rc;
+}
+
 static bool lk_in(char **list, size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)
@@ -265,7 +310,8 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
         }
         if (!rc && n_see) {
             struct dbuf b = {0};
-            for (size_t m = 0; m < n_see; m++) dbuf_printf(&b, "- [[%s]]\n", see[m]);
+            rc = lk_own_see_also(before, &stems, see, &n_see, &b);
+            for (size_t m = 0; !rc && m < n_see; m++) rc = dbuf_printf(&b, "- [[%s]]\n", see[m]);
             char *body = dbuf_take(&b);
             long si;
             while (!rc && (si = dream_article_section_find_kind(after, DREAM_SECTION_SEE_ALSO)) >= 0) rc = dream_article_section_remove(after, (size_t)si);

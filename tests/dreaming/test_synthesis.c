@@ -751,13 +751,16 @@ static struct dream_synth_result link_run(struct ctx *c)
     return run_stage(c, "link", dream_synth_link);
 }
 
+/* ... and the person's own See also lines (an annotation, a link outside the wiki) stay as they
+ * wrote them, first; only dream's bare "- [[stem]]" lines are rebuilt. Before, every line went. */
 static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
 {
     struct ctx *c = *state;
     put_article(c, "Sourdough",
                 "# Sourdough\n\n**Sourdough** is bread the person bakes; its starter lives next to the Balcony Garden.[^1]\n\n"
                 "## Starter\n\nThe starter smells of nail polish when hungry, says the person, who also rides a bicycle.[^1] A second "
-                "mention of the balcony garden stays plain, and `bicycle` in code is never linked.\n\n## See also\n\n- [[Cello_Practice]]\n\n"
+                "mention of the balcony garden stays plain, and `bicycle` in code is never linked.\n\n## See also\n\n- [[Cello_Practice]]\n"
+                "- [[Cello Practice]] — my other evening habit\n- [A starter guide](https://example.com/starter)\n\n"
                 "## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
     put_article(c, "Balcony_garden",
                 "# Balcony garden\n\n**Balcony garden** is where the person grows tomatoes.[^1]\n\n## References\n\n"
@@ -778,8 +781,9 @@ static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
     const char *want =
         "# Sourdough\n\n{{stub}}\n\n**Sourdough** is bread the person bakes; its starter lives next to the [[Balcony_garden|Balcony Garden]].[^1]\n\n"
         "## Starter\n\nThe starter smells of nail polish when hungry, says the person, who also rides a [[Bicycle_Maintenance|bicycle]].[^1] A "
-        "second mention of the balcony garden stays plain, and `bicycle` in code is never linked.\n\n## See also\n\n- [[Balcony_garden]]\n"
-        "- [[Bicycle_Maintenance]]\n- [[Cello_Practice]]\n\n## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new "
+        "second mention of the balcony garden stays plain, and `bicycle` in code is never linked.\n\n## See also\n\n"
+        "- [[Cello_Practice|Cello Practice]] — my other evening habit\n- [A starter guide](https://example.com/starter)\n- [[Balcony_garden]]\n"
+        "- [[Bicycle_Maintenance]]\n\n## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new "
         "sourdough starter)\n";
     if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
     assert_string_equal(t, want);
