@@ -165,6 +165,10 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
  * for "status"), or NULL for a tool that does not exist. */
 const char *const *dream_read_tool_args(const char *tool);
 
+/* Whether tool answers on a wiki not yet created (open the reader with wiki_optional for it):
+ * "status", which still shows the store and says how to create the wiki. */
+bool dream_read_tool_wiki_optional(const char *tool);
+
 /* The tool's result as short human-readable text (malloc'd, ends with '\n'); NULL on
  * allocation failure. Works for error objects too. */
 char *dream_read_text(const char *tool, const json_t *result);

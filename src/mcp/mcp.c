@@ -271,7 +271,7 @@ static json_t *mcp_tools_call(dream_mcp *m, const json_t *id, const json_t *para
         dream_reader_default_params(&p);
         if (m->wiki) p.wiki = m->wiki;
         if (m->store) p.store = m->store;
-        p.wiki_optional = !strcmp(t->name, "status"); /* as `dream status` before `dream init` */
+        p.wiki_optional = dream_read_tool_wiki_optional(t->name);
         dream_reader *r = NULL;
         json_t *search = NULL;
         if (t->search_conversations && !(search = json_deep_copy(args))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");

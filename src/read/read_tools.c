@@ -787,6 +787,8 @@ const char *const *dream_read_tool_args(const char *tool)
     return NULL;
 }
 
+bool dream_read_tool_wiki_optional(const char *tool) { return tool && strcmp(tool, "status") == 0; }
+
 int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_t **out)
 {
     *out = NULL;

@@ -114,8 +114,7 @@ enum MHD_Result serve_memory(struct serve_request *rq)
     }
     dream_reader *r = NULL;
     enum MHD_Result reply;
-    /* status answers before `dream init` too, as `dream status` does (wiki_exists false) */
-    if (!serve_reader_open(rq, tool && !strcmp(tool, "status"), &r, &reply)) {
+    if (!serve_reader_open(rq, dream_read_tool_wiki_optional(tool), &r, &reply)) {
         json_decref(args);
         return reply;
     }

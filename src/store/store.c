@@ -232,30 +232,33 @@ int store_forgotten_add(dream_store *store, const char *source, const char *id)
     return rc;
 }
 
+/* Whether sql (up to two text parameters a and b; b may be NULL) finds a row: 1, 0, or a
+ * negative status naming what. */
+static int store_row_exists(dream_store *store, const char *sql, const char *a, const char *b, const char *what)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(store, sql, &st)) return DREAM_EIO;
+    sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+    if (b) sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_fail(store, what);
+}
+
 /* Whether (source, id) was forgotten: 1, 0, or a negative status. */
 static int store_is_forgotten(dream_store *store, const char *source, const char *id)
 {
     char key[65];
     store_forgotten_key(source, id, key);
-    sqlite3_stmt *st;
-    if (store_prepare(store, "SELECT 1 FROM forgotten WHERE key = ?", &st)) return DREAM_EIO;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_fail(store, "looking up forgotten conversations");
+    return store_row_exists(store, "SELECT 1 FROM forgotten WHERE key = ?", key, NULL, "looking up forgotten conversations");
 }
 
 int store_id_known(dream_store *store, const char *source, const char *id)
 {
     int f = store_is_forgotten(store, source, id);
-    if (f != 0) return f;
-    sqlite3_stmt *st;
-    if (store_prepare(store, "SELECT 1 FROM conversations WHERE source = ? AND source_id = ?", &st)) return DREAM_EIO;
-    sqlite3_bind_text(st, 1, source, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_fail(store, "looking up a conversation");
+    return f != 0 ? f
+                  : store_row_exists(store, "SELECT 1 FROM conversations WHERE source = ? AND source_id = ?", source, id,
+                                     "looking up a conversation");
 }
 
 /* Chooses the citation hash for a new conversation: the shortest prefix (from 8 hex digits,
