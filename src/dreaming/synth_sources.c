@@ -359,7 +359,6 @@ static int src_relink(dream_store *store, struct src_names *names, dream_article
     return rc;
 }
 
-/* The transcript notes now under wiki/Sources (relative paths), for the ones no article needs. */
 bool synth_source_note_is_ours(const char *rel, const char *text, size_t len)
 {
     static const char mark[] = "---\ndream: transcript\n";
@@ -371,8 +370,9 @@ bool synth_source_note_is_ours(const char *rel, const char *text, size_t len)
     return text && len >= sizeof mark - 1 && !memcmp(text, mark, sizeof mark - 1);
 }
 
-/* The transcript notes under wiki/Sources (synth_source_note_is_ours): the person's own files
- * there are not listed, so nothing removes or commits them. */
+/* The transcript notes now under wiki/Sources (relative paths, synth_source_note_is_ours), for
+ * the ones no article needs: the person's own files there are not listed, so nothing removes or
+ * commits them. */
 static int src_on_disk(const char *wiki, struct src_set *out)
 {
     struct dbuf p = {0};

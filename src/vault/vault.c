@@ -44,8 +44,7 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
     git_tree *tree = NULL, *ptree = NULL;
     git_commit *parent = NULL;
     git_signature *sig = NULL;
-    git_oid *blobs = calloc(n ? n : 1, sizeof *blobs);
-    int rc = blobs ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = DREAM_OK;
 
     if (!rc && git_reference_name_to_id(&parent_id, repo, "HEAD") == 0 &&
         (git_commit_lookup(&parent, repo, &parent_id) || git_commit_tree(&ptree, parent)))
@@ -54,12 +53,11 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
     for (size_t i = 0; !rc && i < n; i++) {
         git_index_entry e;
         memset(&e, 0, sizeof e);
-        if (git_blob_create_from_workdir(&blobs[i], repo, paths[i])) {
+        if (git_blob_create_from_workdir(&e.id, repo, paths[i])) {
             rc = vault_git_error("staging a seeded file", dir);
             break;
         }
         e.mode = GIT_FILEMODE_BLOB;
-        e.id = blobs[i];
         e.path = paths[i];
         if (git_index_add(index, &e)) rc = vault_git_error("staging a seeded file", dir);
     }
@@ -89,7 +87,6 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
     git_tree_free(tree);
     git_index_free(ridx);
     git_index_free(index);
-    free(blobs);
     return rc;
 }
 
