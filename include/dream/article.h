@@ -398,12 +398,18 @@ typedef void (*dream_article_problem_fn)(void *ud, int line, const char *message
  * when the note exists). */
 typedef bool (*dream_article_block_fn)(void *ud, const char *note, const char *block);
 
+/* NULL when the store holds the message a footnote cites (conversation conv, message msg), else
+ * why not, in words (valid until the next call). */
+typedef const char *(*dream_article_cite_fn)(void *ud, const char *conv, const char *msg);
+
 struct dream_article_check_params {
     const char *stem;              /* the file's stem: H1 must equal it with '_' -> ' ' (NULL: skip) */
     const char *const *stems;      /* the vault's stems for link checks (NULL: skip link checks) */
     size_t n_stems;
     dream_article_block_fn block_exists; /* Sources/ links, footnotes first (NULL: skip) */
     void *block_ud;
+    dream_article_cite_fn cite_missing; /* each well-formed footnote's message (NULL: skip) */
+    void *cite_ud;
 };
 
 /* Validates the grammar (one H1 first, header order, at most one infobox, balanced fences,
@@ -412,7 +418,7 @@ struct dream_article_check_params {
  * contiguous in first-reference order, each definition well-formed with exactly one
  * `conv:HASH#MSG`), and the links (when stems are given, every non-meta target resolves; when
  * block_exists is given, every Sources/ link, a footnote's above all, lands on its note and
- * block).
+ * block; when cite_missing is given, the store holds every message a footnote cites).
  * Returns the number of problems (0 = clean). */
 size_t dream_article_check(const dream_article *a, const struct dream_article_check_params *p,
                            dream_article_problem_fn fn, void *ud);

@@ -22,6 +22,7 @@
 #ifndef DREAM_STORE_H
 #define DREAM_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,7 +33,7 @@ extern "C" {
 typedef struct dream_store dream_store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DREAM_STORE_SCHEMA_VERSION 9
+#define DREAM_STORE_SCHEMA_VERSION 10
 
 /* Opens (creating it and its directory when missing) the store at path, or an in-memory store
  * when path is ":memory:". Migrates an older schema forward; refuses a newer one with
@@ -109,6 +110,16 @@ int dream_store_get(dream_store *store, const char *source, const char *id, stru
 int dream_store_get_by_cite(dream_store *store, const char *cite, struct dream_store_conversation **out);
 
 void dream_store_conversation_free(struct dream_store_conversation *conv);
+
+/* The id a citation gives a message (`conv:HASH#ID`), malloc'd: its source id when that is 1 to
+ * 80 letters, digits and "-_.:", else "m" and its position. NULL when out of memory. */
+char *dream_store_message_cite_id(const char *source_id, int64_t position);
+
+/* The text (malloc'd) of the message a citation names: conversation cite, message msg (its
+ * dream_store_message_cite_id). A message a later export replaced is found as the store kept it
+ * (*replaced true; the latest such text when there are several). DREAM_ENOTFOUND when the store
+ * holds no such conversation or message. */
+int dream_store_cited_message(dream_store *store, const char *cite, const char *msg, char **text, bool *replaced);
 
 /* Counts of stored rows. */
 struct dream_store_counts {

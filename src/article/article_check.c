@@ -184,6 +184,20 @@ static void check_sources(const dream_article *a, const struct dream_article_che
     }
 }
 
+/* Every well-formed footnote cites a message the store holds (placeholders aside). */
+static void check_cited(const dream_article *a, const struct dream_article_check_params *cp, struct problems *p)
+{
+    for (size_t i = 0; i < a->n_notes; i++) {
+        const struct dream_article_footnote *f = &a->notes[i];
+        if (!f->well_formed || !f->cite.conv || !f->cite.msg || dream_citation_is_placeholder(f->cite.conv)) continue;
+        const char *why = cp->cite_missing(cp->cite_ud, f->cite.conv, f->cite.msg);
+        if (why)
+            problem(p, f->line, "footnote [^%s] cites conv:%s#%s, which the store does not hold: %s (a forgotten conversation's "
+                    "footnotes go with `dream forget`; a wiki dreamed from another store is checked with --store PATH)",
+                    f->label, f->cite.conv, f->cite.msg, why);
+    }
+}
+
 size_t dream_article_check(const dream_article *a, const struct dream_article_check_params *cp,
                            dream_article_problem_fn fn, void *ud)
 {
@@ -202,6 +216,7 @@ size_t dream_article_check(const dream_article *a, const struct dream_article_ch
     check_footnotes(a, &p, true);
     if (cp && cp->stems) check_links(a, cp, &p);
     if (cp && cp->block_exists) check_sources(a, cp, &p);
+    if (cp && cp->cite_missing) check_cited(a, cp, &p);
     return p.n;
 }
 

@@ -10,6 +10,7 @@
 #include "util/file.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +31,11 @@ static void check_usage(FILE *f)
             "numbered 1, 2, 3 ... in order of first citation, each `conv:HASH#MSG` (YYYY-MM-DD,\n"
             "title) or, for a source with no date, (undated, title)), and links to articles that do\n"
             "not exist. Every link into Sources/ (a footnote's link to the message it cites)\n"
-            "must land on an existing note and block. Then reads every text the store holds and\n"
-            "names each value that is not valid UTF-8 as STORE: table TABLE, row KEY, column\n"
-            "COLUMN (what breaks a program that reads the store as text).\n"
+            "must land on an existing note and block, and the store must hold the message every\n"
+            "footnote cites (as it is now, or as dream kept it when a later export replaced it).\n"
+            "Then reads every text the store holds and names each value that is not valid UTF-8\n"
+            "as STORE: table TABLE, row KEY, column COLUMN (what breaks a program that reads the\n"
+            "store as text).\n"
             "\n"
             "Exits 0 with a summary line (and one for the store) when all is clean, 1 when anything\n"
             "is wrong.\n"
@@ -60,6 +63,10 @@ static void on_problem(void *ud, int line, const char *message)
 
 struct check_store {
     const char *path;
+    dream_store *store; /* NULL: none to check (the default one does not exist) or it cannot be read */
+    int open_rc;        /* why it cannot be read, said after the articles */
+    char *open_error;
+    char why[512];      /* check_cite_missing's answer */
 };
 
 static void on_bad_text(void *ud, const struct dream_store_bad_text *bad)
@@ -68,29 +75,57 @@ static void on_bad_text(void *ud, const struct dream_store_bad_text *bad)
     printf("%s: table %s, row %s, column %s: not valid UTF-8 from byte %zu on\n", s->path, bad->table, bad->row, bad->column, bad->offset);
 }
 
-/* Checks the store's text (the default store only when it exists); *problems counts what it
- * found. Returns 0, or 1 when the store cannot be read (said on stderr). */
-static int check_store(const char *store_arg, bool quiet, size_t *problems)
+/* dream_article_cite_fn over the store: a replaced message (dream_store_cited_message) counts. */
+static const char *check_cite_missing(void *ud, const char *conv, const char *msg)
+{
+    struct check_store *s = ud;
+    char *text = NULL;
+    bool replaced = false;
+    int rc = dream_store_cited_message(s->store, conv, msg, &text, &replaced);
+    free(text);
+    if (!rc) return NULL;
+    snprintf(s->why, sizeof s->why, "%s", dream_error_last());
+    dream_error_clear();
+    return s->why;
+}
+
+/* Opens the store to check: store_arg, else the default when it exists (*dflt its path). 0, or
+ * 1 when the default's path cannot be made or store_arg names nothing (said on stderr); a store
+ * that cannot be opened is left for check_store to report. */
+static int check_open_store(const char *store_arg, char **dflt, struct check_store *cs)
+{
+    *dflt = NULL;
+    if (!store_arg && dream_paths_store(dflt) != 0) return cli_fail("check", dream_error_code());
+    cs->path = store_arg ? store_arg : *dflt;
+    struct stat st;
+    if (stat(cs->path, &st) != 0) { /* checking never makes a store */
+        if (!store_arg) cs->path = NULL;
+        else fprintf(stderr, "dream check: no store at %s: %s (name an existing store with --store)\n", store_arg, strerror(errno));
+        return store_arg ? 1 : 0;
+    }
+    if ((cs->open_rc = dream_store_open(cs->path, &cs->store))) {
+        cs->open_error = strdup(dream_error_last());
+        dream_error_clear();
+    }
+    return 0;
+}
+
+/* Checks the store's text; *problems counts what it found. Returns 0, or 1 when the store cannot
+ * be read (said on stderr). */
+static int check_store(struct check_store *cs, bool quiet, size_t *problems)
 {
     *problems = 0;
-    char *dflt = NULL;
-    if (!store_arg && dream_paths_store(&dflt) != 0) return cli_fail("check", dream_error_code());
-    const char *path = store_arg ? store_arg : dflt;
-    struct stat st;
-    if (!store_arg && stat(path, &st) != 0) {
-        free(dflt);
-        return 0;
+    if (!cs->path) return 0;
+    if (cs->open_rc) {
+        fflush(stdout);
+        fprintf(stderr, "dream check: %s\n", cs->open_error ? cs->open_error : "cannot open the store");
+        return 1;
     }
-    dream_store *store = NULL;
-    struct check_store cs = {path};
-    int rc = dream_store_open(path, &store);
-    if (!rc) rc = dream_store_check_text(store, on_bad_text, &cs, problems);
-    dream_store_close(store);
+    int rc = dream_store_check_text(cs->store, on_bad_text, cs, problems);
     int status = rc ? cli_fail("check", rc) : 0;
     fflush(stdout);
-    if (!rc && *problems) fprintf(stderr, "dream check: %zu text value(s) of the store %s are not valid UTF-8\n", *problems, path);
-    else if (!rc && !quiet) printf("dream check: the store %s: all its text is valid UTF-8\n", path);
-    free(dflt);
+    if (!rc && *problems) fprintf(stderr, "dream check: %zu text value(s) of the store %s are not valid UTF-8\n", *problems, cs->path);
+    else if (!rc && !quiet) printf("dream check: the store %s: all its text is valid UTF-8\n", cs->path);
     return status;
 }
 
@@ -201,6 +236,15 @@ int cmd_check(int argc, char **argv)
         free(dflt);
         return 1;
     }
+    char *store_dflt = NULL;
+    struct check_store cs = {0};
+    if (check_open_store(store, &store_dflt, &cs)) {
+        for (size_t i = 0; i < n; i++) free(stems[i]);
+        free(stems);
+        free(dir);
+        free(dflt);
+        return 1;
+    }
     size_t problems = 0, bad_files = 0;
     for (size_t i = 0; i < n; i++) {
         char path[4096];
@@ -213,7 +257,8 @@ int cmd_check(int argc, char **argv)
             cf.problems = 1;
         } else {
             struct dream_article_check_params p = {.stem = stems[i], .stems = (const char *const *)stems, .n_stems = n,
-                                                   .block_exists = check_block_exists, .block_ud = (void *)wiki};
+                                                   .block_exists = check_block_exists, .block_ud = (void *)wiki,
+                                                   .cite_missing = cs.store ? check_cite_missing : NULL, .cite_ud = &cs};
             dream_article_check(a, &p, on_problem, &cf);
             dream_article_free(a);
         }
@@ -231,7 +276,10 @@ int cmd_check(int argc, char **argv)
         printf("dream check: %zu article(s) in %s, all clean\n", n, dir);
     }
     size_t bad_text = 0;
-    if (check_store(store, quiet, &bad_text) || bad_text) status = 1;
+    if (check_store(&cs, quiet, &bad_text) || bad_text) status = 1;
+    dream_store_close(cs.store);
+    free(cs.open_error);
+    free(store_dflt);
     free(dir);
     free(dflt);
     return status;

@@ -419,7 +419,10 @@ static int fg_count(struct forget *f, const char *sql, size_t *out)
 static int fg_store_counts(struct forget *f)
 {
     for (size_t i = 0; i < f->n_convs; i++) f->res.conversations += f->convs[i].id != 0;
-    int rc = fg_count(f, "SELECT count(*) FROM messages WHERE conversation IN " FG_IN_CONVS, &f->res.messages);
+    int rc = fg_count(f,
+                      "SELECT (SELECT count(*) FROM messages WHERE conversation IN " FG_IN_CONVS ") + "
+                      "(SELECT count(*) FROM replaced_messages WHERE conversation IN " FG_IN_CONVS ")",
+                      &f->res.messages);
     if (!rc) rc = fg_count(f, "SELECT count(*) FROM chunks WHERE conversation IN " FG_IN_CONVS, &f->res.chunks);
     if (!rc)
         rc = fg_count(f,
@@ -483,7 +486,7 @@ static int fg_remember(struct forget *f)
 
 /* Everything of the chosen conversations, in the caller's transaction: their stage state, chunks
  * (and, by cascade, mentions and ledgers), messages (and, by trigger, their search rows), the
- * conversations, and the subjects no other chunk names. */
+ * messages later exports replaced, the conversations, and the subjects no other chunk names. */
 static int fg_store_delete(struct forget *f)
 {
     int rc = fg_remember(f);
@@ -498,6 +501,7 @@ static int fg_store_delete(struct forget *f)
                         "DELETE FROM stage_state WHERE (stage = 'extract' OR stage LIKE 'fold/%') AND item IN (SELECT id FROM temp.forget_chunks);"
                         "DELETE FROM chunks WHERE id IN (SELECT id FROM temp.forget_chunks);"
                         "DELETE FROM messages WHERE conversation IN " FG_IN_CONVS ";"
+                        "DELETE FROM replaced_messages WHERE conversation IN " FG_IN_CONVS ";"
                         "DELETE FROM conversations WHERE id IN " FG_IN_CONVS ";"
                         "DELETE FROM temp.forget_subjects WHERE id IN (SELECT entity FROM chunk_mentions WHERE entity IS NOT NULL);"
                         "DELETE FROM stage_state WHERE stage IN ('create', 'reconcile', 'wikify') AND item IN (SELECT id FROM temp.forget_subjects);"

@@ -71,16 +71,6 @@ static void synth_date(int64_t ms, char out[11])
     if (!out[0]) snprintf(out, 11, "%s", DREAM_CITATION_UNDATED);
 }
 
-char *synth_msg_id(const char *source_id, int64_t position)
-{
-    bool ok = source_id && *source_id && strlen(source_id) <= 80;
-    for (const char *c = source_id; ok && *c; c++) ok = isalnum((unsigned char)*c) || strchr("-_.:", *c);
-    if (ok) return strdup(source_id);
-    char buf[32];
-    snprintf(buf, sizeof buf, "m%lld", (long long)position);
-    return strdup(buf);
-}
-
 int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms)
 {
     sqlite3_stmt *st;
@@ -102,7 +92,7 @@ int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms)
         bool user = role && strcmp(role, "user") == 0;
         if (!s->msg || (user && !have_user)) {
             free(s->msg);
-            s->msg = synth_msg_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0));
+            s->msg = dream_store_message_cite_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0));
             msg_ms = sqlite3_column_int64(st, 3);
             have_user = user;
             if (!s->msg) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
@@ -121,7 +111,7 @@ int synth_src_messages(dream_store *store, struct synth_src *s, int64_t conv_ms)
         }
         if ((rc = dbuf_printf(&b, "[%s] ", role ? role : "?"))) break;
         struct synth_src_msg *m = &s->msgs[s->n_msgs];
-        *m = (struct synth_src_msg){synth_msg_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0)), user, b.len, len};
+        *m = (struct synth_src_msg){dream_store_message_cite_id((const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0)), user, b.len, len};
         if (!m->id) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         else s->n_msgs++;
         if (!rc) rc = dbuf_printf(&b, "%.*s%s\n", (int)len, text ? text : "", len < full ? " " SYNTH_CUT_MARK : "");

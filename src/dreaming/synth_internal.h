@@ -13,7 +13,7 @@
 
 /* A message of a source's chunk, as the source's text shows it. */
 struct synth_src_msg {
-    char *id;       /* synth_msg_id */
+    char *id;       /* dream_store_message_cite_id */
     bool user;      /* the person's */
     size_t at, len; /* its text's bytes in the source's text (after its [role] tag) */
 };
@@ -53,10 +53,6 @@ int synth_entity_sources(dream_store *store, int64_t entity, const char *unroute
 
 /* The citation of s (pointers into s): a link to its transcript note when s has one. */
 struct dream_citation synth_src_citation(const struct synth_src *s);
-
-/* The id a citation gives the message at position with the source's own id source_id: that id
- * when the grammar's charset holds it, else "m<position>". malloc'd. */
-char *synth_msg_id(const char *source_id, int64_t position);
 
 /* The transcript note of a conversation (citation hash cite, title, its creation time in Unix
  * ms, 0 when unknown): dream_source_note with the date of conv_ms. malloc'd. */

@@ -348,24 +348,21 @@ static char *rc_earlier_position(const dream_article *a, const char *title, cons
     return line;
 }
 
-/* synth_held_fn over the store: the words of w (sorted) that the stored message holds. */
+/* synth_held_fn over the store: the words of w (sorted) that the cited message holds (as the
+ * store kept it when a later export replaced it). */
 static size_t rc_held(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
 {
-    struct dream_store_conversation *c = NULL;
-    if (dream_store_get_by_cite(ud, conv, &c)) {
+    char *text = NULL;
+    bool replaced = false;
+    if (dream_store_cited_message(ud, conv, msg, &text, &replaced)) {
         dream_error_clear();
         return 0;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < c->n_messages; i++) {
-        if (strcmp(c->messages[i].id, msg) != 0) continue;
-        unsigned *mw = NULL;
-        long nm = synth_words(c->messages[i].text, strlen(c->messages[i].text), &mw);
-        if (nm > 0) n = synth_words_shared(w, nw, mw, (size_t)nm);
-        free(mw);
-        break;
-    }
-    dream_store_conversation_free(c);
+    unsigned *mw = NULL;
+    long nm = synth_words(text, strlen(text), &mw);
+    size_t n = nm > 0 ? synth_words_shared(w, nw, mw, (size_t)nm) : 0;
+    free(mw);
+    free(text);
     return n;
 }
 

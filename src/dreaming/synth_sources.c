@@ -56,6 +56,59 @@ static const char *src_shown_title(const char *note)
     return s ? s + 1 : note;
 }
 
+/* Appends the messages st (prepared; finalized here) reads for conversation conv to b, each its
+ * header paragraph ending in its block id and its text fenced. replaced: the messages later
+ * exports replaced, under a heading of their own (none when there are none), and a block id
+ * another message holds already becomes "r" REVISION "-" POSITION. ids: the block ids so far. */
+static int src_render_messages(sqlite3_stmt *st, int64_t conv, bool replaced, struct dbuf *b, char ***ids, size_t *n_ids)
+{
+    static const char fence[] = "``````````````````````````````````````````````````";
+    sqlite3_bind_int64(st, 1, conv);
+    int rc = DREAM_OK;
+    bool first = true;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        if (replaced && first)
+            rc = dbuf_printf(b, "\n## Replaced by a later export\n\nWhat an earlier export of this conversation said that a later one "
+                                "edited or left out, kept for the footnotes that cite it.\n");
+        first = false;
+        int64_t pos = sqlite3_column_int64(st, 0);
+        const char *role = (const char *)sqlite3_column_text(st, 1), *text = (const char *)sqlite3_column_text(st, 4);
+        char *msg = dream_store_message_cite_id((const char *)sqlite3_column_text(st, 2), pos);
+        char *block = msg ? dream_citation_block_id(msg) : NULL;
+        char **g = block ? realloc(*ids, (*n_ids + 1) * sizeof *g) : NULL;
+        if (rc || !g) {
+            free(msg);
+            free(block);
+            if (!rc) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            break;
+        }
+        *ids = g;
+        for (size_t i = 0; i < *n_ids; i++)
+            if (!strcmp(g[i], block)) { /* a repeated id: this one is known by where it stood */
+                free(block);
+                struct dbuf x = {0};
+                if (replaced) dbuf_printf(&x, "r%lld-%lld", (long long)sqlite3_column_int64(st, 5), (long long)pos);
+                else dbuf_printf(&x, "m%lld", (long long)pos);
+                block = dbuf_take(&x);
+                break;
+            }
+        if (!block) {
+            free(msg);
+            rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            break;
+        }
+        g[(*n_ids)++] = block;
+        char when[20];
+        src_when(sqlite3_column_int64(st, 3), when);
+        size_t fl = src_fence_len(text ? text : "");
+        rc = dbuf_printf(b, "\n**%s** · `%s`%s%s ^%s\n\n%.*stext\n%s%s%.*s\n", role ? role : "?", msg, when[0] ? " · " : "", when, block, (int)fl,
+                         fence, text ? text : "", text && text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "", (int)fl, fence);
+        free(msg);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int synth_source_render(dream_store *store, const char *cite, struct synth_file *f)
 {
     memset(f, 0, sizeof *f);
@@ -90,49 +143,24 @@ int synth_source_render(dream_store *store, const char *cite, struct synth_file 
                          cite, source, day[0] ? day : DREAM_CITATION_UNDATED, name ? src_shown_title(name) : "conversation", cite,
                          day[0] ? day : DREAM_CITATION_UNDATED, source);
     free(name);
+    char **ids = NULL; /* block ids given so far: two messages never share one */
+    size_t n_ids = 0;
     if (!rc && sqlite3_prepare_v2(store_db(store),
                                   "SELECT position, role, source_id, coalesce(created_at, 0), text FROM messages WHERE conversation = ? ORDER BY position",
                                   -1, &st, NULL))
         rc = store_sql_error(store, "reading a cited conversation's messages");
-    if (!rc) {
-        sqlite3_bind_int64(st, 1, conv);
-        char **ids = NULL; /* block ids given so far: two messages never share one */
-        size_t n_ids = 0;
-        while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-            int64_t pos = sqlite3_column_int64(st, 0);
-            const char *role = (const char *)sqlite3_column_text(st, 1), *text = (const char *)sqlite3_column_text(st, 4);
-            char *msg = synth_msg_id((const char *)sqlite3_column_text(st, 2), pos);
-            char *block = msg ? dream_citation_block_id(msg) : NULL;
-            char **g = block ? realloc(ids, (n_ids + 1) * sizeof *g) : NULL;
-            if (!g) {
-                free(msg);
-                free(block);
-                rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-                break;
-            }
-            ids = g;
-            for (size_t i = 0; i < n_ids; i++)
-                if (!strcmp(ids[i], block)) { /* a repeated source id: this one is known by its position */
-                    free(block);
-                    struct dbuf x = {0};
-                    dbuf_printf(&x, "m%lld", (long long)pos);
-                    block = dbuf_take(&x);
-                    break;
-                }
-            ids[n_ids++] = block;
-            char when[20];
-            src_when(sqlite3_column_int64(st, 3), when);
-            size_t fl = src_fence_len(text ? text : "");
-            rc = dbuf_printf(&b, "\n**%s** · `%s`%s%s ^%s\n\n%.*stext\n%s%s%.*s\n", role ? role : "?", msg, when[0] ? " · " : "", when,
-                             block ? block : "m", (int)fl, "``````````````````````````````````````````````````", text ? text : "",
-                             text && text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "", (int)fl,
-                             "``````````````````````````````````````````````````");
-            free(msg);
-        }
-        sqlite3_finalize(st);
-        for (size_t i = 0; i < n_ids; i++) free(ids[i]);
-        free(ids);
-    }
+    if (!rc) rc = src_render_messages(st, conv, false, &b, &ids, &n_ids);
+    /* what later exports replaced (but a text that is back among the messages), the latest first:
+     * of two with one id, the one dream_store_cited_message finds gets the plain block id */
+    if (!rc && sqlite3_prepare_v2(store_db(store),
+                                  "SELECT position, role, source_id, coalesce(created_at, 0), text, revision FROM replaced_messages r "
+                                  "WHERE conversation = ?1 AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation = ?1 "
+                                  "AND m.source_id = r.source_id AND m.text = r.text) ORDER BY revision DESC, position",
+                                  -1, &st, NULL))
+        rc = store_sql_error(store, "reading a cited conversation's replaced messages");
+    if (!rc) rc = src_render_messages(st, conv, true, &b, &ids, &n_ids);
+    for (size_t i = 0; i < n_ids; i++) free(ids[i]);
+    free(ids);
     struct dbuf path = {0};
     if (!rc) rc = dbuf_printf(&path, "%s.md", note);
     free(note);

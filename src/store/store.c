@@ -375,6 +375,56 @@ static int store_first_difference(dream_store *store, int64_t rowid, const struc
     return 0;
 }
 
+/* Keeps the messages of rowid from position from on that c does not carry on (an edited
+ * message, what followed it, a dropped tail) in replaced_messages, before they are deleted: a
+ * text kept already has its revision brought up to this one instead of a second copy. */
+static int store_keep_replaced(dream_store *store, int64_t rowid, int64_t revision, const struct dream_conversation *c, size_t from)
+{
+    sqlite3_stmt *old, *same = NULL, *ins = NULL;
+    if (store_prepare(store, "SELECT position, role, source_id, created_at, text FROM messages WHERE conversation = ?1 AND position >= ?2", &old))
+        return DREAM_EIO;
+    int rc = store_prepare(store, "UPDATE replaced_messages SET revision = ?4 WHERE conversation = ?1 AND source_id = ?2 AND text = ?3", &same);
+    if (!rc)
+        rc = store_prepare(store,
+                           "INSERT INTO replaced_messages (conversation, source_id, revision, position, role, created_at, text, replaced_at) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                           &ins);
+    sqlite3_bind_int64(old, 1, rowid);
+    sqlite3_bind_int64(old, 2, (int64_t)from);
+    int64_t now = store_now_ms();
+    int step;
+    while (!rc && (step = sqlite3_step(old)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(old, 2), *text = (const char *)sqlite3_column_text(old, 4);
+        if (!id || !text) continue;
+        bool carried = false;
+        for (size_t i = from; i < c->n_messages && !carried; i++)
+            carried = !strcmp(c->messages[i].id, id) && !strcmp(c->messages[i].text, text);
+        if (carried) continue;
+        sqlite3_reset(same);
+        sqlite3_bind_int64(same, 1, rowid);
+        sqlite3_bind_text(same, 2, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(same, 3, text, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(same, 4, revision);
+        if (sqlite3_step(same) != SQLITE_DONE) rc = store_fail(store, "keeping a replaced message");
+        if (rc || sqlite3_changes(store->db) > 0) continue;
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, rowid);
+        sqlite3_bind_text(ins, 2, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 3, revision);
+        sqlite3_bind_int64(ins, 4, sqlite3_column_int64(old, 0));
+        sqlite3_bind_value(ins, 5, sqlite3_column_value(old, 1));
+        sqlite3_bind_value(ins, 6, sqlite3_column_value(old, 3));
+        sqlite3_bind_text(ins, 7, text, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 8, now);
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = store_fail(store, "keeping a replaced message");
+    }
+    if (!rc && step != SQLITE_DONE) rc = store_fail(store, "reading the messages an export replaces");
+    sqlite3_finalize(old);
+    sqlite3_finalize(same);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 static int store_put_tx(dream_store *store, const struct dream_conversation *c, const char *hash, enum dream_store_outcome *outcome)
 {
     int gone = store_is_forgotten(store, c->source, c->id);
@@ -384,7 +434,8 @@ static int store_put_tx(dream_store *store, const struct dream_conversation *c, 
         return 0;
     }
     sqlite3_stmt *st;
-    if (store_prepare(store, "SELECT id, content_hash, reprocess_from, coalesce(updated_at, 0) FROM conversations WHERE source = ? AND source_id = ?", &st))
+    if (store_prepare(store, "SELECT id, content_hash, reprocess_from, coalesce(updated_at, 0), revision FROM conversations WHERE source = ? AND source_id = ?",
+                      &st))
         return DREAM_EIO;
     sqlite3_bind_text(st, 1, c->source, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, c->id, -1, SQLITE_STATIC);
@@ -401,7 +452,7 @@ static int store_put_tx(dream_store *store, const struct dream_conversation *c, 
         bool same = old_hash && !strcmp(old_hash, hash);
         bool had_pending = sqlite3_column_type(st, 2) != SQLITE_NULL;
         int64_t pending = sqlite3_column_int64(st, 2);
-        int64_t stored_updated = sqlite3_column_int64(st, 3);
+        int64_t stored_updated = sqlite3_column_int64(st, 3), revision = sqlite3_column_int64(st, 4);
         sqlite3_finalize(st);
         /* An older export of a conversation never overwrites a newer one. */
         bool older = c->updated_ms && stored_updated && c->updated_ms < stored_updated;
@@ -413,6 +464,7 @@ static int store_put_tx(dream_store *store, const struct dream_conversation *c, 
         if (store_first_difference(store, rowid, c, &from)) return DREAM_EIO;
         int64_t redo = (int64_t)from;
         if (had_pending && pending < redo) redo = pending;
+        if (store_keep_replaced(store, rowid, revision, c, from)) return DREAM_EIO;
         sqlite3_stmt *del;
         if (store_prepare(store, "DELETE FROM messages WHERE conversation = ? AND position >= ?", &del)) return DREAM_EIO;
         sqlite3_bind_int64(del, 1, rowid);
@@ -606,6 +658,77 @@ int dream_store_get(dream_store *store, const char *source, const char *id, stru
 int dream_store_get_by_cite(dream_store *store, const char *cite, struct dream_store_conversation **out)
 {
     return store_get_where(store, "cite = ?1", cite, NULL, out);
+}
+
+char *dream_store_message_cite_id(const char *source_id, int64_t position)
+{
+    bool ok = source_id && *source_id && strlen(source_id) <= 80;
+    for (const char *c = source_id; ok && *c; c++) ok = (*c >= '0' && *c <= '9') || ((*c | 0x20) >= 'a' && (*c | 0x20) <= 'z') || strchr("-_.:", *c);
+    if (ok) return strdup(source_id);
+    char buf[32];
+    snprintf(buf, sizeof buf, "m%lld", (long long)position);
+    return strdup(buf);
+}
+
+/* The text of the message of conversation conv that msg cites, from table (messages or
+ * replaced_messages, the latest revision first): by source id, else, msg "m" and a position, the
+ * message there whose source id a citation cannot carry. DREAM_ENOTFOUND when none. */
+static int store_cited_in(dream_store *store, const char *table, int64_t conv, const char *msg, char **text)
+{
+    static const char *const order[] = {"position", "revision DESC, rowid DESC"};
+    bool replaced = strcmp(table, "messages") != 0;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT source_id, position, text FROM %s WHERE conversation = ?1 AND (source_id = ?2 OR position = ?3) ORDER BY %s",
+             table, order[replaced]);
+    int64_t pos = -1;
+    if (msg[0] == 'm' && msg[1] >= '0' && msg[1] <= '9' && strlen(msg) < 19 && strspn(msg + 1, "0123456789") == strlen(msg + 1))
+        pos = strtoll(msg + 1, NULL, 10);
+    sqlite3_stmt *st;
+    if (store_prepare(store, sql, &st)) return DREAM_EIO;
+    sqlite3_bind_int64(st, 1, conv);
+    sqlite3_bind_text(st, 2, msg, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, pos);
+    int rc = DREAM_ENOTFOUND, step;
+    char *by_pos = NULL;
+    while (rc == DREAM_ENOTFOUND && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0), *t = (const char *)sqlite3_column_text(st, 2);
+        if (!t) continue;
+        if (id && !strcmp(id, msg)) { /* by its own id: that wins over a position */
+            free(by_pos);
+            by_pos = NULL;
+            rc = (*text = strdup(t)) ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+            break;
+        }
+        char *as = by_pos ? NULL : dream_store_message_cite_id(id, sqlite3_column_int64(st, 1));
+        if (as && !strcmp(as, msg) && !(by_pos = strdup(t))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+        free(as);
+    }
+    if (rc == DREAM_ENOTFOUND && step != SQLITE_DONE && step != SQLITE_ROW) rc = store_fail(store, "reading a cited message");
+    sqlite3_finalize(st);
+    if (rc == DREAM_ENOTFOUND && by_pos) {
+        *text = by_pos;
+        return DREAM_OK;
+    }
+    free(by_pos);
+    return rc;
+}
+
+int dream_store_cited_message(dream_store *store, const char *cite, const char *msg, char **text, bool *replaced)
+{
+    *text = NULL;
+    *replaced = false;
+    sqlite3_stmt *st;
+    if (store_prepare(store, "SELECT id FROM conversations WHERE cite = ?", &st)) return DREAM_EIO;
+    sqlite3_bind_text(st, 1, cite, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
+    int64_t conv = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (step == SQLITE_DONE) return dream_error_set(DREAM_ENOTFOUND, "the store holds no conversation conv:%s", cite);
+    if (step != SQLITE_ROW) return store_fail(store, "reading a cited conversation");
+    int rc = store_cited_in(store, "messages", conv, msg, text);
+    if (rc == DREAM_ENOTFOUND && !(rc = store_cited_in(store, "replaced_messages", conv, msg, text))) *replaced = true;
+    if (rc == DREAM_ENOTFOUND) return dream_error_set(DREAM_ENOTFOUND, "the store holds conversation conv:%s but no message %s of it", cite, msg);
+    return rc;
 }
 
 int dream_store_count(dream_store *store, struct dream_store_counts *out)

@@ -222,6 +222,20 @@ const char *const store_migrations[] = {
     " END;"
     STORE_SEARCH_TABLE_SQL
     STORE_SEARCH_FILL_SQL,
+    /* 9 → 10: the messages a later export replaced (an edited message and what followed it, or
+     * a tail the export dropped). A footnote may cite one, so the store keeps its text for the
+     * citation and the transcript note; forgetting the conversation takes them with it. */
+    "CREATE TABLE replaced_messages ("
+    "  conversation INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+    "  source_id TEXT NOT NULL,"
+    "  revision INTEGER NOT NULL,"     /* the conversation's last revision that held it */
+    "  position INTEGER NOT NULL,"     /* its position then */
+    "  role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),"
+    "  created_at INTEGER,"
+    "  text TEXT NOT NULL,"
+    "  replaced_at INTEGER NOT NULL"
+    ");"
+    "CREATE INDEX replaced_messages_by_id ON replaced_messages(conversation, source_id);",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

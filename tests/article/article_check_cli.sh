@@ -49,18 +49,40 @@ printf '%s\n' "$out" | grep -q "Category:Things" && fail "a category link was re
 # not a wiki
 out=$("$dream" check --wiki "$work/nowhere" 2>&1); rc=$?
 [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -q "is not a directory" || fail "missing wiki: exit $rc: $out"
-# the store: every text value valid UTF-8, or each bad one named by table, row and column
+# the store: every footnote's message held, and every text value valid UTF-8, or each bad one
+# named by table, row and column
 "$dream" ingest --store "$work/s.sqlite" "$data/ingest/openai/chats.jsonl" >/dev/null 2>&1 || fail "ingest into $work/s.sqlite"
-out=$("$dream" check --wiki "$work/clean" --store "$work/s.sqlite" 2>&1); rc=$?
+cited=$(python3 -c "import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print('%s#%s' % db.execute('SELECT c.cite, m.source_id FROM conversations c JOIN messages m ON m.conversation = c.id ORDER BY c.id, m.position').fetchone())" "$work/s.sqlite") ||
+    fail "python3 could not read the store"
+conv=${cited%%#*}
+mkdir -p "$work/cited/articles" "$work/empty/articles" || exit 1
+printf '# Cited\n\n**Cited** holds three claims.[^1] One cites a message the store lacks.[^2] One a conversation.[^3]\n\n## References\n\n[^1]: `conv:%s` (2024-01-01, Knots)\n[^2]: `conv:%s#99` (2024-01-01, Knots)\n[^3]: `conv:abcdef12#1` (2024-01-01, Elsewhere)\n' \
+    "$cited" "$conv" >"$work/cited/articles/Cited.md" || exit 1
+out=$("$dream" check --wiki "$work/cited" --store "$work/s.sqlite" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "footnotes citing what the store lacks: exit $rc (want 1): $out"
+expect "$work/cited/articles/Cited.md:8: footnote [^2] cites conv:$conv#99, which the store does not hold: the store holds conversation conv:$conv but no message 99 of it"
+expect "$work/cited/articles/Cited.md:9: footnote [^3] cites conv:abcdef12#1, which the store does not hold: the store holds no conversation conv:abcdef12"
+printf '%s\n' "$out" | grep -q "Cited.md:7:" && fail "a footnote whose message the store holds was reported: $out"
+expect "2 problem(s) in 1 of 1 article(s)"
+# a --store that names nothing is an error, and no store is made there
+out=$("$dream" check --wiki "$work/cited" --store "$work/typo.sqlite" 2>&1); rc=$?
+[ $rc -eq 1 ] && printf '%s\n' "$out" | grep -qF "no store at $work/typo.sqlite" || fail "a missing --store: exit $rc: $out"
+[ -e "$work/typo.sqlite" ] && fail "dream check made a store at $work/typo.sqlite"
+# without the store, the same article is clean (no default store in this home)
+out=$("$dream" check --wiki "$work/cited" 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "no store: exit $rc: $out"
+out=$("$dream" check --wiki "$work/empty" --store "$work/s.sqlite" 2>&1); rc=$?
 [ $rc -eq 0 ] || fail "clean store: exit $rc: $out"
 printf '%s\n' "$out" | grep -q "^dream check: the store $work/s.sqlite: all its text is valid UTF-8$" || fail "clean store summary: $out"
 python3 -c "import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 db.execute(\"UPDATE messages SET text = CAST(X'68C3' AS TEXT) WHERE conversation = 1 AND position = 0\")
 db.commit()" "$work/s.sqlite" || fail "python3 could not write the bad row"
-out=$("$dream" check --wiki "$work/clean" --store "$work/s.sqlite" 2>&1); rc=$?
+out=$("$dream" check --wiki "$work/empty" --store "$work/s.sqlite" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "bad store: exit $rc (want 1): $out"
 printf '%s\n' "$out" | grep -qF "$work/s.sqlite: table messages, row conversation=1, position=0, column text: not valid UTF-8 from byte 1 on" ||
     fail "the bad row is not named: $out"
 printf '%s\n' "$out" | grep -qF "1 text value(s) of the store $work/s.sqlite are not valid UTF-8" || fail "no store summary: $out"
-echo "PASS: dream check: clean vault clean, 13 kinds of violation named, invalid UTF-8 in the store named"
+echo "PASS: dream check: clean vault clean, 13 kinds of violation named, footnotes citing what the store lacks named, invalid UTF-8 in the store named"

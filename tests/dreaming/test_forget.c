@@ -283,6 +283,7 @@ static void assert_store_forgot(struct ctx *c, const char *hash, const char *mes
     assert_int_equal(scalar_text(c, "SELECT count(*) FROM search_sections WHERE ' ' || cites || ' ' LIKE '% ' || ?1 || '%'", hash), 0);
     assert_int_equal(scalar_text(c, "SELECT count(*) FROM search WHERE text LIKE '%' || ?1 || '%'", message), 0);
     assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM synth_writes"), 0);
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM replaced_messages WHERE conversation NOT IN (SELECT id FROM conversations)"), 0);
     /* and not left behind in free pages or the WAL either */
     assert_false(store_file_holds(c, message));
 }
@@ -418,6 +419,42 @@ static void test_forget_removes_an_article_left_with_nothing_cited_and_its_links
     assert_false(wiki_holds(c, "6280818b"));
     snap_free(&before);
     snap_free(&after);
+}
+
+/* A message a later export replaced is the conversation's all the same: forgetting the
+ * conversation takes the text the store kept of it, from the rows and from the file's bytes. */
+static void test_forget_takes_the_messages_a_later_export_replaced(void **state)
+{
+    struct ctx *c = *state;
+    const char *hash = "67195f89";
+    char *message = first_message(c, hash);
+    struct dream_store_conversation *got = NULL;
+    assert_int_equal(dream_store_get_by_cite(c->store, hash, &got), 0);
+    struct dream_message *m = calloc(got->n_messages, sizeof *m);
+    assert_non_null(m);
+    memcpy(m, got->messages, got->n_messages * sizeof *m);
+    m[0].id = "p401-edited";
+    m[0].text = "Is a levain really just a starter by another name?";
+    struct dream_conversation later = {.source = got->source, .id = got->id, .title = got->title, .created_ms = got->created_ms,
+                                       .updated_ms = got->updated_ms + 60000, .origin = "later export", .messages = m,
+                                       .n_messages = got->n_messages};
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(c->store, &later, &o), 0);
+    assert_int_equal(o, DREAM_STORE_CHANGED);
+    free(m);
+    int64_t n_messages = (int64_t)got->n_messages;
+    dream_store_conversation_free(got);
+    assert_int_equal(scalar_text(c, "SELECT count(*) FROM replaced_messages r JOIN conversations k ON k.id = r.conversation WHERE k.cite = ?1", hash), 1);
+    assert_true(store_file_holds(c, message));
+
+    struct dream_forget_result r;
+    const char *hashes[] = {hash};
+    assert_int_equal(forget(c, hashes, 1, NULL, NULL, false, &r), 0);
+    assert_int_equal(r.conversations, 1);
+    assert_int_equal(r.messages, n_messages + 1); /* the replaced one counts */
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM replaced_messages"), 0);
+    assert_store_forgot(c, hash, message);
+    free(message);
 }
 
 /* The store's file, its WAL and every file of the wiki (HEAD included), as one string. */
@@ -568,6 +605,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_forget_takes_a_conversation_out_of_the_store_and_the_wiki, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_removes_an_article_left_with_nothing_cited_and_its_links, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_takes_the_messages_a_later_export_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_dry_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_bad_arguments_are_errors_that_change_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_by_source_and_day, setup, teardown),

@@ -1708,7 +1708,8 @@ static void assert_dream_check(struct ctx *c)
     const char *b = getenv("DREAM_TEST_BUILD");
     assert_non_null(b);
     char cmd[9000];
-    snprintf(cmd, sizeof cmd, "'%s/bin/dream' check --wiki '%s' --quiet", b, c->wiki);
+    /* the store is in memory: a home of its own, so that no default store is checked */
+    snprintf(cmd, sizeof cmd, "DREAM_HOME='%s/home' '%s/bin/dream' check --wiki '%s' --quiet", c->root, b, c->wiki);
     int st = system(cmd);
     if (st != 0) fprintf(stderr, "dream check failed on %s\n", c->wiki);
     assert_int_equal(st, 0);
@@ -1922,6 +1923,51 @@ static void test_sources_follow_the_citations_and_the_setting(void **state)
     t = article_text(c, "Cello_Practice");
     assert_null(strstr(t, "[[Sources/"));
     free(t);
+}
+
+/* A later export that edits a cited message (a new id for the edit, as ChatGPT gives one) does
+ * not cut the footnote that cites the old one loose: the transcript note keeps the replaced
+ * message under its own heading with its block, so the link still lands (dream check). */
+static void test_sources_keep_a_cited_message_a_later_export_replaced(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    char *t = article_text(c, "Sourdough");
+    assert_non_null(strstr(t, "#^p401|conv:67195f89#p401]]"));
+    free(t);
+    struct dream_store_conversation *got = NULL;
+    assert_int_equal(dream_store_get_by_cite(c->store, "67195f89", &got), 0);
+    struct dream_message *m = calloc(got->n_messages, sizeof *m);
+    assert_non_null(m);
+    memcpy(m, got->messages, got->n_messages * sizeof *m);
+    assert_string_equal(m[0].id, "p401");
+    m[0].id = "p401-edited";
+    m[0].text = "Is a levain really just a starter by another name?";
+    struct dream_conversation later = {.source = got->source, .id = got->id, .title = got->title, .created_ms = got->created_ms,
+                                       .updated_ms = got->updated_ms + 60000, .origin = "later export", .messages = m,
+                                       .n_messages = got->n_messages};
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(c->store, &later, &o), 0);
+    assert_int_equal(o, DREAM_STORE_CHANGED);
+    free(m);
+    dream_store_conversation_free(got);
+    sources_run(c);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/Sources/2024-09-14 Levain or starter (67195f89).md", c->wiki);
+    t = slurp(path);
+    assert_non_null(t);
+    const char *now = strstr(t, "Is a levain really just a starter by another name?"), *heading = strstr(t, "\n## Replaced by a later export\n");
+    const char *old = strstr(t, "`p401` · 2024-09-14 06:45 ^p401\n\n````text\nIs levain the same thing as a starter?\n````\n");
+    assert_non_null(now);
+    assert_non_null(strstr(t, "`p401-edited` · 2024-09-14 06:45 ^p401-edited\n"));
+    assert_non_null(heading);
+    assert_non_null(old);
+    assert_true(now < heading && heading < old);
+    assert_null(strstr(heading + 1, "Mostly: it is a portion of starter")); /* what the export carries on is not repeated */
+    free(t);
+    assert_dream_check(c);
 }
 
 /* The whole writing pipeline over the fixture corpus with the scripted fake: the vault it leaves
@@ -3271,6 +3317,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_link_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_moves_an_old_vault_once_keeping_a_hand_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sources_follow_the_citations_and_the_setting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sources_keep_a_cited_message_a_later_export_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_vault_for_obsidian, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_infobox_links_only_to_articles_that_exist, setup, teardown),
         cmocka_unit_test(test_infobox_values_are_held_by_the_notes),

@@ -196,11 +196,11 @@ static char *vault(const char *wiki)
     return dbuf_take(&b);
 }
 
-static void check_vault(const char *wiki, int round)
+static void check_vault(const char *store_path, const char *wiki, int round)
 {
     const char *b = getenv("DREAM_TEST_BUILD");
     char cmd[9000];
-    snprintf(cmd, sizeof cmd, "'%s/bin/dream' check --wiki '%s' --quiet", b, wiki);
+    snprintf(cmd, sizeof cmd, "'%s/bin/dream' check --wiki '%s' --store '%s' --quiet", b, wiki, store_path);
     int st = system(cmd);
     if (st != 0) fprintf(stderr, "round %d: dream check failed after a kill in %s\n", round, shared->stage);
     assert_int_equal(st, 0);
@@ -244,7 +244,7 @@ static void on_kill(int tries, void *ud)
     for (size_t s = 0; s < N_SYNTH; s++) r->in_stage[s] |= !strcmp(shared->stage, synth_stages[s]);
     if (aim && strcmp(shared->stage, aim) != 0) fprintf(stderr, "round %d: aimed at %s, killed in %s\n", r->round, aim, shared->stage);
     if (aim) assert_string_equal(shared->stage, aim);
-    check_vault(r->wiki, r->round);
+    check_vault(r->path, r->wiki, r->round);
 }
 
 static void test_synthesis_killed_and_resumed_equals_uninterrupted(void **state)

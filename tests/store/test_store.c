@@ -219,6 +219,100 @@ static void test_store_edited_message_reprocesses_from_the_edit(void **state)
     (void)state;
 }
 
+/* A later export that edits a message or drops the tail does not lose what the earlier one
+ * said: the messages it replaced stay, so a footnote that cites one still finds its text. A
+ * message the new export carries unchanged is not kept twice, an export that swings back and
+ * forth keeps each old text once, and forgetting the conversation takes them all. */
+static void test_store_replaced_messages_stay_for_their_citations(void **state)
+{
+    dream_store *s;
+    assert_int_equal(dream_store_open(":memory:", &s), 0);
+    struct dream_conversation c = conv_of("c1", three, 3, 3000);
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    struct dream_store_conversation *got;
+    assert_int_equal(dream_store_get(s, "chatgpt", "c1", &got), 0);
+    char cite[65];
+    snprintf(cite, sizeof cite, "%s", got->cite);
+    dream_store_conversation_free(got);
+
+    struct dream_message edited[3] = {three[0], {"assistant", "m2", 2000, "Until it has doubled."}, three[2]};
+    c = conv_of("c1", edited, 3, 4000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(o, DREAM_STORE_CHANGED);
+    char *text = NULL;
+    bool replaced = false;
+    assert_int_equal(dream_store_cited_message(s, cite, "m2", &text, &replaced), 0);
+    assert_string_equal(text, "Until it has doubled.");
+    assert_false(replaced);
+    free(text);
+    c = conv_of("c1", three, 1, 5000); /* the tail dropped */
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(dream_store_cited_message(s, cite, "m3", &text, &replaced), 0);
+    assert_string_equal(text, "Thanks!");
+    assert_true(replaced);
+    free(text);
+    assert_int_equal(dream_store_cited_message(s, cite, "m2", &text, &replaced), 0);
+    assert_string_equal(text, "Until it has doubled.");
+    assert_true(replaced);
+    free(text);
+    assert_int_equal(dream_store_cited_message(s, cite, "m1", &text, &replaced), 0);
+    assert_false(replaced);
+    free(text);
+    c = conv_of("c1", three, 3, 6000); /* back to the first version: its m2 is current again */
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(dream_store_cited_message(s, cite, "m2", &text, &replaced), 0);
+    assert_string_equal(text, three[1].text);
+    assert_false(replaced);
+    free(text);
+    c = conv_of("c1", edited, 3, 7000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT count(*), count(DISTINCT text) FROM replaced_messages", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 3); /* m2 twice over, m3 once: "Until...", "Four to six...", "Thanks!" */
+    assert_int_equal(sqlite3_column_int(st, 1), 3);
+    sqlite3_finalize(st);
+    assert_int_equal(dream_store_cited_message(s, cite, "m9", &text, &replaced), DREAM_ENOTFOUND);
+    assert_null(text);
+    assert_int_equal(dream_store_cited_message(s, "00000000", "m1", &text, &replaced), DREAM_ENOTFOUND);
+    dream_error_clear();
+    /* an id a citation cannot carry is cited by its position, before and after it is replaced */
+    static const struct dream_message odd[] = {{"user", "id with spaces/1", 1000, "Odd ids happen."}, {"assistant", "", 2000, "So do empty ones."}};
+    c = conv_of("c2", odd, 2, 3000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(dream_store_get(s, "chatgpt", "c2", &got), 0);
+    char cite2[65];
+    snprintf(cite2, sizeof cite2, "%s", got->cite);
+    dream_store_conversation_free(got);
+    char *id = dream_store_message_cite_id(odd[1].id, 1);
+    assert_string_equal(id, "m1");
+    free(id);
+    id = dream_store_message_cite_id("msg-7_a.b:c", 1);
+    assert_string_equal(id, "msg-7_a.b:c");
+    free(id);
+    assert_int_equal(dream_store_cited_message(s, cite2, "m1", &text, &replaced), 0);
+    assert_string_equal(text, "So do empty ones.");
+    free(text);
+    c = conv_of("c2", odd, 1, 4000);
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    assert_int_equal(dream_store_cited_message(s, cite2, "m1", &text, &replaced), 0);
+    assert_string_equal(text, "So do empty ones.");
+    assert_true(replaced);
+    free(text);
+    assert_int_equal(dream_store_cited_message(s, cite2, "m0", &text, &replaced), 0);
+    assert_string_equal(text, "Odd ids happen.");
+    assert_false(replaced);
+    free(text);
+    assert_int_equal(sqlite3_exec(store_db(s), "DELETE FROM conversations", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT count(*) FROM replaced_messages", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    dream_store_close(s);
+    (void)state;
+}
+
 /* Messages go in 64 to a statement (so the search index's triggers write one segment per
  * conversation, not one per message): a conversation of 150 messages, then the same with
  * message 100 on edited, is stored whole and in order, and indexed once per message. */
@@ -768,6 +862,7 @@ int main(void)
         cmocka_unit_test(test_store_same_conversation_twice_is_unchanged),
         cmocka_unit_test(test_store_grown_conversation_updates_in_place_and_marks_reprocessing),
         cmocka_unit_test(test_store_edited_message_reprocesses_from_the_edit),
+        cmocka_unit_test(test_store_replaced_messages_stay_for_their_citations),
         cmocka_unit_test(test_store_long_conversation_is_stored_whole_and_indexed_in_batches),
         cmocka_unit_test(test_store_older_version_does_not_roll_back_a_newer_one),
         cmocka_unit_test(test_store_citation_hash_collision_lengthens_it),
