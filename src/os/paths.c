@@ -46,14 +46,15 @@ int dream_paths_home(char **out)
     return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
 
-/* DREAM_HOME/<sub>, else $<xdg_var>/<xdg_sub>, else ~/<home_sub>. */
+/* DREAM_HOME/<sub>, else $<xdg_var>/<xdg_sub>, else ~/<home_sub>. A relative $<xdg_var> is
+ * ignored, as the XDG Base Directory spec says: it would follow the working directory. */
 static int paths_resolve(const char *sub, const char *xdg_var, const char *xdg_sub, const char *home_sub, char **out)
 {
     *out = NULL;
     const char *v = paths_env("DREAM_HOME");
     if (v) return paths_join(v, sub, out);
     v = paths_env(xdg_var);
-    if (v) return paths_join(v, xdg_sub, out);
+    if (v && v[0] == '/') return paths_join(v, xdg_sub, out);
     char *home;
     int rc = dream_paths_home(&home);
     if (rc) return rc;

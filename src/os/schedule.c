@@ -31,6 +31,42 @@ static const char *const schedule_env[] = {"DREAM_HOME",          "DREAM_WIKI", 
                                            "DREAM_BACKEND_GRAMMAR", "HF_HOME",           "HF_HUB_CACHE",     "XDG_CONFIG_HOME",
                                            "XDG_DATA_HOME",       "XDG_CACHE_HOME",      NULL};
 
+/* Those of them that hold a path. The job starts in another directory than `dream schedule` (the
+ * home directory, under systemd and cron alike), so a relative one is carried made absolute
+ * against the directory it was given in; a relative XDG_* one is not carried at all, since
+ * dream and systemd both ignore it, as the XDG Base Directory spec says. */
+static const char *const schedule_path_env[] = {"DREAM_HOME", "DREAM_WIKI", "DREAM_MODEL", "DREAM_ADAPTERS", "HF_HOME", "HF_HUB_CACHE", NULL};
+
+/* Path v (what names it), made absolute against the current directory when it is relative,
+ * into *out (malloc'd). */
+static int schedule_absolute(const char *what, const char *v, char **out)
+{
+    *out = NULL;
+    if (v[0] == '/') return (*out = strdup(v)) ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return dream_error_set(DREAM_EIO, "%s '%s' is a relative path and the current directory cannot be read (%s): give an absolute one", what, v,
+                               strerror(errno));
+    struct dbuf b = {0};
+    while (v[0] == '.' && v[1] == '/') v += 2; /* "./x" is "x" */
+    if (dbuf_printf(&b, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", strcmp(v, ".") ? v : "")) return DREAM_ENOMEM;
+    *out = dbuf_take(&b);
+    return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+/* The value the job carries for variable name (malloc'd), NULL in *out when it carries none. */
+static int schedule_env_value(const char *name, char **out)
+{
+    *out = NULL;
+    const char *v = getenv(name);
+    if (!v || !v[0]) return 0;
+    bool path = !strncmp(name, "XDG_", 4);
+    for (size_t i = 0; !path && schedule_path_env[i]; i++) path = !strcmp(name, schedule_path_env[i]);
+    if (!path || v[0] == '/') return (*out = strdup(v)) ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!strncmp(name, "XDG_", 4)) return 0;
+    return schedule_absolute(name, v, out);
+}
+
 int dream_schedule_parse_time(const char *text, int *hour, int *minute)
 {
     const char *s = text ? text : "";
@@ -129,12 +165,13 @@ static int schedule_run(char *const argv[], const char *input, const char *what)
     return rc;
 }
 
-/* The systemd user unit directory: $XDG_CONFIG_HOME/systemd/user, else ~/.config/systemd/user. */
+/* The systemd user unit directory: $XDG_CONFIG_HOME/systemd/user, else (unset or relative, as
+ * systemd reads it too) ~/.config/systemd/user. */
 static int schedule_unit_dir(char **out)
 {
     const char *x = getenv("XDG_CONFIG_HOME");
     struct dbuf b = {0};
-    if (x && x[0]) {
+    if (x && x[0] == '/') {
         dbuf_printf(&b, "%s/systemd/user", x);
     } else {
         char *home = NULL;
@@ -221,8 +258,9 @@ static int schedule_systemd_install(int hour, int minute, const char *self, stru
                 "Type=oneshot\n"
                 "Nice=10\n");
     for (size_t i = 0; schedule_env[i]; i++) {
-        const char *v = getenv(schedule_env[i]);
-        if (v && v[0]) dbuf_printf(&svc, "Environment=\"%s=%s\"\n", schedule_env[i], v);
+        char *v = NULL;
+        if (!schedule_env_value(schedule_env[i], &v) && v) dbuf_printf(&svc, "Environment=\"%s=%s\"\n", schedule_env[i], v);
+        free(v);
     }
     /* '-': a missing session directory makes ingest exit 1; the pipeline still runs */
     const char *q = strchr(self, ' ') ? "\"" : ""; /* quoted only when it must be */
@@ -346,14 +384,18 @@ static int schedule_cron_write(const struct dbuf *text)
 
 static int schedule_cron_install(int hour, int minute, const char *self, struct dream_schedule_result *out)
 {
-    char *cache = NULL;
-    int rc = dream_paths_cache_dir(&cache);
+    char *rel = NULL, *cache = NULL; /* the job's log goes there: a relative DREAM_HOME makes it relative */
+    int rc = dream_paths_cache_dir(&rel);
     if (rc) return rc;
-    rc = schedule_check_value("the cache directory", cache);
+    rc = schedule_absolute("the cache directory", rel, &cache);
+    free(rel);
+    if (!rc) rc = schedule_check_value("the cache directory", cache);
     struct dbuf env = {0}, text = {0};
     for (size_t i = 0; !rc && schedule_env[i]; i++) {
-        const char *v = getenv(schedule_env[i]);
-        if (v && v[0] && !(rc = schedule_check_value(schedule_env[i], v))) dbuf_printf(&env, "%s='%s' ", schedule_env[i], v);
+        char *v = NULL;
+        if (!(rc = schedule_env_value(schedule_env[i], &v)) && v && !(rc = schedule_check_value(schedule_env[i], v)))
+            dbuf_printf(&env, "%s='%s' ", schedule_env[i], v);
+        free(v);
     }
     bool had = false;
     if (!rc) rc = file_mkdirs(cache, 0755);
@@ -384,8 +426,9 @@ int dream_schedule_install(int hour, int minute, const char *dream_path, struct 
     int rc = schedule_self(dream_path, self, sizeof self);
     if (!rc) rc = schedule_check_value("the dream binary", self);
     for (size_t i = 0; !rc && schedule_env[i]; i++) {
-        const char *v = getenv(schedule_env[i]);
-        if (v && v[0]) rc = schedule_check_value(schedule_env[i], v);
+        char *v = NULL;
+        if (!(rc = schedule_env_value(schedule_env[i], &v)) && v) rc = schedule_check_value(schedule_env[i], v);
+        free(v);
     }
     if (rc) return rc;
     bool systemd = schedule_on_path("systemctl"), cron = schedule_on_path("crontab");

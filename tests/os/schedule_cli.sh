@@ -116,6 +116,15 @@ out=$(run status); has "$out" "schedule: daily at 04:00 (cron)"
 out=$(run unschedule); has "$out" "dream unschedule: removed (cron: crontab)"
 [ "$(cat "$cron")" = "0 9 * * 1 /usr/bin/backup --weekly" ] || fail "unschedule touched other lines: $(cat "$cron")"
 
+# a relative path is carried made absolute (the job starts in the home directory, not here);
+# a relative XDG_* directory is not carried (dream and systemd ignore one)
+out=$(cd "$work" && env -u XDG_CONFIG_HOME HOME="$work/home" DREAM_HOME=./dh DREAM_MODEL=models/m.gguf XDG_DATA_HOME=rel PATH="$work/bin:/usr/bin:/bin" \
+      "$dream" schedule --at 01:00 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "schedule with relative paths: exit $rc: $out"
+has "$(cat "$cron")" "0 1 * * * DREAM_HOME='$work/dh' DREAM_MODEL='$work/models/m.gguf' '$dream' ingest --from claude-code --from codex --from pi >>'$work/dh/cache/schedule.log' 2>&1;"
+grep -q "XDG_DATA_HOME" "$cron" && fail "a relative XDG_DATA_HOME was carried: $(cat "$cron")"
+out=$(run unschedule); has "$out" "dream unschedule: removed (cron: crontab)"
+
 # neither systemctl nor crontab
 out=$(env HOME="$work/home" DREAM_HOME="$work/dh" PATH="$work/empty" "$dream" schedule --at 03:00 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "no scheduler: exit $rc: $out"

@@ -502,8 +502,26 @@ static void test_paths_default_to_xdg_under_home(void **state)
     assert_int_equal(dream_paths_adapters_dir(&p), 0);
     assert_string_equal(p, "/var/cache/ana/dream/adapters");
     free(p);
+    /* a relative XDG_* path is not one (the XDG spec: ignore it), or the store would move with
+     * the directory a command is started in */
+    setenv("XDG_CACHE_HOME", "cache", 1);
+    setenv("XDG_DATA_HOME", "./data", 1);
+    setenv("XDG_CONFIG_HOME", "conf/", 1);
+    assert_int_equal(dream_paths_store(&p), 0);
+    assert_string_equal(p, "/home/ana/.local/share/dream/memory.sqlite");
+    free(p);
+    assert_int_equal(dream_paths_wiki_dir(&p), 0);
+    assert_string_equal(p, "/home/ana/.local/share/dream/wiki");
+    free(p);
+    assert_int_equal(dream_paths_adapters_dir(&p), 0);
+    assert_string_equal(p, "/home/ana/.cache/dream/adapters");
+    free(p);
+    assert_int_equal(dream_paths_config_dir(&p), 0);
+    assert_string_equal(p, "/home/ana/.config/dream");
+    free(p);
     unsetenv("XDG_CACHE_HOME");
     unsetenv("XDG_DATA_HOME");
+    unsetenv("XDG_CONFIG_HOME");
     (void)state;
 }
 
