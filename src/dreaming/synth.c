@@ -764,11 +764,55 @@ static bool synth_is_source_path(const char *path)
     return strncmp(path, DREAM_SOURCES_DIR "/", sizeof DREAM_SOURCES_DIR) == 0;
 }
 
+/* What a commit records for one written file: its path, blob and mode. */
+struct synth_git_entry {
+    char *path;
+    git_oid id;
+    git_filemode_t mode;
+};
+
+/* The entries that record file f as git sees it on disk: f itself; or, f's path a symbolic link,
+ * the link as a link (its target as the blob) and, when the link lands inside the wiki (outside
+ * .git), f's text at the path it lands on. A link out of the wiki leaves the text unversioned
+ * here, as the person set it up. Appends to e (room for 2); *n counts them. */
+static int synth_git_entries(git_repository *repo, const char *wiki, const struct synth_file *f, struct synth_git_entry *e, size_t *n)
+{
+    struct dbuf p = {0};
+    if (dbuf_printf(&p, "%s/%s", wiki, f->path)) return DREAM_ENOMEM;
+    char link[4096];
+    ssize_t ll = readlink(p.data, link, sizeof link - 1);
+    char *real = ll > 0 ? realpath(p.data, NULL) : NULL, *root = ll > 0 ? realpath(wiki, NULL) : NULL;
+    dbuf_free(&p);
+    int rc = DREAM_OK;
+    if (ll <= 0) { /* a file of its own */
+        if (git_blob_create_from_buffer(&e[*n].id, repo, f->text, f->len)) rc = DREAM_EIO;
+        else if (!(e[*n].path = strdup(f->path))) rc = DREAM_ENOMEM;
+        else e[(*n)++].mode = GIT_FILEMODE_BLOB;
+    } else {
+        link[ll] = '\0';
+        if (git_blob_create_from_buffer(&e[*n].id, repo, link, (size_t)ll)) rc = DREAM_EIO;
+        else if (!(e[*n].path = strdup(f->path))) rc = DREAM_ENOMEM;
+        else e[(*n)++].mode = GIT_FILEMODE_LINK;
+        size_t rl = root ? strlen(root) : 0;
+        const char *rel = real && root && !strncmp(real, root, rl) && real[rl] == '/' ? real + rl + 1 : NULL;
+        if (!rc && rel && strncmp(rel, ".git/", 5) != 0 && strcmp(rel, f->path) != 0) {
+            if (git_blob_create_from_buffer(&e[*n].id, repo, f->text, f->len)) rc = DREAM_EIO;
+            else if (!(e[*n].path = strdup(rel))) rc = DREAM_ENOMEM;
+            else e[(*n)++].mode = GIT_FILEMODE_BLOB;
+        }
+    }
+    free(real);
+    free(root);
+    if (rc == DREAM_ENOMEM) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    return rc ? synth_git_error("storing an article in git", wiki) : DREAM_OK;
+}
+
 /* Commits the given texts onto HEAD: a tree of HEAD's plus exactly these blobs, less the paths
  * whose text is NULL and, with prune_sources, less every Sources/ path d does not hold. The
  * repository's index takes our blobs only for paths where it agreed with HEAD (a path the person
  * staged something else for keeps their staging). The message is "memory: <subject>" and the
- * paths that changed; *made counts them (0: no commit was needed). */
+ * paths that changed; *made counts them (0: no commit was needed). A file reached through a
+ * symbolic link is recorded as git sees it on disk: synth_git_entries. */
 static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t n, const char *subject, bool prune_sources, size_t *made)
 {
     *made = 0;
@@ -780,6 +824,8 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
     git_tree *ptree = NULL, *tree = NULL;
     git_signature *sig = NULL;
     git_oid parent_id, tree_id, commit_id;
+    struct synth_git_entry *ents = NULL; /* what the commit records for d: synth_git_entries */
+    size_t n_ents = 0;
     int rc = DREAM_OK;
     if (git_repository_open_ext(&repo, wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
         dream_log(DREAM_LOG_WARN, "the wiki %s is not a git repository (run dream init): %zu written file(s) left uncommitted", wiki, n);
@@ -795,8 +841,8 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
         rc = synth_git_error("reading HEAD's tree", wiki);
         goto done;
     }
-    git_oid *blobs = calloc(n ? n : 1, sizeof *blobs);
-    if (!blobs) {
+    ents = calloc(2 * n + 1, sizeof *ents);
+    if (!ents) {
         rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         goto done;
     }
@@ -820,24 +866,20 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
             git_index_remove(idx, d[i].path, 0); /* absent from HEAD already: nothing to remove */
             continue;
         }
-        if (git_blob_create_from_buffer(&blobs[i], repo, d[i].text, d[i].len)) {
-            rc = synth_git_error("storing an article in git", wiki);
-            break;
+        size_t from = n_ents;
+        if ((rc = synth_git_entries(repo, wiki, &d[i], ents, &n_ents))) break;
+        for (size_t k = from; k < n_ents && !rc; k++) {
+            e.mode = ents[k].mode;
+            e.id = ents[k].id;
+            e.path = ents[k].path;
+            if (git_index_add(idx, &e)) rc = synth_git_error("staging an article", wiki);
         }
-        e.mode = GIT_FILEMODE_BLOB;
-        e.id = blobs[i];
-        e.path = d[i].path;
-        if (git_index_add(idx, &e)) rc = synth_git_error("staging an article", wiki);
     }
     if (!rc && git_index_write_tree_to(&tree_id, idx, repo)) rc = synth_git_error("writing the commit's tree", wiki);
-    if (rc || (ptree && git_oid_equal(&tree_id, git_tree_id(ptree)))) {
-        free(blobs);
-        goto done; /* already committed (a run killed after its commit) */
-    }
+    if (rc || (ptree && git_oid_equal(&tree_id, git_tree_id(ptree)))) goto done; /* already committed (a run killed after its commit) */
     if (git_tree_lookup(&tree, repo, &tree_id) || git_diff_tree_to_tree(&diff, repo, ptree, tree, NULL) ||
         (git_signature_default(&sig, repo) && git_signature_now(&sig, "dream", "dream@localhost"))) {
         rc = synth_git_error("preparing the commit", wiki);
-        free(blobs);
         goto done;
     }
     {
@@ -857,7 +899,6 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
         if (!message) {
             dbuf_free(&m);
             rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-            free(blobs);
             goto done;
         }
         *made = nd;
@@ -865,7 +906,6 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
     const git_commit *parents[1] = {parent};
     if (git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, parent ? 1 : 0, parents)) {
         rc = synth_git_error("committing", wiki);
-        free(blobs);
         goto done;
     }
     /* The index follows for our paths, unless the person staged something else there. */
@@ -880,25 +920,25 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
             if (gone && git_index_remove(ridx, ie->path, 0) == 0) continue;
             i++;
         }
-        for (size_t i = 0; i < n; i++) {
-            if (!d[i].text) continue;
-            const git_index_entry *cur = git_index_get_bypath(ridx, d[i].path, 0);
+        for (size_t i = 0; i < n_ents; i++) {
+            const git_index_entry *cur = git_index_get_bypath(ridx, ents[i].path, 0);
             git_tree_entry *old = NULL;
             bool agreed = !cur;
-            if (cur && ptree && git_tree_entry_bypath(&old, ptree, d[i].path) == 0) agreed = git_oid_equal(&cur->id, git_tree_entry_id(old));
+            if (cur && ptree && git_tree_entry_bypath(&old, ptree, ents[i].path) == 0) agreed = git_oid_equal(&cur->id, git_tree_entry_id(old));
             git_tree_entry_free(old);
             if (!agreed) continue;
             git_index_entry e;
             memset(&e, 0, sizeof e);
-            e.mode = GIT_FILEMODE_BLOB;
-            e.id = blobs[i];
-            e.path = d[i].path;
+            e.mode = ents[i].mode;
+            e.id = ents[i].id;
+            e.path = ents[i].path;
             git_index_add(ridx, &e);
         }
         if (git_index_write(ridx)) dream_log(DREAM_LOG_WARN, "the wiki %s: could not update the git index after committing", wiki);
     }
-    free(blobs);
 done:
+    for (size_t i = 0; ents && i < n_ents; i++) free(ents[i].path);
+    free(ents);
     if (rc) *made = 0;
     free(message);
     git_diff_free(diff);

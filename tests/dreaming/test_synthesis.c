@@ -1925,6 +1925,46 @@ static void test_sources_follow_the_citations_and_the_setting(void **state)
     free(t);
 }
 
+/* An article the person made a symbolic link (to a file elsewhere in the vault, or outside it)
+ * stays a link in git: the write goes through the link (file_write_atomic), and the commit
+ * records the link as a link and the text where it lives, so HEAD and the working tree agree
+ * (before, the link's path was committed as a regular file: git status showed a type change,
+ * and a checkout or clone would have replaced the person's link with a copy). */
+static void test_a_symlinked_article_stays_a_link_in_git(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p Notes '%s/outside' && git mv articles/Sourdough.md Notes/Sourdough.md && ln -s ../Notes/Sourdough.md articles/Sourdough.md && "
+             "mv articles/Cello_Practice.md '%s/outside/Cello_Practice.md' && ln -s '%s/outside/Cello_Practice.md' articles/Cello_Practice.md && "
+             "git add articles Notes && git -c user.name=t -c user.email=t@localhost commit -qm 'my links' && test -z \"$(git status --porcelain)\"",
+             c->wiki, c->root, c->root, c->root);
+    assert_int_equal(system(cmd), 0);
+    /* a re-import renames both articles' conversations: sources relinks their footnotes */
+    sqlite3_exec(store_db(c->store), "UPDATE conversations SET title = title || ' again'", NULL, NULL, NULL);
+    struct dream_synth_result r = sources_run(c);
+    assert_true(r.relinked >= 2);
+    char *t = article_text(c, "Sourdough"), *t2 = article_text(c, "Cello_Practice");
+    assert_non_null(strstr(t, " again ("));
+    assert_non_null(strstr(t2, " again ("));
+    free(t);
+    free(t2);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && test -L articles/Sourdough.md && test -L articles/Cello_Practice.md && "
+             "git ls-tree HEAD articles/Sourdough.md articles/Cello_Practice.md | grep -c '^120000 ' | grep -qx 2 && "
+             "git show HEAD:Notes/Sourdough.md | grep -q ' again (' && test -z \"$(git status --porcelain)\"",
+             c->wiki);
+    int st = system(cmd);
+    if (st) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && git status --short && git ls-tree HEAD articles/ Notes/", c->wiki);
+        assert_int_equal(system(cmd), 0);
+    }
+    assert_int_equal(st, 0);
+}
+
 /* A later export that edits a cited message (a new id for the edit, as ChatGPT gives one) does
  * not cut the footnote that cites the old one loose: the transcript note keeps the replaced
  * message under its own heading with its block, so the link still lands (dream check). */
@@ -3318,6 +3358,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_migrate_moves_an_old_vault_once_keeping_a_hand_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sources_follow_the_citations_and_the_setting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sources_keep_a_cited_message_a_later_export_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_symlinked_article_stays_a_link_in_git, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_vault_for_obsidian, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_infobox_links_only_to_articles_that_exist, setup, teardown),
         cmocka_unit_test(test_infobox_values_are_held_by_the_notes),
