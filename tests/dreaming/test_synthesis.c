@@ -1977,22 +1977,9 @@ static void test_sources_keep_a_cited_message_a_later_export_replaced(void **sta
     char *t = article_text(c, "Sourdough");
     assert_non_null(strstr(t, "#^p401|conv:67195f89#p401]]"));
     free(t);
-    struct dream_store_conversation *got = NULL;
-    assert_int_equal(dream_store_get_by_cite(c->store, "67195f89", &got), 0);
-    struct dream_message *m = calloc(got->n_messages, sizeof *m);
-    assert_non_null(m);
-    memcpy(m, got->messages, got->n_messages * sizeof *m);
-    assert_string_equal(m[0].id, "p401");
-    m[0].id = "p401-edited";
-    m[0].text = "Is a levain really just a starter by another name?";
-    struct dream_conversation later = {.source = got->source, .id = got->id, .title = got->title, .created_ms = got->created_ms,
-                                       .updated_ms = got->updated_ms + 60000, .origin = "later export", .messages = m,
-                                       .n_messages = got->n_messages};
     enum dream_store_outcome o;
-    assert_int_equal(dream_store_put(c->store, &later, &o), 0);
+    assert_int_equal(fixture_put_edited(c->store, "67195f89", 0, "p401-edited", "Is a levain really just a starter by another name?", &o), 0);
     assert_int_equal(o, DREAM_STORE_CHANGED);
-    free(m);
-    dream_store_conversation_free(got);
     sources_run(c);
     char path[4300];
     snprintf(path, sizeof path, "%s/Sources/2024-09-14 Levain or starter (67195f89).md", c->wiki);

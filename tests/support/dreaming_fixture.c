@@ -23,6 +23,28 @@ int fixture_ingest(dream_store *store, const char *corpus_dir)
     return dream_ingest_path(store, corpus_dir, &p, &stats);
 }
 
+int fixture_put_edited(dream_store *store, const char *cite, size_t pos, const char *id, const char *text, enum dream_store_outcome *outcome)
+{
+    struct dream_store_conversation *got = NULL;
+    int rc = dream_store_get_by_cite(store, cite, &got);
+    if (rc) return rc;
+    struct dream_message *m = pos < got->n_messages ? calloc(got->n_messages, sizeof *m) : NULL;
+    if (m) {
+        memcpy(m, got->messages, got->n_messages * sizeof *m);
+        m[pos].id = id;
+        m[pos].text = text;
+        struct dream_conversation later = {.source = got->source, .id = got->id, .title = got->title, .created_ms = got->created_ms,
+                                           .updated_ms = got->updated_ms + 60000, .origin = "later export", .messages = m,
+                                           .n_messages = got->n_messages};
+        rc = dream_store_put(store, &later, outcome);
+    } else {
+        rc = pos < got->n_messages ? DREAM_ENOMEM : DREAM_EINVAL;
+    }
+    free(m);
+    dream_store_conversation_free(got);
+    return rc;
+}
+
 int fixture_run_pipeline(dream_store *store, const char *wiki_dir, int min_user_messages, dream_progress_fn on_progress, void *ud)
 {
     struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};

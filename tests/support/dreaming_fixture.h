@@ -10,6 +10,11 @@
 /* Ingests every file under corpus_dir into store. Returns 0 or a dream_status. */
 int fixture_ingest(dream_store *store, const char *corpus_dir);
 
+/* Stores a later export of the conversation cited cite: the same, but for message pos, edited
+ * to text under the new id (as ChatGPT gives an edit), a minute newer. Returns 0 or a
+ * dream_status; *outcome is what the store made of it. */
+int fixture_put_edited(dream_store *store, const char *cite, size_t pos, const char *id, const char *text, enum dream_store_outcome *outcome);
+
 /* Runs the four stages with the fixture fake installed (segment batch 3, extract batch 4,
  * resolve with the alias seeds of wiki_dir, route with the gate of min_user_messages; 0 = off).
  * on_progress (may be NULL) is passed to every stage. Returns 0 or the first stage's error. */
