@@ -27,8 +27,9 @@ static bool chatgpt_visible(const json_t *msg, const char **role)
     return true;
 }
 
-/* Appends a message's visible text: the string parts of text and multimodal_text content (images
- * and other objects are skipped), or the text of a code block the assistant showed. */
+/* Appends a message's visible text: the string parts of text and multimodal_text content, and the
+ * words of a voice turn (an audio_transcription part; the audio itself, images and other objects
+ * are skipped), or the text of a code block the assistant showed. */
 static int chatgpt_text(const json_t *msg, struct dbuf *out)
 {
     const json_t *content = json_object_get(msg, "content");
@@ -38,9 +39,12 @@ static int chatgpt_text(const json_t *msg, struct dbuf *out)
         size_t i;
         const json_t *part;
         json_array_foreach(json_object_get(content, "parts"), i, part) {
-            if (!json_is_string(part) || !json_string_length(part)) continue;
+            const char *ptype = ingest_str(part, "content_type");
+            const char *text = json_is_string(part) ? json_string_value(part)
+                               : ptype && !strcmp(ptype, "audio_transcription") ? ingest_str(part, "text") : NULL;
+            if (!text || !text[0]) continue;
             if (out->len && dbuf_puts(out, "\n\n")) return DREAM_ENOMEM;
-            if (dbuf_puts(out, json_string_value(part))) return DREAM_ENOMEM;
+            if (dbuf_puts(out, text)) return DREAM_ENOMEM;
         }
         return 0;
     }

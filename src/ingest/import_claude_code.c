@@ -6,7 +6,9 @@
  * whole history survives compactions. Kept: user and assistant text. Dropped: sidechains
  * (sub-agents), tool calls and results, thinking, meta and command-echo lines, compaction
  * summaries and file snapshots. An assistant turn written as several lines (one per content
- * block, one API message id) becomes one message. */
+ * block, one API message id) becomes one message. A line damaged in the middle of the file is
+ * left out (ingest_jsonl_each), and an entry whose parent it took hangs from the entry before it
+ * in the file. */
 #include "importers.h"
 
 #include "dream/error.h"
@@ -146,8 +148,8 @@ int import_claude_code(struct ingest_ctx *ctx, struct istream *in)
 {
     struct cc_session s = {.ctx = ctx, .leaf = SIZE_MAX, .index = json_object()};
     if (!s.index) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    bool broken;
-    int rc = ingest_jsonl_each(ctx, in, false, cc_line, &s, &broken);
+    bool broken, damaged;
+    int rc = ingest_jsonl_each(ctx, in, false, cc_line, &s, &broken, &damaged);
     if (rc || broken) {
         cc_free(&s);
         return rc;
@@ -162,7 +164,8 @@ int import_claude_code(struct ingest_ctx *ctx, struct istream *in)
     for (size_t at = s.leaf; at != SIZE_MAX && len < s.n;) {
         chain[len++] = at;
         const json_t *p = s.e[at].parent ? json_object_get(s.index, s.e[at].parent) : NULL;
-        at = json_is_integer(p) ? (size_t)json_integer_value(p) : SIZE_MAX;
+        if (json_is_integer(p)) at = (size_t)json_integer_value(p);
+        else at = damaged && s.e[at].parent && at > 0 ? at - 1 : SIZE_MAX; /* a parent a damaged line took: the entry before */
     }
     struct ingest_conv c = {0};
     if (!s.session_id) rc = cc_id_from_path(ctx->path, &s.session_id);

@@ -75,7 +75,7 @@ int import_codex(struct ingest_ctx *ctx, struct istream *in)
 {
     struct codex_session s = {0};
     bool broken;
-    int rc = ingest_jsonl_each(ctx, in, false, codex_line, &s, &broken);
+    int rc = ingest_jsonl_each(ctx, in, false, codex_line, &s, &broken, NULL);
     if (!rc && !broken) {
         if (!s.have_id) {
             /* rollout-<timestamp>-<uuid>.jsonl: the file name is the next best stable id. */

@@ -67,5 +67,5 @@ static int openai_conversation(void *ud, json_t *obj, uint64_t line)
 int import_openai_jsonl(struct ingest_ctx *ctx, struct istream *in)
 {
     bool broken;
-    return ingest_jsonl_each(ctx, in, true, openai_conversation, ctx, &broken);
+    return ingest_jsonl_each(ctx, in, true, openai_conversation, ctx, &broken, NULL);
 }

@@ -5,7 +5,9 @@
  * entry; v1 files are linear (each entry follows the one before). Kept: user and assistant text
  * parts. Dropped: thinking, tool calls and results, bash executions, custom and summary messages
  * (branch and compaction summaries repeat earlier content). The title is the session's name
- * (a session_info entry) when it has one. */
+ * (a session_info entry, itself a node of the tree) when it has one. A line damaged in the middle
+ * of the file is left out (ingest_jsonl_each), and an entry whose parent it took hangs from the
+ * entry before it in the file. */
 #include "importers.h"
 
 #include "dream/error.h"
@@ -62,9 +64,10 @@ static int pi_line(void *ud, json_t *obj, uint64_t line)
         s->created_ms = ingest_time_json(json_object_get(obj, "timestamp"));
         return pi_set(&s->session_id, ingest_str(obj, "id"));
     }
-    if (!strcmp(type, "session_info")) {
+    if (!strcmp(type, "session_info")) { /* and a node of the tree, like every entry after the header */
         const char *name = ingest_str(obj, "name");
-        return name && name[0] ? pi_set(&s->title, name) : 0;
+        int rc = name && name[0] ? pi_set(&s->title, name) : 0;
+        if (rc) return rc;
     }
     if (s->n == s->cap) {
         size_t ncap = s->cap ? s->cap * 2 : 64;
@@ -115,8 +118,8 @@ int import_pi(struct ingest_ctx *ctx, struct istream *in)
 {
     struct pi_session s = {.index = json_object()};
     if (!s.index) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    bool broken;
-    int rc = ingest_jsonl_each(ctx, in, false, pi_line, &s, &broken);
+    bool broken, damaged;
+    int rc = ingest_jsonl_each(ctx, in, false, pi_line, &s, &broken, &damaged);
     if (rc || broken) {
         pi_free(&s);
         return rc;
@@ -135,7 +138,8 @@ int import_pi(struct ingest_ctx *ctx, struct istream *in)
     for (size_t at = s.n ? s.n - 1 : SIZE_MAX; at != SIZE_MAX && len < s.n;) {
         chain[len++] = at;
         const json_t *p = s.e[at].parent ? json_object_get(s.index, s.e[at].parent) : NULL;
-        at = json_is_integer(p) ? (size_t)json_integer_value(p) : SIZE_MAX;
+        if (json_is_integer(p)) at = (size_t)json_integer_value(p);
+        else at = damaged && s.e[at].parent && at > 0 ? at - 1 : SIZE_MAX; /* a parent a damaged line took: the entry before */
     }
     struct ingest_conv c = {0};
     rc = conv_set_id(&c, s.session_id);

@@ -363,13 +363,14 @@ int ingest_json_array(struct ingest_ctx *ctx, struct istream *in,
 }
 
 int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, bool per_line, int (*fn)(void *ud, json_t *obj, uint64_t line),
-                      void *ud, bool *broken)
+                      void *ud, bool *broken, bool *damaged)
 {
     struct dbuf line = {0};
     char where[1200], msg[512];
     int rc = 0;
-    const char *unit = per_line ? "line skipped" : "the session is skipped";
+    const char *unit = per_line ? "line skipped" : "the line is left out and the rest of the session read";
     *broken = false;
+    if (damaged) *damaged = false;
     ctx->repaired = false;
     for (;;) {
         uint64_t lineno = in->line, offset = in->offset;
@@ -380,15 +381,14 @@ int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, bool per_line,
         if (r < 0) {
             if (r == DREAM_ENOMEM) rc = r;
             else ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; %s", dream_error_last(),
-                             per_line ? "the lines before it were kept" : unit);
+                             per_line ? "the lines before it were kept" : "the session is skipped");
             *broken = true;
             break;
         }
         if (too_long) {
             ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "a line longer than %zu MiB; %s", INGEST_MAX_ITEM >> 20, unit);
-            if (per_line) continue;
-            *broken = true;
-            break;
+            if (damaged) *damaged = true;
+            continue;
         }
         /* a UTF-8 byte order mark before the first line (detection passes over it too) */
         if (lineno <= 1 && offset == 0 && line.len >= 3 && !memcmp(line.data, "\xef\xbb\xbf", 3)) {
@@ -406,9 +406,8 @@ int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, bool per_line,
                 break;
             }
             ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; %s", msg, unit);
-            if (per_line) continue;
-            *broken = true;
-            break;
+            if (damaged) *damaged = true;
+            continue;
         }
         if (per_line || json_is_object(v)) rc = fn(ud, v, lineno);
         json_decref(v);

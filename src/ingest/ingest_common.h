@@ -91,11 +91,13 @@ int ingest_json_array(struct ingest_ctx *ctx, struct istream *in,
 /* Reads a JSONL file, calling fn for every line holding JSON (and, unless per_line, only for
  * objects). per_line: each line is its own conversation, so a malformed line is reported and
  * skipped and the next one read. Otherwise the lines together make one conversation (a session
- * log): a malformed unterminated last line (a log still being written) is ignored, and any other
- * malformed line makes the whole file malformed: it is reported, *broken set, and the caller must
- * not store the conversation. */
+ * log): a malformed unterminated last line (a log still being written) is ignored; any other
+ * malformed or overlong line (a writer killed half way through it, the next line glued on) is
+ * reported and left out, the rest read, and *damaged set (damaged may be NULL), so that a tree of
+ * entries can bridge what it took. A file that cannot be read to its end sets *broken: it is
+ * reported, and the caller must not store the conversation. */
 int ingest_jsonl_each(struct ingest_ctx *ctx, struct istream *in, bool per_line, int (*fn)(void *ud, json_t *obj, uint64_t line),
-                      void *ud, bool *broken);
+                      void *ud, bool *broken, bool *damaged);
 
 /* Times: Unix ms from an ISO 8601 string ("2024-05-01T12:00:00.123Z", offsets allowed), 0 when it
  * is not one. */

@@ -678,25 +678,125 @@ static void test_claude_code_interruption_markers_are_not_messages(void **state)
     (void)state;
 }
 
-static void test_session_log_malformed_middle_line_skips_the_whole_session(void **state)
+/* The messages of one stored conversation as "role:text|...", in order. */
+static char *stored_thread(dream_store *store, const char *source, const char *id)
+{
+    struct dream_store_conversation *c = NULL;
+    assert_int_equal(dream_store_get(store, source, id, &c), 0);
+    struct dbuf b = {0};
+    for (size_t i = 0; i < c->n_messages; i++) dbuf_printf(&b, "%s%s:%s", i ? "|" : "", c->messages[i].role, c->messages[i].text);
+    dream_store_conversation_free(c);
+    return dbuf_take(&b);
+}
+
+/* A session log damaged in the middle (a writer killed half way through a line, the next line
+ * glued onto the fragment) loses that line, not the session: the line is reported, and every
+ * other message is stored. Before, the whole session was skipped on every ingest from then on. */
+static void test_session_log_damaged_middle_line_is_left_out_and_the_rest_read(void **state)
 {
     size_t len;
     char *log = read_fixture("codex/2025/06/01/rollout-2025-06-01T14-00-00-0197a3c4-1111-7222-8333-944455556666.jsonl", &len);
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "rollout.jsonl", log, len, NULL, &stats), 0);
+    struct dream_store_counts whole;
+    assert_int_equal(dream_store_count(store, &whole), 0);
+    dream_store_close(store);
     char *third = strchr(strchr(log, '\n') + 1, '\n') + 1;
     third[0] = 'x'; /* corrupt line 3 */
-    dream_store *store;
     assert_int_equal(dream_store_open(":memory:", &store), 0);
     struct skips sk = {0};
     struct dream_ingest_params p = params_with(&sk);
-    struct dream_ingest_stats stats = {0};
+    memset(&stats, 0, sizeof stats);
     assert_int_equal(dream_ingest_buffer(store, "rollout.jsonl", log, len, &p, &stats), 0);
-    assert_int_equal(stats.added, 0);
+    assert_int_equal(stats.added, 1);
     assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 1);
     assert_string_equal(sk.last_where, "rollout.jsonl:3");
+    assert_non_null(strstr(sk.last_reason, "left out"));
     struct dream_store_counts n;
     assert_int_equal(dream_store_count(store, &n), 0);
-    assert_int_equal(n.conversations, 0);
+    assert_int_equal(n.conversations, 1);
+    assert_true(n.messages >= whole.messages - 1 && n.messages > 1);
     free(log);
+    dream_store_close(store);
+
+    /* in a tree of entries (pi, Claude Code) the lines after the damage still reach the ones
+     * before it: a parent the damage took is bridged by the entry before it in the file */
+    static const char pi[] =
+        "{\"type\":\"session\",\"version\":3,\"id\":\"p-torn\",\"timestamp\":\"2025-03-02T11:00:00Z\",\"cwd\":\"/x\"}\n"
+        "{\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"timestamp\":\"2025-03-02T11:00:00Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"When should I sow tomatoes?\"}]}}\n"
+        "{\"type\":\"message\",\"id\":\"m2\",\"parentId\":\"m1\",\"timestamp\":\"2025-03-02T11:01:00Z\",\"mess"
+        "{\"type\":\"message\",\"id\":\"m3\",\"parentId\":\"m2\",\"timestamp\":\"2025-03-02T11:02:00Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"And peppers?\"}]}}\n"
+        "{\"type\":\"message\",\"id\":\"m4\",\"parentId\":\"m3\",\"timestamp\":\"2025-03-02T11:03:00Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Late February.\"}]}}\n"
+        "{\"type\":\"message\",\"id\":\"m5\",\"parentId\":\"m4\",\"timestamp\":\"2025-03-02T11:04:00Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Thanks.\"}]}}\n";
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    memset(&sk, 0, sizeof sk);
+    memset(&stats, 0, sizeof stats);
+    p.format = DREAM_FORMAT_PI;
+    assert_int_equal(dream_ingest_buffer(store, "torn.jsonl", pi, sizeof pi - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 1);
+    assert_string_equal(sk.last_where, "torn.jsonl:3");
+    char *t = stored_thread(store, "pi", "p-torn");
+    assert_string_equal(t, "user:When should I sow tomatoes?|assistant:Late February.|user:Thanks.");
+    free(t);
+    dream_store_close(store);
+    (void)state;
+}
+
+/* pi's session_info entry (the session named with /name) is a node of the tree: the next entry
+ * names it as its parent. It was taken out of the tree, so everything said before the naming
+ * was cut off (and, for a session stored before, replaced). */
+static void test_pi_session_named_midway_keeps_what_came_before(void **state)
+{
+    static const char pi[] =
+        "{\"type\":\"session\",\"version\":3,\"id\":\"p-named\",\"timestamp\":\"2025-03-02T11:00:00Z\",\"cwd\":\"/x\"}\n"
+        "{\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"timestamp\":\"2025-03-02T11:00:00Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"When should I sow tomatoes?\"}]}}\n"
+        "{\"type\":\"message\",\"id\":\"m2\",\"parentId\":\"m1\",\"timestamp\":\"2025-03-02T11:01:00Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Mid-March.\"}]}}\n"
+        "{\"type\":\"session_info\",\"id\":\"s1\",\"parentId\":\"m2\",\"timestamp\":\"2025-03-02T11:02:00Z\",\"name\":\"Tomatoes\"}\n"
+        "{\"type\":\"message\",\"id\":\"m3\",\"parentId\":\"s1\",\"timestamp\":\"2025-03-02T11:03:00Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"And peppers?\"}]}}\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_PI;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "named.jsonl", pi, sizeof pi - 1, &p, &stats), 0);
+    char *t = stored_thread(store, "pi", "p-named");
+    assert_string_equal(t, "user:When should I sow tomatoes?|assistant:Mid-March.|user:And peppers?");
+    free(t);
+    struct dream_store_conversation *c = NULL;
+    assert_int_equal(dream_store_get(store, "pi", "p-named", &c), 0);
+    assert_string_equal(c->title, "Tomatoes");
+    dream_store_conversation_free(c);
+    dream_store_close(store);
+    (void)state;
+}
+
+/* ChatGPT's voice mode writes each turn as multimodal_text whose parts are objects: the words
+ * are in an audio_transcription part (beside the audio pointer). They were dropped, and a voice
+ * conversation was skipped as empty. */
+static void test_chatgpt_voice_transcriptions_are_messages(void **state)
+{
+    static const char text[] =
+        "[{\"title\":\"Voice chat\",\"create_time\":1700000000,\"update_time\":1700000100,\"id\":\"v1\",\"current_node\":\"b\","
+        "\"mapping\":{\"a\":{\"id\":\"a\",\"parent\":null,\"children\":[\"b\"],\"message\":{\"id\":\"a\",\"author\":{\"role\":\"user\"},"
+        "\"create_time\":1700000000,\"recipient\":\"all\",\"content\":{\"content_type\":\"multimodal_text\",\"parts\":["
+        "{\"content_type\":\"audio_transcription\",\"text\":\"How long do I rest a steak?\",\"direction\":\"in\"},"
+        "{\"content_type\":\"audio_asset_pointer\",\"asset_pointer\":\"sediment://file_1\",\"size_bytes\":1000}]}}},"
+        "\"b\":{\"id\":\"b\",\"parent\":\"a\",\"children\":[],\"message\":{\"id\":\"b\",\"author\":{\"role\":\"assistant\"},"
+        "\"create_time\":1700000050,\"recipient\":\"all\",\"content\":{\"content_type\":\"multimodal_text\",\"parts\":["
+        "{\"content_type\":\"audio_transcription\",\"text\":\"About five minutes.\",\"direction\":\"out\"}]}}}}}]";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_CHATGPT;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "conversations.json", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    char *t = stored_thread(store, "chatgpt", "v1");
+    assert_string_equal(t, "user:How long do I rest a steak?|assistant:About five minutes.");
+    free(t);
     dream_store_close(store);
     (void)state;
 }
@@ -768,7 +868,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_format_is_detected_from_content),
         cmocka_unit_test(test_forced_format_reads_what_detection_cannot),
         cmocka_unit_test(test_session_log_unfinished_last_line_is_ignored),
-        cmocka_unit_test(test_session_log_malformed_middle_line_skips_the_whole_session),
+        cmocka_unit_test(test_session_log_damaged_middle_line_is_left_out_and_the_rest_read),
+        cmocka_unit_test(test_pi_session_named_midway_keeps_what_came_before),
+        cmocka_unit_test(test_chatgpt_voice_transcriptions_are_messages),
         cmocka_unit_test(test_openai_malformed_line_is_skipped_and_next_read),
         cmocka_unit_test(test_unknown_file_in_a_directory_is_skipped_as_unsupported),
     };
