@@ -689,6 +689,44 @@ static char *stored_thread(dream_store *store, const char *source, const char *i
     return dbuf_take(&b);
 }
 
+/* What Claude Code writes as user and assistant lines that nobody said: shell mode's echoes
+ * (`! ls`: <bash-input>, <bash-stdout>, <bash-stderr>), a background task's notice, and the
+ * synthetic reply it writes for an API error. And a summary line about another session (a
+ * resumed file starts with those) is not this session's title. */
+static void test_claude_code_shell_echoes_and_api_errors_are_not_messages(void **state)
+{
+    static const char text[] =
+        "{\"type\":\"summary\",\"summary\":\"Kubernetes ingress TLS debugging\",\"leafUuid\":\"elsewhere\"}\n"
+        "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"s-sh\",\"timestamp\":\"2025-01-02T10:00:00Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"<bash-input>cat ~/.ssh/config</bash-input>\"}}\n"
+        "{\"type\":\"user\",\"uuid\":\"u2\",\"parentUuid\":\"u1\",\"sessionId\":\"s-sh\",\"timestamp\":\"2025-01-02T10:00:01Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"<bash-stdout>Host prod</bash-stdout><bash-stderr></bash-stderr>\"}}\n"
+        "{\"type\":\"user\",\"uuid\":\"u3\",\"parentUuid\":\"u2\",\"sessionId\":\"s-sh\",\"timestamp\":\"2025-01-02T10:00:02Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"Why does ssh ignore my config file?\"}}\n"
+        "{\"type\":\"assistant\",\"uuid\":\"u4\",\"parentUuid\":\"u3\",\"sessionId\":\"s-sh\",\"timestamp\":\"2025-01-02T10:00:03Z\","
+        "\"isApiErrorMessage\":true,\"message\":{\"id\":\"x1\",\"model\":\"<synthetic>\",\"role\":\"assistant\","
+        "\"content\":[{\"type\":\"text\",\"text\":\"API Error: 529 overloaded\"}]}}\n"
+        "{\"type\":\"user\",\"uuid\":\"u5\",\"parentUuid\":\"u4\",\"sessionId\":\"s-sh\",\"timestamp\":\"2025-01-02T10:00:04Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"<task-notification>Task done</task-notification>\"}}\n"
+        "{\"type\":\"assistant\",\"uuid\":\"u6\",\"parentUuid\":\"u5\",\"sessionId\":\"s-sh\",\"timestamp\":\"2025-01-02T10:00:05Z\","
+        "\"message\":{\"id\":\"m2\",\"model\":\"claude-sonnet-4\",\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Check its permissions.\"}]}}\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_CLAUDE_CODE;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "s-sh.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    char *t = stored_thread(store, "claude-code", "s-sh");
+    assert_string_equal(t, "user:Why does ssh ignore my config file?|assistant:Check its permissions.");
+    free(t);
+    struct dream_store_conversation *c = NULL;
+    assert_int_equal(dream_store_get(store, "claude-code", "s-sh", &c), 0);
+    assert_null(strstr(c->title, "Kubernetes"));
+    dream_store_conversation_free(c);
+    dream_store_close(store);
+    (void)state;
+}
+
 /* A session log damaged in the middle (a writer killed half way through a line, the next line
  * glued onto the fragment) loses that line, not the session: the line is reported, and every
  * other message is stored. Before, the whole session was skipped on every ingest from then on. */
@@ -870,6 +908,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_session_log_unfinished_last_line_is_ignored),
         cmocka_unit_test(test_session_log_damaged_middle_line_is_left_out_and_the_rest_read),
         cmocka_unit_test(test_pi_session_named_midway_keeps_what_came_before),
+        cmocka_unit_test(test_claude_code_shell_echoes_and_api_errors_are_not_messages),
         cmocka_unit_test(test_chatgpt_voice_transcriptions_are_messages),
         cmocka_unit_test(test_openai_malformed_line_is_skipped_and_next_read),
         cmocka_unit_test(test_unknown_file_in_a_directory_is_skipped_as_unsupported),
