@@ -95,13 +95,19 @@ static const char *ingest_files(size_t n) { return n == 1 ? "file" : "files"; }
 
 /* After one PATH (or --from directory) was walked: when it gave no conversation at all, says on
  * stderr what was found there and why none of it was read, and returns true. A single file that
- * is in no known format was named by its skip message already. */
+ * is in no known format was named by its skip message already; one that holds no conversation
+ * is named here. */
 static bool ingest_explain_nothing(struct ingest_ui *ui, const char *path, const struct dream_ingest_stats *before,
                                    const struct dream_ingest_stats *after)
 {
     if (after->conversations > before->conversations) return false;
     size_t files = after->files - before->files, other = after->ignored - before->ignored;
-    if (files == 1 && !other && !file_is_dir(path)) return true;
+    if (files == 1 && !other && !file_is_dir(path)) {
+        if (ingest_skipped_total(after) > ingest_skipped_total(before)) return true;
+        ingest_clear_line(ui); /* no skip message named it: an export of no conversation */
+        fprintf(stderr, "dream ingest: %s holds no conversation; nothing ingested from it\n", path);
+        return true;
+    }
     ingest_clear_line(ui);
     if (!files && !other) fprintf(stderr, "dream ingest: found no files in %s; nothing ingested from it\n", path);
     else if (!files)

@@ -144,6 +144,28 @@ oom:
     return DREAM_ENOMEM;
 }
 
+static size_t ingest_utf8_len(const unsigned char *p, size_t n);
+
+/* s when it is valid UTF-8, else a copy in *copy (malloc'd) with U+FFFD for each byte that is
+ * not: a file name in another encoding makes ids, titles and origins, and the store holds text. */
+static const char *ingest_utf8_text(const char *s, char **copy)
+{
+    *copy = NULL;
+    if (!s) return NULL;
+    size_t n = strlen(s);
+    if (utf8_valid_prefix(s, n) == n) return s;
+    struct dbuf b = {0};
+    for (size_t i = 0; i < n;) {
+        size_t l = ingest_utf8_len((const unsigned char *)s + i, n - i);
+        if (l ? dbuf_append(&b, s + i, l) : dbuf_puts(&b, "\xEF\xBF\xBD")) {
+            dbuf_free(&b);
+            return NULL;
+        }
+        i += l ? l : 1;
+    }
+    return *copy = dbuf_take(&b);
+}
+
 int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where)
 {
     bool repaired = ctx->repaired;
@@ -152,6 +174,13 @@ int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where
     if (!c->id || !c->id[0]) {
         ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "the conversation has no id");
         return 0;
+    }
+    char *id_copy, *title_copy = NULL, *origin_copy = NULL;
+    const char *id = ingest_utf8_text(c->id, &id_copy);
+    if (!id) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (id_copy) {
+        free(c->id);
+        c->id = id_copy;
     }
     if (c->n == 0) {
         ingest_skip(ctx, DREAM_SKIP_EMPTY, where, "conversation %s has no user or assistant text", c->id);
@@ -165,6 +194,13 @@ int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where
         return 0;
     }
     if (!c->title && ingest_derive_title(c)) return DREAM_ENOMEM;
+    if (!ingest_utf8_text(c->title, &title_copy) && c->title) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (title_copy) {
+        free(c->title);
+        c->title = title_copy;
+    }
+    const char *origin = ingest_utf8_text(ctx->path, &origin_copy);
+    if (!origin && ctx->path) return dream_error_set(DREAM_ENOMEM, "out of memory");
     int64_t first = 0, last = 0;
     for (size_t i = 0; i < c->n; i++) {
         int64_t t = c->msgs[i].time_ms;
@@ -173,7 +209,10 @@ int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where
         if (t > last) last = t;
     }
     struct dream_message *msgs = malloc(c->n * sizeof *msgs);
-    if (!msgs) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (!msgs) {
+        free(origin_copy);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
     for (size_t i = 0; i < c->n; i++)
         msgs[i] = (struct dream_message){c->msgs[i].role, c->msgs[i].id, c->msgs[i].time_ms, c->msgs[i].text};
     struct dream_conversation dc = {
@@ -182,13 +221,14 @@ int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where
         .title = c->title,
         .created_ms = c->created_ms ? c->created_ms : first,
         .updated_ms = c->updated_ms ? c->updated_ms : last,
-        .origin = ctx->path,
+        .origin = origin,
         .messages = msgs,
         .n_messages = c->n,
     };
     enum dream_store_outcome outcome;
     int rc = dream_store_put(ctx->store, &dc, &outcome);
     free(msgs);
+    free(origin_copy);
     if (rc) return rc;
     ctx->stats->conversations++;
     if (repaired) ctx->stats->repaired++;

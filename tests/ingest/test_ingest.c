@@ -727,6 +727,41 @@ static void test_claude_code_shell_echoes_and_api_errors_are_not_messages(void *
     (void)state;
 }
 
+static void count_bad_text(void *ud, const struct dream_store_bad_text *bad)
+{
+    (void)bad;
+    (*(size_t *)ud)++;
+}
+
+/* A file name that is not UTF-8 (a Latin-1 "café") gave the stored origin, and for a session log
+ * whose lines carry no id the conversation's id, bytes that break any reader of the store as text
+ * (dream check named them). They are stored with U+FFFD for each bad byte, as message text is. */
+static void test_a_file_name_not_in_utf8_stores_valid_text(void **state)
+{
+    static const char text[] =
+        "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"timestamp\":\"2025-01-02T10:00:00Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"Is this file name a problem?\"}}\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_CLAUDE_CODE;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "/tmp/caf\xe9.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    size_t bad = 0, n_bad = 0;
+    assert_int_equal(dream_store_check_text(store, count_bad_text, &bad, &n_bad), 0);
+    assert_int_equal(n_bad, 0);
+    struct dream_store_conversation *c = NULL;
+    assert_int_equal(dream_store_get(store, "claude-code", "caf\xef\xbf\xbd", &c), 0);
+    dream_store_conversation_free(c);
+    /* the same file again is the same conversation */
+    memset(&stats, 0, sizeof stats);
+    assert_int_equal(dream_ingest_buffer(store, "/tmp/caf\xe9.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    assert_int_equal(stats.unchanged, 1);
+    dream_store_close(store);
+    (void)state;
+}
+
 /* A session log damaged in the middle (a writer killed half way through a line, the next line
  * glued onto the fragment) loses that line, not the session: the line is reported, and every
  * other message is stored. Before, the whole session was skipped on every ingest from then on. */
@@ -909,6 +944,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_session_log_damaged_middle_line_is_left_out_and_the_rest_read),
         cmocka_unit_test(test_pi_session_named_midway_keeps_what_came_before),
         cmocka_unit_test(test_claude_code_shell_echoes_and_api_errors_are_not_messages),
+        cmocka_unit_test(test_a_file_name_not_in_utf8_stores_valid_text),
         cmocka_unit_test(test_chatgpt_voice_transcriptions_are_messages),
         cmocka_unit_test(test_openai_malformed_line_is_skipped_and_next_read),
         cmocka_unit_test(test_unknown_file_in_a_directory_is_skipped_as_unsupported),

@@ -146,6 +146,18 @@ static void test_cli_ingest_folder_with_nothing_readable_says_why_and_exits_1(vo
     (void)state;
 }
 
+/* An export holding no conversation (an account with none: `[]`, an empty ZIP export) says so:
+ * before, it exited 1 with only the summary line, as if a message had named the file. */
+static void test_cli_ingest_empty_export_says_so(void **state)
+{
+    assert_int_equal(run("echo '[]' > '%s/empty.json'", tmpdir), 0);
+    assert_int_equal(run("'%s' ingest --store '%s/e.sqlite' '%s/empty.json'", dream_bin, tmpdir, tmpdir), 1);
+    char want[512];
+    snprintf(want, sizeof want, "%s/empty.json holds no conversation; nothing ingested from it", tmpdir);
+    assert_non_null(strstr(out, want));
+    (void)state;
+}
+
 static void test_cli_ingest_bundled_examples_cleanly(void **state)
 {
     assert_int_equal(run("'%s' ingest --store '%s/ex.sqlite' '%s'", dream_bin, tmpdir, examples_dir), 0);
@@ -170,6 +182,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cli_ingest_usage_errors_exit_2),
         cmocka_unit_test(test_cli_ingest_missing_path_exits_1),
         cmocka_unit_test(test_cli_ingest_folder_with_nothing_readable_says_why_and_exits_1),
+        cmocka_unit_test(test_cli_ingest_empty_export_says_so),
         cmocka_unit_test(test_cli_ingest_bundled_examples_cleanly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
