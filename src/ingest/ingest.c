@@ -293,10 +293,39 @@ static bool ingest_wanted_name(const char *name)
 
 static int ingest_visible(const struct dirent *e) { return e->d_name[0] != '.'; }
 
-/* Every wanted file under dir, in name order, depth first; symlinked directories are not
- * followed (no loops). */
-static int ingest_dir(struct ingest_ctx *ctx, const char *dir, int depth)
+/* The directories a walk has read, by device and inode: each is read once, however many links
+ * lead to it (a link back up the tree among them). */
+struct ingest_seen_dirs {
+    struct {
+        dev_t dev;
+        ino_t ino;
+    } *v;
+    size_t n, cap;
+};
+
+/* True when dir was read already; else notes it (false). */
+static bool ingest_dir_seen(struct ingest_seen_dirs *seen, const struct stat *st)
 {
+    for (size_t i = 0; i < seen->n; i++)
+        if (seen->v[i].dev == st->st_dev && seen->v[i].ino == st->st_ino) return true;
+    if (seen->n == seen->cap) {
+        size_t cap = seen->cap ? seen->cap * 2 : 32;
+        void *g = realloc(seen->v, cap * sizeof *seen->v);
+        if (!g) return false; /* read it again rather than not at all; depth still bounds a loop */
+        seen->v = g;
+        seen->cap = cap;
+    }
+    seen->v[seen->n].dev = st->st_dev;
+    seen->v[seen->n++].ino = st->st_ino;
+    return false;
+}
+
+/* Every wanted file under dir, in name order, depth first; a directory reached through a link is
+ * read like any other, and no directory twice (seen). */
+static int ingest_dir(struct ingest_ctx *ctx, const char *dir, int depth, struct ingest_seen_dirs *seen)
+{
+    struct stat self;
+    if (stat(dir, &self) == 0 && ingest_dir_seen(seen, &self)) return 0;
     if (depth > INGEST_MAX_DEPTH) {
         ingest_skip(ctx, DREAM_SKIP_UNSUPPORTED, dir, "directories nested deeper than %d levels are not read", INGEST_MAX_DEPTH);
         return 0;
@@ -316,8 +345,9 @@ static int ingest_dir(struct ingest_ctx *ctx, const char *dir, int depth)
             else {
                 snprintf(path, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", list[i]->d_name);
                 struct stat st;
-                if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) rc = ingest_dir(ctx, path, depth + 1);
-                else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+                bool there = stat(path, &st) == 0; /* through a link: a dangling one is not there */
+                if (there && S_ISDIR(st.st_mode)) rc = ingest_dir(ctx, path, depth + 1, seen);
+                else if (there && S_ISREG(st.st_mode)) {
                     if (ingest_wanted_name(list[i]->d_name)) rc = ingest_file(ctx, path);
                     else ctx->stats->ignored++;
                 }
@@ -338,7 +368,11 @@ int dream_ingest_path(dream_store *store, const char *path, const struct dream_i
     struct stat st;
     if (stat(path, &st) != 0)
         return dream_error_set(errno == ENOENT ? DREAM_ENOTFOUND : DREAM_EIO, "cannot read %s: %s", path, strerror(errno));
-    return S_ISDIR(st.st_mode) ? ingest_dir(&ctx, path, 0) : ingest_file(&ctx, path);
+    if (!S_ISDIR(st.st_mode)) return ingest_file(&ctx, path);
+    struct ingest_seen_dirs seen = {0};
+    int rc = ingest_dir(&ctx, path, 0, &seen);
+    free(seen.v);
+    return rc;
 }
 
 int dream_ingest_buffer(dream_store *store, const char *name, const void *data, size_t len,

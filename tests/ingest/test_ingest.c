@@ -762,6 +762,39 @@ static void test_a_file_name_not_in_utf8_stores_valid_text(void **state)
     (void)state;
 }
 
+/* A folder of sessions reached through a symbolic link (~/.claude/projects/proj linked to where
+ * the person keeps it) is read: it was passed over without a word, so those sessions were never
+ * ingested, the nightly job included. A link back up the tree, or a second way into a folder
+ * already read, is not read again. */
+static void test_a_symlinked_folder_is_read_once(void **state)
+{
+    char root[] = "/tmp/dream-test-ingest-links-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    size_t len;
+    char *log = read_fixture("claude-code/-home-ana-code-plotter/5d1e2f3a-4b5c-4d6e-8f70-a1b2c3d4e5f6.jsonl", &len);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/elsewhere/proj' '%s/projects' && ln -s '%s/elsewhere/proj' '%s/projects/proj' && "
+             "ln -s .. '%s/projects/up' && ln -s '%s/elsewhere/proj' '%s/projects/again'", root, root, root, root, root, root, root);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/elsewhere/proj/5d1e2f3a-4b5c-4d6e-8f70-a1b2c3d4e5f6.jsonl", root);
+    assert_int_equal(file_write_atomic(cmd, log, len), 0);
+    free(log);
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    struct dream_ingest_stats stats = {0};
+    snprintf(cmd, sizeof cmd, "%s/projects", root);
+    assert_int_equal(dream_ingest_path(store, cmd, &p, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(stats.files, 1);
+    assert_int_equal(sk.n, 0);
+    dream_store_close(store);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+    (void)state;
+}
+
 /* A session log damaged in the middle (a writer killed half way through a line, the next line
  * glued onto the fragment) loses that line, not the session: the line is reported, and every
  * other message is stored. Before, the whole session was skipped on every ingest from then on. */
@@ -945,6 +978,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pi_session_named_midway_keeps_what_came_before),
         cmocka_unit_test(test_claude_code_shell_echoes_and_api_errors_are_not_messages),
         cmocka_unit_test(test_a_file_name_not_in_utf8_stores_valid_text),
+        cmocka_unit_test(test_a_symlinked_folder_is_read_once),
         cmocka_unit_test(test_chatgpt_voice_transcriptions_are_messages),
         cmocka_unit_test(test_openai_malformed_line_is_skipped_and_next_read),
         cmocka_unit_test(test_unknown_file_in_a_directory_is_skipped_as_unsupported),
