@@ -109,9 +109,10 @@ int dream_ingest_buffer(dream_store *store, const char *name, const void *data, 
  * reported as DREAM_FORMAT_AUTO here; dream_ingest_* look inside it. */
 enum dream_format dream_format_detect(const void *head, size_t len);
 
-/* The default directory of an agent's sessions: ~/.claude/projects (claude-code),
- * ~/.codex/sessions (codex, or $CODEX_HOME/sessions), ~/.pi/agent/sessions (pi). DREAM_EINVAL for
- * other formats. The caller frees *out. */
+/* The directory of an agent's sessions, where the agent itself keeps them: claude-code
+ * $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects; codex $CODEX_HOME/sessions, else
+ * ~/.codex/sessions; pi $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions. DREAM_EINVAL
+ * for other formats. The caller frees *out. */
 int dream_ingest_default_dir(enum dream_format format, char **out);
 
 #ifdef __cplusplus

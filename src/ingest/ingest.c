@@ -396,28 +396,24 @@ int dream_ingest_buffer(dream_store *store, const char *name, const void *data, 
 int dream_ingest_default_dir(enum dream_format format, char **out)
 {
     *out = NULL;
-    const char *sub;
-    const char *codex_home = getenv("CODEX_HOME");
+    /* each agent's own setting for where it keeps its files, and its default under the home */
+    const char *var, *sub, *home_sub;
     switch (format) {
-    case DREAM_FORMAT_CLAUDE_CODE: sub = ".claude/projects"; break;
-    case DREAM_FORMAT_CODEX:
-        if (codex_home && codex_home[0]) {
-            size_t n = strlen(codex_home) + sizeof "/sessions";
-            if (!(*out = malloc(n))) return dream_error_set(DREAM_ENOMEM, "out of memory");
-            snprintf(*out, n, "%s/sessions", codex_home);
-            return 0;
-        }
-        sub = ".codex/sessions";
-        break;
-    case DREAM_FORMAT_PI: sub = ".pi/agent/sessions"; break;
+    case DREAM_FORMAT_CLAUDE_CODE: var = "CLAUDE_CONFIG_DIR", sub = "projects", home_sub = ".claude/projects"; break;
+    case DREAM_FORMAT_CODEX: var = "CODEX_HOME", sub = "sessions", home_sub = ".codex/sessions"; break;
+    case DREAM_FORMAT_PI: var = "PI_CODING_AGENT_DIR", sub = "sessions", home_sub = ".pi/agent/sessions"; break;
     default:
         return dream_error_set(DREAM_EINVAL, "--from takes claude-code, codex or pi, not %s", dream_format_name(format));
     }
-    char *home;
-    int rc = dream_paths_home(&home);
-    if (rc) return rc;
-    size_t n = strlen(home) + strlen(sub) + 2;
-    if ((*out = malloc(n))) snprintf(*out, n, "%s/%s", home, sub);
+    const char *dir = getenv(var);
+    char *home = NULL;
+    if (!dir || !dir[0]) {
+        int rc = dream_paths_home(&home);
+        if (rc) return rc;
+        dir = home, sub = home_sub;
+    }
+    size_t n = strlen(dir) + strlen(sub) + 2;
+    if ((*out = malloc(n))) snprintf(*out, n, "%s/%s", dir, sub);
     free(home);
     return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
 }

@@ -29,13 +29,15 @@ static const char *const schedule_env[] = {"DREAM_HOME",          "DREAM_WIKI", 
                                            "DREAM_MEMORY_BATCH",  "DREAM_THREADS",       "DREAM_FLASH_ATTN", "DREAM_CTX",
                                            "DREAM_GRAMMAR",       "DREAM_BACKEND",       "DREAM_BACKEND_MODEL",
                                            "DREAM_BACKEND_GRAMMAR", "HF_HOME",           "HF_HUB_CACHE",     "XDG_CONFIG_HOME",
-                                           "XDG_DATA_HOME",       "XDG_CACHE_HOME",      NULL};
+                                           "XDG_DATA_HOME",       "XDG_CACHE_HOME",      "CLAUDE_CONFIG_DIR", "CODEX_HOME",
+                                           "PI_CODING_AGENT_DIR", NULL};
 
 /* Those of them that hold a path. The job starts in another directory than `dream schedule` (the
  * home directory, under systemd and cron alike), so a relative one is carried made absolute
  * against the directory it was given in; a relative XDG_* one is not carried at all, since
  * dream and systemd both ignore it, as the XDG Base Directory spec says. */
-static const char *const schedule_path_env[] = {"DREAM_HOME", "DREAM_WIKI", "DREAM_MODEL", "DREAM_ADAPTERS", "HF_HOME", "HF_HUB_CACHE", NULL};
+static const char *const schedule_path_env[] = {"DREAM_HOME",   "DREAM_WIKI",        "DREAM_MODEL", "DREAM_ADAPTERS",      "HF_HOME",
+                                                "HF_HUB_CACHE", "CLAUDE_CONFIG_DIR", "CODEX_HOME",  "PI_CODING_AGENT_DIR", NULL};
 
 /* Path v (what names it), made absolute against the current directory when it is relative,
  * into *out (malloc'd). */

@@ -84,6 +84,16 @@ static void test_cli_ingest_from_pi_reads_the_default_session_directory(void **s
     assert_int_equal(run("HOME='%s/h' '%s' ingest --store '%s/p.sqlite' --from codex --from pi", tmpdir, dream_bin, tmpdir), 1);
     assert_non_null(strstr(out, ".codex/sessions does not exist"));
     assert_non_null(strstr(out, "1 unchanged"));
+    /* the agents' own settings for where they keep their files: PI_CODING_AGENT_DIR,
+     * CLAUDE_CONFIG_DIR (and CODEX_HOME) */
+    assert_int_equal(run("mkdir -p '%s/pa' '%s/cc' && cp -r '%s/pi' '%s/pa/sessions' && cp -r '%s/claude-code' '%s/cc/projects'", tmpdir, tmpdir,
+                         data_dir, tmpdir, data_dir, tmpdir),
+                     0);
+    assert_int_equal(run("HOME='%s/nowhere' PI_CODING_AGENT_DIR='%s/pa' CLAUDE_CONFIG_DIR='%s/cc' '%s' ingest --store '%s/q.sqlite' --from pi "
+                         "--from claude-code",
+                         tmpdir, tmpdir, tmpdir, dream_bin, tmpdir),
+                     0);
+    assert_non_null(strstr(out, "2 new"));
     (void)state;
 }
 
