@@ -187,6 +187,24 @@ char *dream_article_anchor(const char *heading)
             o += k;
         }
     }
+    /* No letter at all ("???", "!!!", a pictograph): every character but the spaces, each run of
+     * those one '-', so such a section can be read and an unknown name finds none. */
+    if (o == 0) {
+        dash = false;
+        for (size_t i = 0; i < n;) {
+            int k = utf8_seq_len((const unsigned char *)heading + i, n - i);
+            if (k <= 0 || isspace((unsigned char)heading[i])) {
+                dash = k > 0 || dash;
+                i++;
+                continue;
+            }
+            if (dash && o > 0) r[o++] = '-';
+            dash = false;
+            memcpy(r + o, heading + i, (size_t)k);
+            o += (size_t)k;
+            i += (size_t)k;
+        }
+    }
     r[o] = '\0';
     return r;
 }
@@ -1143,7 +1161,7 @@ long dream_article_section_find(const dream_article *a, const char *name)
     char *an = dream_article_anchor(name);
     if (!an) return -1;
     long r = -1;
-    for (size_t i = 0; i < a->n_secs && r < 0; i++)
+    for (size_t i = 0; an[0] && i < a->n_secs && r < 0; i++) /* the empty anchor names no section */
         if (strcmp(a->secs[i].anchor, an) == 0) r = (long)i;
     free(an);
     return r;

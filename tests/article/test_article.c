@@ -239,8 +239,8 @@ static void test_article_anchor_and_stem_rules(void **state)
     /* a heading with no ASCII letter or digit keeps its characters (before, every such heading
      * had the empty anchor, and only the first could be read); one with some keeps the ASCII
      * rule, so no anchor an article already has changes */
-    const char *cases[][2] = {{"Русский", "Русский"}, {"日本語 — 概要", "日本語-概要"}, {"日本語 2024", "2024"}, {"Café", "caf"}, {"!!!", ""}, {"«Ёж» \xff x", "x"},
-                              {"«Ёж» \xff", "Ёж"}};
+    const char *cases[][2] = {{"Русский", "Русский"}, {"日本語 — 概要", "日本語-概要"}, {"日本語 2024", "2024"}, {"Café", "caf"}, {"!!!", "!!!"}, {"«Ёж» \xff x", "x"},
+                              {"«Ёж» \xff", "Ёж"}, {" ? ?  ", "?-?"}, {"\xf0\x9f\x8d\x9e \xff", "\xf0\x9f\x8d\x9e"}, {"\xff\xfe", ""}, {"", ""}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         s = dream_article_anchor(cases[i][0]);
         assert_string_equal(s, cases[i][1]);
@@ -252,6 +252,16 @@ static void test_article_anchor_and_stem_rules(void **state)
     long li = dream_article_section_find(la, "日本語");
     assert_true(li >= 0);
     assert_string_equal(dream_article_section(la, (size_t)li)->title, "日本語");
+    dream_article_free(la);
+    /* headings of no letter each have their own anchor (before, all had the empty one: only the
+     * first could be read, and any unknown name of no letter read it) */
+    const char *marks = "# Marks\n\nLead.\n\n## ???\n\nqmarks\n\n## !!!\n\nbangs\n";
+    assert_int_equal(dream_article_parse(marks, strlen(marks), &la), 0);
+    li = dream_article_section_find(la, "!!!");
+    assert_true(li >= 0);
+    assert_string_equal(dream_article_section(la, (size_t)li)->title, "!!!");
+    assert_int_equal(dream_article_section_find(la, "%%"), -1);
+    assert_int_equal(dream_article_section_find(la, ""), -1);
     dream_article_free(la);
     s = dream_article_stem(" ..a/b: c?  d_ ");
     assert_string_equal(s, "a-b_c_d");
