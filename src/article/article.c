@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
@@ -451,6 +452,7 @@ static void scan_inline(struct scan *sc, size_t s, size_t e, int ln, bool refs)
             const char *cs = t + i + 2, *ce = t + j;
             const char *bar = memchr(cs, '|', (size_t)(ce - cs));
             const char *te = bar ? bar : ce;
+            if (bar && bar > cs && bar[-1] == '\\') te--; /* [[T\|alias]]: the pipe escaped, as in a table */
             const char *hash = memchr(cs, '#', (size_t)(te - cs));
             l->target = art_strndup_trim(cs, hash ? hash : te);
             if (hash) l->section = art_strndup_trim(hash + 1, te);
@@ -1503,7 +1505,7 @@ static bool eq_fold(const char *a, const char *b, bool ci)
     return *a == *b;
 }
 
-long dream_article_resolve_link(const char *const *stems, size_t n, const char *target)
+static long resolve_link_as_is(const char *const *stems, size_t n, const char *target)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(stems[i], target) == 0) return (long)i;
@@ -1512,6 +1514,22 @@ long dream_article_resolve_link(const char *const *stems, size_t n, const char *
     for (size_t i = 0; i < n; i++)
         if (eq_fold(stems[i], target, true)) return (long)i;
     return -1;
+}
+
+long dream_article_resolve_link(const char *const *stems, size_t n, const char *target)
+{
+    long r = resolve_link_as_is(stems, n, target);
+    if (r >= 0) return r;
+    /* as Obsidian reads a link written with the file's path: [[articles/Gus]], [[Gus.md]] */
+    size_t len = strlen(target), from = 0;
+    if (len > 9 && !strncmp(target, "articles/", 9)) from = 9;
+    if (len - from > 3 && !strcasecmp(target + len - 3, ".md")) len -= 3;
+    if (from == 0 && len == strlen(target)) return -1;
+    char *bare = strndup(target + from, len - from);
+    if (!bare) return -1;
+    r = resolve_link_as_is(stems, n, bare);
+    free(bare);
+    return r;
 }
 
 size_t dream_article_words(const char *text, size_t len)
