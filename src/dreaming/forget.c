@@ -4,6 +4,7 @@
 #include "dream/forget.h"
 
 #include "../util/buf.h"
+#include "../util/day.h"
 #include "dream/error.h"
 #include "dream/log.h"
 #include "dream/pipeline.h"
@@ -69,16 +70,7 @@ static void fg_free(struct forget *f)
 /* A day "YYYY-MM-DD" (a real one) as Unix ms at its start, UTC. */
 static int fg_day(const char *s, int64_t *ms)
 {
-    int y = 0, m = 0, d = 0;
-    bool ok = strlen(s) == 10 && s[4] == '-' && s[7] == '-';
-    for (int i = 0; ok && i < 10; i++) ok = i == 4 || i == 7 || isdigit((unsigned char)s[i]);
-    if (ok && sscanf(s, "%4d-%2d-%2d", &y, &m, &d) != 3) ok = false;
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d};
-    time_t t = ok ? timegm(&tm) : 0;
-    struct tm back;
-    ok = ok && y >= 1970 && m >= 1 && m <= 12 && d >= 1 && gmtime_r(&t, &back) && back.tm_mday == d && back.tm_mon == m - 1;
-    if (!ok) return dream_error_set(DREAM_EINVAL, "--before wants a day written YYYY-MM-DD (such as 2024-01-31), not '%s'", s);
-    *ms = (int64_t)t * 1000;
+    if (!day_parse(s, ms)) return dream_error_set(DREAM_EINVAL, "--before wants a day written YYYY-MM-DD (such as 2024-01-31), not '%s'", s);
     return 0;
 }
 

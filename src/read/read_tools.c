@@ -6,6 +6,7 @@
 #include "entity_name.h"
 #include "store_internal.h"
 #include "util/buf.h"
+#include "util/day.h"
 #include "util/utf8.h"
 
 #include <ctype.h>
@@ -726,17 +727,11 @@ static int read_arg_day(const json_t *args, const char *key, int days, int64_t *
     *ms = 0;
     const char *s = read_arg(args, key);
     if (!s || !s[0]) return 0;
-    struct tm tm = {0};
-    int y, m, d;
-    char tail;
-    if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &tail) != 3 || strlen(s) != 10 || y < 1970 || m < 1 || m > 12 || d < 1 || d > 31) {
+    if (!day_parse(s, ms)) {
         dream_error_set(DREAM_EINVAL, "%s must be a day written YYYY-MM-DD, not '%.*s'", key, utf8_cut(s, 40), s);
         return read_error_object(out, DREAM_EINVAL);
     }
-    tm.tm_year = y - 1900;
-    tm.tm_mon = m - 1;
-    tm.tm_mday = d + days;
-    *ms = (int64_t)timegm(&tm) * 1000;
+    *ms += (int64_t)days * 86400000;
     return 0;
 }
 

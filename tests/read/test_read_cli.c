@@ -169,6 +169,8 @@ static void test_cli_list_membership_search_status(void **state)
     EXPECT("dream search: bad search query '\"bow hold': the quote at byte 0 is never closed");
     assert_int_equal(dream("search kayak --since 2024-13-01"), 2);
     EXPECT("since must be a day written YYYY-MM-DD, not '2024-13-01'");
+    assert_int_equal(dream("search kayak --until 2024-02-31"), 2); /* not 2 March */
+    EXPECT("until must be a day written YYYY-MM-DD, not '2024-02-31'");
     assert_int_equal(dream("search"), 2);
     /* the index checked and rebuilt whole: the same hits after */
     assert_int_equal(dream("reindex --check"), 0);
