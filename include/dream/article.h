@@ -379,8 +379,9 @@ bool dream_article_link_is_meta(const char *target);
 char *dream_article_stem(const char *title);
 
 /* Resolves a link target against the stems of a vault (spec §3.3): exact, then spaces ->
- * underscores, then case-insensitive on either. Returns the index into stems, or -1 (a
- * redlink). */
+ * underscores, then case-insensitive on either; then the same for the target written as
+ * Obsidian also reads it, with the file's folder or extension (articles/NAME, NAME.md).
+ * Returns the index into stems, or -1 (a redlink). */
 long dream_article_resolve_link(const char *const *stems, size_t n, const char *target);
 
 /* ---- words -------------------------------------------------------------------------------- */

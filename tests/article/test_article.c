@@ -231,6 +231,27 @@ static void test_article_section_edits_keep_the_grammar_order(void **state)
     (void)state;
 }
 
+/* A link written as Obsidian also reads it, with the file's folder or extension, or with its
+ * pipe escaped inside a table, resolves to the article (before, each was a redlink, and the
+ * article got no inbound link from it). */
+static void test_article_links_written_with_the_path_resolve(void **state)
+{
+    const char *stems[] = {"Gus", "Rust_language"};
+    assert_int_equal(dream_article_resolve_link(stems, 2, "Gus.md"), 0);
+    assert_int_equal(dream_article_resolve_link(stems, 2, "articles/Rust language"), 1);
+    assert_int_equal(dream_article_resolve_link(stems, 2, "articles/rust_language.MD"), 1);
+    assert_int_equal(dream_article_resolve_link(stems, 2, "Other/Gus"), -1);
+    assert_int_equal(dream_article_resolve_link(stems, 2, ".md"), -1);
+    const char *text = "# Linker\n\n| a |\n|---|\n| [[Gus\\|G]] |\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    assert_int_equal(dream_article_link_count(a), 1);
+    assert_string_equal(dream_article_link(a, 0)->target, "Gus");
+    assert_string_equal(dream_article_link(a, 0)->display, "G");
+    dream_article_free(a);
+    (void)state;
+}
+
 static void test_article_anchor_and_stem_rules(void **state)
 {
     char *s = dream_article_anchor("  Film Simulations & Recipes (2024) ");
@@ -1273,6 +1294,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_article_undated_citation_says_undated),
         cmocka_unit_test(test_article_section_edits_keep_the_grammar_order),
         cmocka_unit_test(test_article_anchor_and_stem_rules),
+        cmocka_unit_test(test_article_links_written_with_the_path_resolve),
         cmocka_unit_test(test_article_parses_banner_categories_table_and_redirect),
         cmocka_unit_test(test_gate_accepts_a_clean_patch),
         cmocka_unit_test(test_gate_rejects_lost_citation),
