@@ -79,8 +79,9 @@ typedef struct dream_article dream_article;
 
 /* ---- parse and write ------------------------------------------------------------------- */
 
-/* Parses len bytes of text (need not be NUL-terminated; may contain NULs) into *out. Fails only
- * with DREAM_ENOMEM. The caller frees *out with dream_article_free. */
+/* Parses len bytes of text (need not be NUL-terminated; may contain NULs) into *out; a leading
+ * UTF-8 byte order mark is not part of the article (nor of what it writes). Fails only with
+ * DREAM_ENOMEM. The caller frees *out with dream_article_free. */
 int dream_article_parse(const char *text, size_t len, dream_article **out);
 
 /* Reads and parses the file at path. DREAM_ENOTFOUND / DREAM_EIO name the path. */

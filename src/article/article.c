@@ -761,6 +761,10 @@ int dream_article_parse(const char *text, size_t len, dream_article **out)
     *out = NULL;
     dream_article *a = calloc(1, sizeof *a);
     if (!a) return dream_error_set(DREAM_ENOMEM, "out of memory parsing an article");
+    if (text && len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) { /* a byte order mark some editors write: not text */
+        text += 3;
+        len -= 3;
+    }
     int rc = art_reparse(a, text ? text : "", text ? len : 0);
     if (rc) {
         free(a);

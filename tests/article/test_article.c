@@ -252,6 +252,25 @@ static void test_article_links_written_with_the_path_resolve(void **state)
     (void)state;
 }
 
+/* A file some editors save with a UTF-8 byte order mark reads as without it: its front matter's
+ * aliases and its H1 were lost (the mark made the first line neither "---" nor "# Title"). */
+static void test_article_byte_order_mark_is_not_text(void **state)
+{
+    const char *text = "\xef\xbb\xbf---\naliases:\n  - Gussy\n---\n# Gus\n\nLead.\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    assert_string_equal(dream_article_title(a), "Gus");
+    assert_int_equal(dream_article_alias_count(a), 1);
+    assert_string_equal(dream_article_alias(a, 0), "Gussy");
+    dream_article_free(a);
+    text = "\xef\xbb\xbf# Gus\n\nLead.\n";
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    assert_string_equal(dream_article_title(a), "Gus");
+    assert_int_equal(dream_article_check(a, NULL, NULL, NULL), 0);
+    dream_article_free(a);
+    (void)state;
+}
+
 static void test_article_anchor_and_stem_rules(void **state)
 {
     char *s = dream_article_anchor("  Film Simulations & Recipes (2024) ");
@@ -1295,6 +1314,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_article_section_edits_keep_the_grammar_order),
         cmocka_unit_test(test_article_anchor_and_stem_rules),
         cmocka_unit_test(test_article_links_written_with_the_path_resolve),
+        cmocka_unit_test(test_article_byte_order_mark_is_not_text),
         cmocka_unit_test(test_article_parses_banner_categories_table_and_redirect),
         cmocka_unit_test(test_gate_accepts_a_clean_patch),
         cmocka_unit_test(test_gate_rejects_lost_citation),
