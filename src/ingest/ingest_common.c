@@ -144,26 +144,13 @@ oom:
     return DREAM_ENOMEM;
 }
 
-static size_t ingest_utf8_len(const unsigned char *p, size_t n);
-
-/* s when it is valid UTF-8, else a copy in *copy (malloc'd) with U+FFFD for each byte that is
- * not: a file name in another encoding makes ids, titles and origins, and the store holds text. */
+/* s when it is valid UTF-8, else a copy in *copy (utf8_repaired): a file name in another encoding
+ * makes ids, titles and origins, and the store holds text. NULL only when out of memory. */
 static const char *ingest_utf8_text(const char *s, char **copy)
 {
     *copy = NULL;
-    if (!s) return NULL;
-    size_t n = strlen(s);
-    if (utf8_valid_prefix(s, n) == n) return s;
-    struct dbuf b = {0};
-    for (size_t i = 0; i < n;) {
-        size_t l = ingest_utf8_len((const unsigned char *)s + i, n - i);
-        if (l ? dbuf_append(&b, s + i, l) : dbuf_puts(&b, "\xEF\xBF\xBD")) {
-            dbuf_free(&b);
-            return NULL;
-        }
-        i += l ? l : 1;
-    }
-    return *copy = dbuf_take(&b);
+    if (!s || utf8_valid_prefix(s, strlen(s)) == strlen(s)) return s;
+    return *copy = utf8_repaired(s);
 }
 
 int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where)

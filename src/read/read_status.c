@@ -10,6 +10,7 @@
 #include "dream/pipeline.h"
 #include "dream/schedule.h"
 #include "util/buf.h"
+#include "util/utf8.h"
 
 #include <git2.h>
 #include <stdio.h>
@@ -155,16 +156,24 @@ int dream_read_status(dream_reader *r, json_t **out)
     free(rec);
     bool git = false;
     json_t *last = read_last_memory_commit(r->wiki, &git);
-    json_t *o = json_pack("{ss sb sI sI sI sI sb so so so}", "wiki", r->wiki, "wiki_exists", !r->no_wiki, "articles", (json_int_t)r->n,
+    char *wiki = utf8_repaired(r->wiki); /* a path is bytes; the answer is JSON text */
+    json_t *o = !wiki ? NULL : json_pack("{ss sb sI sI sI sI sb so so so}", "wiki", wiki, "wiki_exists", !r->no_wiki, "articles", (json_int_t)r->n,
                           "stubs", (json_int_t)stubs,
                           "redirects", (json_int_t)redirects, "skipped", (json_int_t)r->skipped, "git", git, "last_commit", last,
                           "schedule", read_schedule_state(), "recent", recent);
+    if (!wiki) {
+        json_decref(last);
+        json_decref(recent);
+    }
+    free(wiki);
     if (!o) {
         dream_error_set(DREAM_ENOMEM, "out of memory");
         return read_error_object(out, DREAM_ENOMEM);
     }
     if (r->store) {
-        json_object_set_new(o, "store", json_string(r->store_path));
+        char *store = utf8_repaired(r->store_path);
+        json_object_set_new(o, "store", json_string(store ? store : ""));
+        free(store);
         long holder = dream_run_lock_holder(r->store_path); /* a run in progress: its pid (-1: unknown) */
         json_object_set_new(o, "running", holder ? json_pack("{sI}", "pid", (json_int_t)holder) : json_null());
         json_object_set_new(o, "conversations", json_integer(read_scalar(r->store, "SELECT count(*) FROM conversations")));

@@ -2,6 +2,7 @@
 #include "util/utf8.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 int utf8_seq_len(const unsigned char *s, size_t n)
@@ -77,4 +78,25 @@ size_t utf8_chars(const char *s, size_t len)
     size_t n = 0;
     for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
     return n;
+}
+
+char *utf8_repaired(const char *s)
+{
+    size_t n = strlen(s), o = 0;
+    char *r = malloc(3 * n + 1); /* each bad byte becomes three */
+    if (!r) return NULL;
+    for (size_t i = 0; i < n;) {
+        int k = utf8_seq_len((const unsigned char *)s + i, n - i);
+        if (k > 0) {
+            memcpy(r + o, s + i, (size_t)k);
+            o += (size_t)k;
+            i += (size_t)k;
+        } else {
+            memcpy(r + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    r[o] = '\0';
+    return r;
 }

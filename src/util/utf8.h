@@ -38,4 +38,9 @@ size_t utf8_chars(const char *s, size_t len);
  * len when all of it is. */
 size_t utf8_valid_prefix(const char *s, size_t len);
 
+/* A copy of the NUL-terminated s (malloc'd) with U+FFFD for each byte that is not part of a
+ * valid sequence: for text from outside that the store or a JSON answer must hold (a file name in
+ * another encoding). NULL when out of memory. */
+char *utf8_repaired(const char *s);
+
 #endif

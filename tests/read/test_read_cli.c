@@ -220,6 +220,15 @@ static void test_cli_status_without_a_wiki_shows_the_store(void **state)
     json_decref(o);
     assert_int_equal(dream("resolve Kayak"), 1);
     EXPECT("no wiki at ");
+    /* a wiki path that is not UTF-8 (a Latin-1 "café") is shown with U+FFFD, not refused as
+     * "out of memory" */
+    snprintf(opts, sizeof opts, "--wiki '%s/caf\xe9' --store '%s'", tmpdir, store);
+    assert_int_equal(dream("status --json"), 0);
+    o = json_loads(out, 0, NULL);
+    assert_non_null(o);
+    snprintf(line, sizeof line, "%s/caf\xef\xbf\xbd", tmpdir);
+    assert_string_equal(json_string_value(json_object_get(o, "wiki")), line);
+    json_decref(o);
     snprintf(opts, sizeof opts, "%s", saved);
 }
 
