@@ -174,6 +174,26 @@ static void test_search_compile_quotes_every_term(void **state)
     expect_compiles("café", "((\"café\"))");
 }
 
+/* A term the tokenizer (unicode61) finds no word in is dropped whatever its script: non-ASCII
+ * punctuation, symbols and emoji as ASCII punctuation is, else it reaches FTS5 as an empty
+ * phrase and the whole AND matches nothing. Letters and digits of any script stay. */
+static void test_search_compile_drops_terms_without_letters_or_digits(void **state)
+{
+    (void)state;
+    expect_compiles("bread \u2014", "((\"bread\"))");                             /* em dash */
+    expect_compiles("\u00ab bread \u00bb \u2026 \u00b7", "((\"bread\"))");     /* guillemets, ellipsis, middle dot */
+    expect_compiles("bread \U0001F35E \u2764\ufe0f", "((\"bread\"))");          /* emoji, with a variation selector */
+    expect_compiles("bread \u20ac \u00a9 \u3002", "((\"bread\"))");             /* euro, copyright, ideographic stop */
+    expect_compiles("\u201cbread\u201d", "((\"\u201cbread\u201d\"))");           /* a word in curly quotes is a word */
+    expect_compiles("\u65e5\u672c \u00df \u0663", "((\"\u65e5\u672c\" AND \"\u00df\" AND \"\u0663\"))"); /* CJK, sharp s, Arabic-Indic 3 */
+    expect_compiles("e\u0301", "((\"e\u0301\"))");                               /* a letter and its combining accent */
+    expect_refused("\u2014 \U0001F35E", "no words to search for");
+    /* and end to end: the dash no longer empties the hits */
+    json_t *o = search("starter \u2014", "conversations", "1");
+    assert_true(count_conv(o) >= 1);
+    json_decref(o);
+}
+
 static void test_search_compile_refuses_bad_syntax_naming_the_query(void **state)
 {
     (void)state;
@@ -655,6 +675,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_compile_quotes_every_term),
         cmocka_unit_test(test_search_compile_refuses_bad_syntax_naming_the_query),
+        cmocka_unit_test(test_search_compile_drops_terms_without_letters_or_digits),
         cmocka_unit_test(test_search_finds_messages_with_citation_date_and_snippet),
         cmocka_unit_test(test_search_folds_case_and_diacritics_phrases_and_prefixes),
         cmocka_unit_test(test_search_bad_input_is_a_clear_error),
