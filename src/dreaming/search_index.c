@@ -7,8 +7,10 @@
 #include "dream/error.h"
 #include "synth_internal.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/sha256.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,17 +306,18 @@ static void search_drop(dream_store *store)
  * after, all at once). */
 static int search_rebuild_articles(dream_store *store, const char *wiki, struct dream_search_rebuild_stats *stats)
 {
-    char **stems = NULL;
+    char **stems = NULL, root[PATH_MAX];
     size_t n = 0;
     struct search_writer w = {0};
     int rc = synth_list_stems(wiki, &stems, &n);
+    if (!rc && n && !realpath(wiki, root)) rc = dream_error_set(DREAM_EIO, "cannot resolve the wiki path %s: %s", wiki, strerror(errno));
     if (!rc && n) rc = search_writer_open(&w, store, false);
     for (size_t i = 0; !rc && i < n; i++) {
         char *path = synth_article_path(wiki, stems[i]);
         dream_article *a = NULL;
         struct stat sb;
         if (!path) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || dream_article_read_file(path, &a) != 0) dream_error_clear(); /* not an article */
+        else if (!file_wiki_article(path, root, &sb) || dream_article_read_file(path, &a) != 0) dream_error_clear(); /* not an article, as the reader has it */
         else {
             size_t len;
             dream_article_text(a, &len);

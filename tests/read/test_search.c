@@ -454,6 +454,49 @@ static void test_search_check_finds_damage_and_rebuild_repairs_it(void **state)
     dream_store_close(s);
 }
 
+/* dream reindex takes the articles the reader takes, by the same rule: a link out of the wiki
+ * (to a file of secrets, say) and a name that is not UTF-8 are left out; a link that stays in
+ * the wiki is an article. */
+static void test_search_rebuild_reads_only_what_the_reader_reads(void **state)
+{
+    (void)state;
+    char outside[500], link[600], badname[600], inner[600];
+    snprintf(outside, sizeof outside, "%s/outside.md", tmpdir);
+    FILE *f = fopen(outside, "w");
+    assert_non_null(f);
+    fputs("# Outside\n\nThe password is zanzibarite.\n", f);
+    fclose(f);
+    snprintf(link, sizeof link, "%s/articles/Outside.md", wiki);
+    assert_int_equal(symlink(outside, link), 0);
+    snprintf(badname, sizeof badname, "%s/articles/Bad\xffname.md", wiki);
+    f = fopen(badname, "w");
+    assert_non_null(f);
+    fputs("# Badname\n\nA quetzalcoatlite lives here.\n", f);
+    fclose(f);
+    snprintf(inner, sizeof inner, "%s/articles/Inner_link.md", wiki);
+    assert_int_equal(symlink("Sourdough.md", inner), 0);
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    struct dream_search_rebuild_stats st;
+    assert_int_equal(dream_search_rebuild(s, wiki, &st), 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'zanzibarite'") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles WHERE stem = 'Outside'") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'quetzalcoatlite'") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles WHERE stem = 'Inner_link'") == 1);
+    assert_true(st.articles == (size_t)count_rows(s, "SELECT count(*) FROM search_articles"));
+    dream_reader *r = open_reader();
+    json_t *o = NULL;
+    assert_int_equal(dream_read_list(r, 0, 0, &o), 0);
+    assert_int_equal(json_integer_value(json_object_get(o, "total")), (json_int_t)st.articles); /* the reader's count */
+    json_decref(o);
+    dream_reader_close(r);
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(unlink(badname), 0);
+    assert_int_equal(unlink(inner), 0);
+    assert_int_equal(dream_search_rebuild(s, wiki, NULL), 0);
+    dream_store_close(s);
+}
+
 /* The index's entries (term, column, offset, row) into the temp table name, an article's row
  * named by its stem and anchor (a rebuild numbers the sections anew). */
 static void snapshot_index(dream_store *s, const char *name)
@@ -684,6 +727,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_index_follows_the_store_in_its_transactions),
         cmocka_unit_test(test_search_migrates_an_older_store_with_its_messages),
         cmocka_unit_test(test_search_check_finds_damage_and_rebuild_repairs_it),
+        cmocka_unit_test(test_search_rebuild_reads_only_what_the_reader_reads),
         cmocka_unit_test(test_search_stage_writes_are_indexed_in_their_transaction),
         cmocka_unit_test(test_search_triggers_keep_the_index_as_a_rebuild_makes_it),
         cmocka_unit_test(test_search_rebuild_that_fails_leaves_the_old_index),
