@@ -204,6 +204,7 @@ static int read_list_articles(dream_reader *r)
         e->path = dbuf_take(&path);
         e->a = a;
         e->mtime = (int64_t)st.st_mtime;
+        e->mtime_ns = file_mtime_ns(&st);
         r->n++;
         if (!e->stem || !e->path) rc = dream_error_set(DREAM_ENOMEM, "out of memory listing %s", r->articles_dir);
     }

@@ -160,6 +160,8 @@ bool file_wiki_article(const char *path, const char *root, struct stat *st)
     return S_ISREG(st->st_mode);
 }
 
+int64_t file_mtime_ns(const struct stat *st) { return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec; }
+
 bool file_exists(const char *path)
 {
     struct stat st;

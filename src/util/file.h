@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 /* Reads the whole file into a NUL-terminated malloc'd buffer (*out, length *len). Refuses files
@@ -27,6 +28,10 @@ int file_mkdirs(const char *path, int mode);
  * resolved path, from realpath): a link out of the wiki is never followed. *st gets the file's
  * status, the link's target's for a link. */
 bool file_wiki_article(const char *path, const char *root, struct stat *st);
+
+/* st's modification time in nanoseconds since the epoch (st_mtim): two writes in one second
+ * mostly differ in it, where st_mtime's seconds do not. */
+int64_t file_mtime_ns(const struct stat *st);
 
 bool file_exists(const char *path);
 bool file_is_dir(const char *path);

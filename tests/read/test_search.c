@@ -30,6 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *vault_src, *dreaming_dir;
@@ -370,6 +373,48 @@ static void test_search_follows_hand_edits_of_the_wiki(void **state)
     o = search("xylophonist", NULL, NULL);
     assert_int_equal(json_array_size(json_object_get(o, "results")), 0);
     json_decref(o);
+}
+
+/* Writes text at path with the modification time sec.nsec. */
+static void write_with_mtime(const char *path, const char *text, time_t sec, long nsec)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    struct timespec t[2] = {{sec, nsec}, {sec, nsec}};
+    assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static size_t hits(const char *query)
+{
+    json_t *o = search(query, NULL, NULL);
+    size_t n = json_array_size(json_object_get(o, "results"));
+    json_decref(o);
+    return n;
+}
+
+/* A hand edit that keeps the byte count is found even when its file's time is the same second
+ * as what was indexed (the time is compared to the nanosecond), and even the same nanosecond
+ * when that is recent at indexing (a coarse clock or filesystem: then the text is compared). */
+static void test_search_follows_a_hand_edit_in_the_same_second(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/articles/Same_second.md", wiki);
+    write_with_mtime(path, "# Same second\n\nThe walrus sleeps.\n", 1577836800, 100); /* 2020-01-01 */
+    assert_int_equal(hits("walrus"), 1);
+    write_with_mtime(path, "# Same second\n\nThe narwhal sings.\n", 1577836800, 200); /* same size, same second */
+    assert_int_equal(hits("narwhal"), 1);
+    assert_int_equal(hits("walrus"), 0);
+    time_t later = time(NULL) + 3600; /* a time not yet past when indexed: never trusted alone */
+    write_with_mtime(path, "# Same second\n\nThe octopus swims.\n", later, 0);
+    assert_int_equal(hits("octopus"), 1);
+    write_with_mtime(path, "# Same second\n\nThe penguin dives.\n", later, 0); /* same size, same nanosecond */
+    assert_int_equal(hits("penguin"), 1);
+    assert_int_equal(hits("octopus"), 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(hits("penguin"), 0);
 }
 
 static void test_search_index_follows_the_store_in_its_transactions(void **state)
@@ -724,6 +769,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_bad_input_is_a_clear_error),
         cmocka_unit_test(test_search_ranks_article_sections_first_with_their_citations),
         cmocka_unit_test(test_search_follows_hand_edits_of_the_wiki),
+        cmocka_unit_test(test_search_follows_a_hand_edit_in_the_same_second),
         cmocka_unit_test(test_search_index_follows_the_store_in_its_transactions),
         cmocka_unit_test(test_search_migrates_an_older_store_with_its_messages),
         cmocka_unit_test(test_search_check_finds_damage_and_rebuild_repairs_it),
