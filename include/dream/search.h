@@ -61,14 +61,15 @@ int dream_search_compile(const char *query, char **match);
 
 /* Rows of one article (its stem) in the index, replacing what it had: the lead with the
  * infobox's values, then each body or History section; "See also", "Notes" and "References"
- * are left out. mtime (seconds) and the text's size and hash are recorded so
- * dream_search_sync can tell a changed file. Runs inside the caller's transaction (it opens
+ * are left out. mtime (the file's, in nanoseconds; 0 when not known) and the text's size and hash
+ * are recorded so dream_search_sync can tell a changed file. Runs inside the caller's transaction (it opens
  * none). a NULL: the article's rows are removed. */
 int dream_search_index_article(dream_store *store, const char *stem, const dream_article *a, int64_t mtime);
 
 /* Brings the article rows up to date with the wiki's articles as listed (stems sorted by strcmp; stems[i] parsed as
- * articles[i], its file's mtime[i]): an article whose size, mtime or hash differs from what
- * was indexed is indexed again; an indexed stem not in the list is removed. One transaction,
+ * articles[i], its file's mtime[i] in nanoseconds): an article whose size, mtime or hash differs
+ * from what was indexed is indexed again (the hash is compared only when size or mtime differ,
+ * or when the mtime recorded was too recent to trust: see search_record); an indexed stem not in the list is removed. One transaction,
  * only when something changed; *changed (may be NULL) counts the articles indexed or removed. */
 int dream_search_sync(dream_store *store, const char *const *stems, const dream_article *const *articles, const int64_t *mtimes,
                       size_t n, size_t *changed);

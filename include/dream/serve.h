@@ -41,6 +41,11 @@ struct dream_serve_params {
     int max_tokens;        /* the largest max_tokens a request may ask for (default 4096);
                               also the default when a request gives none */
     int max_connections;   /* concurrent connections (default 64); more are refused */
+    unsigned idle_timeout; /* seconds a connection may stay silent before its request is whole
+                              (and between a keep-alive connection's requests) before it is
+                              closed, so that idle clients cannot hold every slot (default 30,
+                              or $DREAM_IDLE_TIMEOUT; 0: never). An answer being made or streamed
+                              is never cut by it, however long the model takes */
     const char *store_path; /* the store (default: dream_paths_store()) */
     const char *wiki_dir;   /* the wiki (default: dream_paths_wiki_dir(); the pipeline's writing
                                stages only when it has been set up) */

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "dream/error.h"
 #include "dream/read.h"
+#include "util/utf8.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,6 +38,22 @@ static int cli_read_bad(const struct cli_read_verb *v, const char *fmt, const ch
     fputc('\n', stderr);
     cli_read_usage(v, stderr);
     return 2;
+}
+
+/* Sets args[key] to value, a string from the command line (what: how the usage error names it).
+ * A value that is not valid UTF-8 cannot be a JSON string, and left out it would widen the call
+ * (every article for a --category, every day for a --since): it is a usage error instead, 2. */
+static int cli_read_set_text(const struct cli_read_verb *v, json_t *args, const char *key, const char *what, const char *value)
+{
+    size_t n = strlen(value), ok = utf8_valid_prefix(value, n);
+    if (ok < n) {
+        fprintf(stderr, "dream %s: %s is not valid UTF-8 (byte %zu is 0x%02x); give it as UTF-8 text\n", v->verb, what, ok,
+                (unsigned char)value[ok]);
+        cli_read_usage(v, stderr);
+        return 2;
+    }
+    if (json_object_set_new(args, key, json_string(value))) return cli_fail(v->verb, dream_error_set(DREAM_ENOMEM, "out of memory"));
+    return 0;
 }
 
 int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
@@ -76,11 +93,17 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
             json_object_set_new(args, "conversations", json_true());
         } else if ((v->options & CLI_READ_OPT_SEARCH) && (!strcmp(a, "--since") || !strcmp(a, "--until"))) {
             if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a day (YYYY-MM-DD)", a);
-            json_object_set_new(args, a + 2, json_string(argv[++i]));
+            char what[48];
+            snprintf(what, sizeof what, "the value of %s", a);
+            int bad = cli_read_set_text(v, args, a + 2, what, argv[++i]);
+            if (bad) return json_decref(args), bad;
         } else if ((v->options & CLI_READ_OPT_MEMBERS) &&
                    (!strcmp(a, "--category") || !strcmp(a, "--type") || !strcmp(a, "--kind") || !strcmp(a, "--series"))) {
             if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a value", a);
-            json_object_set_new(args, a + 2, json_string(argv[++i]));
+            char what[48];
+            snprintf(what, sizeof what, "the value of %s", a);
+            int bad = cli_read_set_text(v, args, a + 2, what, argv[++i]);
+            if (bad) return json_decref(args), bad;
         } else if (a[0] == '-' && a[1] == '-' && strcmp(a, "--") != 0) {
             return json_decref(args), cli_read_bad(v, "unknown option '%s'", a);
         } else if (v->positionals == 1 || v->positionals == 3) {
@@ -95,14 +118,16 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
     if (v->positionals == 1 || v->positionals == 2) {
         const char *name = v->positionals == 1 ? (nwords ? words : NULL) : pos[0];
         if (!name) return json_decref(args), cli_read_bad(v, "%s", "which article? give its name");
-        json_object_set_new(args, "name", json_string(name));
+        int bad = cli_read_set_text(v, args, "name", "the article name", name);
+        if (bad) return json_decref(args), bad;
         if (v->positionals == 2) {
             if (!pos[1]) return json_decref(args), cli_read_bad(v, "%s", "which section? give its anchor or title");
-            json_object_set_new(args, "anchor", json_string(pos[1]));
+            if ((bad = cli_read_set_text(v, args, "anchor", "the section", pos[1]))) return json_decref(args), bad;
         }
     } else if (v->positionals == 3) {
         if (!nwords) return json_decref(args), cli_read_bad(v, "%s", "search for what? give words");
-        json_object_set_new(args, "query", json_string(words));
+        int bad = cli_read_set_text(v, args, "query", "the query", words);
+        if (bad) return json_decref(args), bad;
     }
     const char *tool = v->tool;
     dream_reader *r = NULL;

@@ -16,7 +16,7 @@ const char cmd_serve_summary[] = "serve the model over an OpenAI-compatible HTTP
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dream serve [--model PATH] [--host ADDR] [--port N] [--parallel N] [--ctx N]\n"
-               "                   [--max-tokens N] [--max-body BYTES] [--max-connections N]\n"
+               "                   [--max-tokens N] [--max-body BYTES] [--max-connections N] [--idle-timeout S]\n"
                "                   [--store PATH] [--wiki DIR] [--allow-host NAME]... [--cors ORIGIN]...\n\n"
                "Serves POST /v1/chat/completions (streaming or not) and GET /v1/models. Requests\n"
                "share the one model and are decoded together by the batching scheduler.\n"
@@ -40,6 +40,9 @@ static void usage(FILE *f)
                "  --max-tokens N        the most a request may ask for, and the default (default 4096)\n"
                "  --max-body BYTES      the largest request body (default 1048576)\n"
                "  --max-connections N   concurrent connections (default 64)\n"
+               "  --idle-timeout S      close a connection silent for S seconds before its request is whole or\n"
+               "                        between requests (default DREAM_IDLE_TIMEOUT, else 30; 0: never); an\n"
+               "                        answer being made or streamed is never cut\n"
                "  --threads N           CPU threads (default DREAM_THREADS, else all cores)\n"
                "  --store PATH          the store (default $DREAM_HOME/memory.sqlite, else ~/.local/share/dream/...)\n"
                "  --wiki DIR            the wiki (default DREAM_WIKI, else $DREAM_HOME/wiki, else ~/.local/share/dream/wiki)\n"
@@ -65,7 +68,7 @@ int cmd_serve(int argc, char **argv)
     struct dream_seam_config cfg;
     dream_seam_default_config(&cfg);
     long port = p.port, parallel = 16, ctx = 0, max_tokens = p.max_tokens, max_body = (long)p.max_body, max_conn = p.max_connections,
-         threads = 0;
+         threads = 0, idle = (long)p.idle_timeout;
     struct {
         const char *name;
         long min, max, *val;
@@ -75,6 +78,7 @@ int cmd_serve(int argc, char **argv)
                 {"--max-tokens", 1, DREAM_MAX_OUTPUT_TOKENS, &max_tokens},
                 {"--max-body", 64, 1L << 30, &max_body},
                 {"--max-connections", 1, 100000, &max_conn},
+                {"--idle-timeout", 0, 86400, &idle},
                 {"--threads", 1, 1024, &threads}};
     char hosts[4096] = "", origins[4096] = ""; /* --allow-host and --cors add up, and replace the environment's */
     for (int i = 1; i < argc; i++) {
@@ -122,6 +126,7 @@ int cmd_serve(int argc, char **argv)
     p.max_tokens = (int)max_tokens;
     p.max_body = (size_t)max_body;
     p.max_connections = (int)max_conn;
+    p.idle_timeout = (unsigned)idle;
 
     /* Signals are taken by sigwait here, so every thread the server starts blocks them. */
     sigset_t set;

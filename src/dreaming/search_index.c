@@ -7,8 +7,10 @@
 #include "dream/error.h"
 #include "synth_internal.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/sha256.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,8 +138,25 @@ static int search_put_row(struct search_writer *w, const char *stem, const char 
     return search_step(w, w->row);
 }
 
+/* How recent a file's time may be and still be trusted later to say the file is unchanged: a
+ * filesystem's clock ticks coarsely (milliseconds; seconds on some, two on FAT), so an edit
+ * within the tick of the time recorded keeps that time. */
+#define SEARCH_RACY_NS (2 * (int64_t)1000000000)
+
+/* The mtime to record for a file: 0 (not known) for one not older than SEARCH_RACY_NS now, or
+ * in the future, since an edit within the same tick would keep it: the next sync then compares
+ * the text instead, and records the time once it is old enough. */
+static int64_t search_trusted_mtime(int64_t mtime)
+{
+    struct timespec now;
+    if (clock_gettime(CLOCK_REALTIME, &now) != 0 || mtime > (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - SEARCH_RACY_NS) return 0;
+    return mtime;
+}
+
+/* Records what stem's rows were made from (mtime as search_trusted_mtime has it). */
 static int search_record(struct search_writer *w, const char *stem, int64_t mtime, size_t bytes, const char *hash)
 {
+    mtime = search_trusted_mtime(mtime);
     sqlite3_bind_text(w->record, 1, stem, -1, SQLITE_STATIC);
     sqlite3_bind_int64(w->record, 2, mtime);
     sqlite3_bind_int64(w->record, 3, (sqlite3_int64)bytes);
@@ -204,15 +223,18 @@ int dream_search_index_article(dream_store *store, const char *stem, const dream
 }
 
 /* What to do with listed article i, which is indexed: 0 its rows are current, 1 only its mtime
- * changed (same text), 2 index it again. */
+ * changed (same text), 2 index it again. The same size and nanosecond mtime say current without
+ * reading the text, unless the mtime recorded was 0 (too recent to trust when recorded). */
 static unsigned char search_todo(const dream_article *a, int64_t mtime, sqlite3_stmt *row)
 {
     size_t len;
     const char *text = dream_article_text(a, &len);
-    if (sqlite3_column_int64(row, 1) == mtime && (size_t)sqlite3_column_int64(row, 2) == len) return 0;
+    int64_t recorded = sqlite3_column_int64(row, 1);
+    if (recorded && recorded == mtime && (size_t)sqlite3_column_int64(row, 2) == len) return 0;
     char hash[65];
     sha256_hex_of(text, len, hash);
-    return strcmp(hash, (const char *)sqlite3_column_text(row, 3)) == 0 ? 1 : 2;
+    if (strcmp(hash, (const char *)sqlite3_column_text(row, 3)) != 0) return 2;
+    return recorded == search_trusted_mtime(mtime) ? 0 : 1; /* still too recent: nothing to write */
 }
 
 int dream_search_sync(dream_store *store, const char *const *stems, const dream_article *const *articles, const int64_t *mtimes,
@@ -304,21 +326,22 @@ static void search_drop(dream_store *store)
  * after, all at once). */
 static int search_rebuild_articles(dream_store *store, const char *wiki, struct dream_search_rebuild_stats *stats)
 {
-    char **stems = NULL;
+    char **stems = NULL, root[PATH_MAX];
     size_t n = 0;
     struct search_writer w = {0};
     int rc = synth_list_stems(wiki, &stems, &n);
+    if (!rc && n && !realpath(wiki, root)) rc = dream_error_set(DREAM_EIO, "cannot resolve the wiki path %s: %s", wiki, strerror(errno));
     if (!rc && n) rc = search_writer_open(&w, store, false);
     for (size_t i = 0; !rc && i < n; i++) {
         char *path = synth_article_path(wiki, stems[i]);
         dream_article *a = NULL;
         struct stat sb;
         if (!path) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || dream_article_read_file(path, &a) != 0) dream_error_clear(); /* not an article */
+        else if (!file_wiki_article(path, root, &sb) || dream_article_read_file(path, &a) != 0) dream_error_clear(); /* not an article, as the reader has it */
         else {
             size_t len;
             dream_article_text(a, &len);
-            rc = search_add_article(&w, stems[i], a, (int64_t)sb.st_mtime);
+            rc = search_add_article(&w, stems[i], a, file_mtime_ns(&sb));
             stats->articles++;
             stats->text_bytes += len;
             stats->sections += dream_article_section_count(a) + 1;

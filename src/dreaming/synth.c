@@ -601,7 +601,7 @@ static int synth_reindex(dream_store *store, const char *path, const char *text,
     dream_article *a = NULL;
     int rc = stem ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
     if (!rc && text) rc = dream_article_parse(text, len, &a);
-    if (!rc) rc = dream_search_index_article(store, stem, a, (int64_t)time(NULL));
+    if (!rc) rc = dream_search_index_article(store, stem, a, 0 /* the file just written: the next sync compares its text */);
     dream_article_free(a);
     free(stem);
     return rc;
@@ -662,7 +662,7 @@ int synth_journal(dream_store *store, const char *stage, const char *stem, const
     int rc = sqlite3_step(st) == SQLITE_DONE ? DREAM_OK : store_sql_error(store, "journaling a write");
     sqlite3_finalize(st);
     *seq = sqlite3_last_insert_rowid(store_db(store));
-    if (!rc) rc = dream_search_index_article(store, stem, after, (int64_t)time(NULL));
+    if (!rc) rc = dream_search_index_article(store, stem, after, 0 /* the file just written: the next sync compares its text */);
     return rc;
 }
 

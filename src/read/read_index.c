@@ -9,6 +9,7 @@
 #include "store_internal.h"
 #include "util/buf.h"
 #include "util/edit_distance.h"
+#include "util/file.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -159,15 +160,6 @@ static int read_cmp_key(const void *x, const void *y)
     return c ? c : (a->order > b->order) - (a->order < b->order);
 }
 
-/* True when path resolves (through any links) to somewhere inside root (a resolved path). */
-static bool read_inside(const char *path, const char *root)
-{
-    char real[PATH_MAX];
-    if (!realpath(path, real)) return false;
-    size_t n = strlen(root);
-    return strncmp(real, root, n) == 0 && real[n] == '/';
-}
-
 /* Lists and parses articles/: regular files named <stem>.md, and links that stay in the wiki. */
 static int read_list_articles(dream_reader *r)
 {
@@ -181,19 +173,13 @@ static int read_list_articles(dream_reader *r)
     while (!rc && (de = readdir(d))) {
         size_t l = strlen(de->d_name);
         if (de->d_name[0] == '.' || l <= 3 || strcmp(de->d_name + l - 3, ".md") != 0) continue;
-        if (read_utf8_valid_prefix((const unsigned char *)de->d_name, l) != l) { /* a name no JSON string can carry */
-            r->skipped++;
-            continue;
-        }
         struct dbuf path = {0};
         if (dbuf_printf(&path, "%s/%s", r->articles_dir, de->d_name)) {
             rc = DREAM_ENOMEM;
             break;
         }
         struct stat st;
-        bool ok = lstat(path.data, &st) == 0;
-        if (ok && S_ISLNK(st.st_mode)) ok = read_inside(path.data, root) && stat(path.data, &st) == 0;
-        ok = ok && S_ISREG(st.st_mode);
+        bool ok = file_wiki_article(path.data, root, &st);
         dream_article *a = NULL;
         if (ok && dream_article_read_file(path.data, &a) != 0) ok = false;
         if (!ok) {
@@ -218,6 +204,7 @@ static int read_list_articles(dream_reader *r)
         e->path = dbuf_take(&path);
         e->a = a;
         e->mtime = (int64_t)st.st_mtime;
+        e->mtime_ns = file_mtime_ns(&st);
         r->n++;
         if (!e->stem || !e->path) rc = dream_error_set(DREAM_ENOMEM, "out of memory listing %s", r->articles_dir);
     }

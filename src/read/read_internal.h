@@ -16,6 +16,7 @@ struct read_entry {
     char *path;         /* <wiki>/articles/<stem>.md */
     dream_article *a;   /* parsed at open */
     int64_t mtime;      /* seconds */
+    int64_t mtime_ns;   /* nanoseconds, for the search index's sync */
 };
 
 /* A name that resolves to an entry: a normal form or a squeezed form. */

@@ -29,7 +29,7 @@ static void read_search_sync(dream_reader *r, json_t *o)
     for (size_t i = 0; !rc && i < r->n; i++) {
         stems[i] = r->e[i].stem;
         as[i] = r->e[i].a;
-        mt[i] = r->e[i].mtime;
+        mt[i] = r->e[i].mtime_ns;
     }
     size_t changed = 0;
     /* A run writing the store holds its lock for a stage's write: wait a little, not

@@ -16,6 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* $DREAM_IDLE_TIMEOUT as seconds (0..86400), else the default. */
+static unsigned idle_timeout_default(void)
+{
+    const char *v = getenv("DREAM_IDLE_TIMEOUT");
+    char *end = NULL;
+    unsigned long n = v && *v ? strtoul(v, &end, 10) : 0;
+    return v && *v && !*end && n <= 86400 ? (unsigned)n : 30;
+}
+
 void dream_serve_default_params(struct dream_serve_params *p)
 {
     const char *key = getenv("DREAM_API_KEY");
@@ -26,6 +35,7 @@ void dream_serve_default_params(struct dream_serve_params *p)
         .max_body = 1 << 20,
         .max_tokens = 4096,
         .max_connections = 64,
+        .idle_timeout = idle_timeout_default(),
         .store_path = NULL,
         .wiki_dir = NULL,
         .allow_hosts = getenv("DREAM_ALLOW_HOSTS"),
@@ -279,11 +289,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rq.body_len = st->body.len;
     }
     rq.subpath = url + st->subpath_at;
+    /* The request is whole: from here the connection waits on the answer (a model call, a run,
+     * a stream with minutes between events), not on the client, so the idle timeout is off
+     * until the request completes (on_done). libmicrohttpd counts a content reader's wait for
+     * its next piece as silence, and would cut a stream. */
+    if (s->p.idle_timeout) MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     return st->route->handler(&rq);
 }
 
 static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode why)
 {
+    struct dream_server *s = cls;
+    /* A keep-alive connection waits for its next request: silence counts again. */
+    if (why == MHD_REQUEST_TERMINATED_COMPLETED_OK && s->p.idle_timeout)
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->p.idle_timeout);
     struct conn_state *st = *con_cls;
     if (!st) return;
     dbuf_free(&st->body);
@@ -346,7 +365,7 @@ int dream_server_start(const struct dream_serve_params *params, dream_server **o
     s->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
                                  on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
                                  (const struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_CONNECTION_LIMIT,
-                                 (unsigned)p.max_connections, MHD_OPTION_END);
+                                 (unsigned)p.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, p.idle_timeout, MHD_OPTION_END);
     if (!s->daemon) {
         dream_server_stop(s);
         return dream_error_set(DREAM_EIO, "could not listen on %s:%d (is the port taken? try --port)", host, p.port);

@@ -42,9 +42,12 @@ extern const int store_migration_count;
  * has it then. dream_search_rebuild and migration 9 share the table and the fill: the rows are
  * read from the view in one pass ('rebuild'), with a 16 MB pending-terms buffer rather than
  * FTS5's 1 MB (each flush is a segment to merge later; set back after). */
+/* The index's tokenizer and its arguments, separated by spaces: the table's, and the one
+ * dream_search_compile asks whether a query's term holds a word at all. */
+#define STORE_SEARCH_TOKENIZE "unicode61 remove_diacritics 2"
 #define STORE_SEARCH_TABLE_SQL                                                                                          \
     "CREATE VIRTUAL TABLE search USING fts5(title, section, text, content = search_source, content_rowid = id,"        \
-    " tokenize = 'unicode61 remove_diacritics 2');"
+    " tokenize = '" STORE_SEARCH_TOKENIZE "');"
 #define STORE_SEARCH_FILL_SQL                                                                                           \
     "INSERT INTO search (search, rank) VALUES ('hashsize', 16777216);"                                                 \
     "INSERT INTO search (search) VALUES ('rebuild');"                                                                   \
@@ -53,7 +56,7 @@ extern const int store_migration_count;
  * unicode61 tokenizer. */
 #define STORE_SEARCH_TABLE_V7_SQL                                                                                       \
     "CREATE VIRTUAL TABLE search USING fts5(title, section, text, date UNINDEXED,"                                     \
-    " tokenize = 'unicode61 remove_diacritics 2');"
+    " tokenize = '" STORE_SEARCH_TOKENIZE "');"
 #define STORE_SEARCH_FILL_V7_SQL                                                                                        \
     "INSERT INTO search (rowid, title, section, text, date)"                                                            \
     " SELECT (1 << 50) + m.conversation * 16777216 + m.position, '', '', m.text, coalesce(m.created_at, c.created_at)" \

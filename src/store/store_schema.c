@@ -125,7 +125,7 @@ const char *const store_migrations[] = {
     STORE_SEARCH_TABLE_V7_SQL
     "CREATE TABLE search_articles ("  /* an indexed article, as it was when indexed */
     "  stem TEXT PRIMARY KEY,"
-    "  mtime INTEGER NOT NULL,"        /* seconds; with bytes, a cheap is-it-the-same test */
+    "  mtime INTEGER NOT NULL,"        /* nanoseconds (seconds in stores before it); with bytes, a cheap is-it-the-same test; 0: compare the hash */
     "  bytes INTEGER NOT NULL,"
     "  hash TEXT NOT NULL"             /* SHA-256 of the text */
     ") WITHOUT ROWID;"

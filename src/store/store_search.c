@@ -19,15 +19,57 @@ struct search_term {
     int group; /* alternatives are separated by OR */
 };
 
-/* True when s[0..n) holds something the tokenizer keeps (a letter or digit; any non-ASCII byte
- * is taken for one): a term of punctuation only would make every AND match nothing. */
-static bool search_has_token(const char *s, size_t n)
+/* The index's own tokenizer (STORE_SEARCH_TOKENIZE), from an in-memory database's FTS5, so a
+ * query's terms are judged by the rules that cut the indexed text. */
+struct search_tokenizer {
+    sqlite3 *db;
+    fts5_tokenizer api;
+    Fts5Tokenizer *tok;
+};
+
+static void search_tokenizer_close(struct search_tokenizer *t)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80 || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) return true;
-    }
-    return false;
+    if (t->tok) t->api.xDelete(t->tok);
+    sqlite3_close(t->db);
+    *t = (struct search_tokenizer){0};
+}
+
+static int search_tokenizer_open(struct search_tokenizer *t)
+{
+    *t = (struct search_tokenizer){0};
+    char spec[] = STORE_SEARCH_TOKENIZE, *save = NULL, *argv[8];
+    int argc = 0;
+    for (char *w = strtok_r(spec, " ", &save); w && argc < 8; w = strtok_r(NULL, " ", &save)) argv[argc++] = w;
+    fts5_api *fts5 = NULL;
+    sqlite3_stmt *st = NULL;
+    void *user = NULL;
+    int ok = sqlite3_open(":memory:", &t->db) == SQLITE_OK && sqlite3_prepare_v2(t->db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_bind_pointer(st, 1, &fts5, "fts5_api_ptr", NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && fts5 &&
+             fts5->xFindTokenizer(fts5, argv[0], &user, &t->api) == SQLITE_OK &&
+             t->api.xCreate(user, (const char **)argv + 1, argc - 1, &t->tok) == SQLITE_OK;
+    sqlite3_finalize(st);
+    if (ok) return 0;
+    int rc = dream_error_set(DREAM_EIO, "SQLite's FTS5 tokenizer '%s' is not available (%s): this SQLite cannot search", STORE_SEARCH_TOKENIZE,
+                             t->db ? sqlite3_errmsg(t->db) : "out of memory");
+    search_tokenizer_close(t);
+    return rc;
+}
+
+static int search_token_seen(void *seen, int flags, const char *token, int n, int start, int end)
+{
+    (void)flags, (void)token, (void)n, (void)start, (void)end;
+    *(bool *)seen = true;
+    return SQLITE_DONE; /* one is enough */
+}
+
+/* True when the tokenizer finds a word (letters or digits, of any script) in s[0..n): a term of
+ * punctuation, symbols or emoji only would reach FTS5 as an empty phrase and make every AND
+ * match nothing. */
+static bool search_has_token(struct search_tokenizer *t, const char *s, size_t n)
+{
+    bool seen = false;
+    t->api.xTokenize(t->tok, &seen, FTS5_TOKENIZE_QUERY, s, (int)n, search_token_seen);
+    return seen;
 }
 
 static bool search_space(char c)
@@ -50,9 +92,8 @@ static int search_put_string(struct dbuf *b, const char *s, size_t n, bool prefi
     return rc;
 }
 
-int dream_search_compile(const char *query, char **match)
+static int search_compile(struct search_tokenizer *tk, const char *query, char **match)
 {
-    *match = NULL;
     if (!query) return search_bad("", "no words to search for");
     size_t len = strlen(query);
     if (len > DREAM_SEARCH_QUERY_MAX) return search_bad(query, "longer than 1000 bytes; search for fewer words");
@@ -117,7 +158,7 @@ int dream_search_compile(const char *query, char **match)
             any_in_group = false;
             pending_or = false;
         }
-        if (!search_has_token(s, (size_t)(e - s))) continue; /* punctuation only: no word to find */
+        if (!search_has_token(tk, s, (size_t)(e - s))) continue; /* punctuation only: no word to find */
         if (nt == DREAM_SEARCH_TERMS_MAX) return search_bad(query, "more than 32 words and phrases; search for fewer");
         t[nt++] = (struct search_term){s, (size_t)(e - s), prefix, neg, group};
         any_in_group = true;
@@ -158,6 +199,17 @@ int dream_search_compile(const char *query, char **match)
     }
     *match = dbuf_take(&b);
     return *match ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+}
+
+int dream_search_compile(const char *query, char **match)
+{
+    *match = NULL;
+    struct search_tokenizer tk;
+    int rc = search_tokenizer_open(&tk);
+    if (rc) return rc;
+    rc = search_compile(&tk, query, match);
+    search_tokenizer_close(&tk);
+    return rc;
 }
 
 int dream_search_check(dream_store *store)

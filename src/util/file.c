@@ -2,6 +2,7 @@
 #include "util/file.h"
 
 #include "dream/error.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -139,6 +140,27 @@ int file_mkdirs(const char *path, int mode)
     if (!file_is_dir(path)) return dream_error_set(DREAM_EIO, "%s exists and is not a directory", path);
     return 0;
 }
+
+/* True when path resolves (through any links) to somewhere inside root (a resolved path). */
+static bool file_inside(const char *path, const char *root)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real)) return false;
+    size_t n = strlen(root);
+    return strncmp(real, root, n) == 0 && real[n] == '/';
+}
+
+bool file_wiki_article(const char *path, const char *root, struct stat *st)
+{
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    size_t l = strlen(name);
+    if (utf8_valid_prefix(name, l) != l) return false;
+    if (lstat(path, st) != 0) return false;
+    if (S_ISLNK(st->st_mode) && !(file_inside(path, root) && stat(path, st) == 0)) return false;
+    return S_ISREG(st->st_mode);
+}
+
+int64_t file_mtime_ns(const struct stat *st) { return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec; }
 
 bool file_exists(const char *path)
 {

@@ -384,6 +384,46 @@ static void test_read_links_grouped_outbound_and_inbound(void **state)
     dream_reader_close(r);
 }
 
+/* links and list --series on an article of 4 MB and 240,000 links, its series banner at the
+ * top, a line of 2,000 links, a *Main article line at the very end: each link's group comes
+ * from its own line, found in time linear in the text (a rescan of the text from its start for
+ * every link took minutes here, past the test's timeout). */
+static void test_read_links_of_a_huge_article_are_grouped_by_their_line(void **state)
+{
+    (void)state;
+    char dir[400], path[500];
+    copy_vault("huge", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/articles/Huge.md", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("# Huge\n\n*Part of a series on [[Home Cooking]].*\n\nA lead about elephants.\n\n## Links\n\n", f);
+    for (int i = 0; i < 120000; i++) fprintf(f, "See [[Sourdough]] and [[Balcony garden]] item %d.\n", i);
+    for (int i = 0; i < 2000; i++) fputs("[[Cello Practice]] ", f);
+    fputs("\n\n*Main article: [[Bicycle Maintenance]]*\n", f);
+    fclose(f);
+    dream_reader *r = open_reader(dir, "");
+    json_t *o = NULL;
+    assert_int_equal(dream_read_links(r, "Huge", &o), 0);
+    json_t *ob = json_object_get(o, "outbound");
+    assert_int_equal(json_array_size(json_object_get(ob, "series")), 1);
+    assert_true(has(json_object_get(ob, "series"), "Home_Cooking"));
+    assert_int_equal(json_array_size(json_object_get(ob, "main")), 1);
+    assert_true(has(json_object_get(ob, "main"), "Bicycle_Maintenance"));
+    assert_int_equal(json_array_size(json_object_get(ob, "prose")), 3);
+    assert_true(has(json_object_get(ob, "prose"), "Sourdough"));
+    assert_true(has(json_object_get(ob, "prose"), "Balcony_garden"));
+    assert_true(has(json_object_get(ob, "prose"), "Cello_Practice"));
+    json_decref(o);
+    assert_int_equal(dream_read_members(r, "series", "Home Cooking", 0, 0, &o), 0);
+    assert_int_equal(json_integer_value(json_object_get(o, "total")), 2); /* Huge and Sourdough */
+    assert_string_equal(str(json_array_get(json_object_get(o, "members"), 0), "stem"), "Huge");
+    json_decref(o);
+    assert_int_equal(dream_read_members(r, "series", "Bicycle Maintenance", 0, 0, &o), 0); /* a *Main line is no banner */
+    assert_int_equal(json_integer_value(json_object_get(o, "total")), 0);
+    json_decref(o);
+    dream_reader_close(r);
+}
+
 static void test_read_infobox_and_membership(void **state)
 {
     (void)state;
@@ -626,6 +666,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_read_bytes_that_are_not_utf8_still_give_json),
         cmocka_unit_test(test_read_section_gives_subsections_and_their_citations),
         cmocka_unit_test(test_read_links_grouped_outbound_and_inbound),
+        cmocka_unit_test(test_read_links_of_a_huge_article_are_grouped_by_their_line),
         cmocka_unit_test(test_read_infobox_and_membership),
         cmocka_unit_test(test_read_search_ranks_by_distinct_terms),
         cmocka_unit_test(test_read_status_counts_and_last_memory_commit),

@@ -232,6 +232,27 @@ static void test_cli_status_without_a_wiki_shows_the_store(void **state)
     snprintf(opts, sizeof opts, "%s", saved);
 }
 
+/* An argument that is not valid UTF-8 is a usage error naming the option (exit 2), never
+ * dropped: a dropped --category would list every article, a dropped --since every day. */
+static void test_cli_argument_not_utf8_is_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(dream("list --category \"$(printf 'Caf\\351')\""), 2);
+    EXPECT("dream list: the value of --category is not valid UTF-8");
+    if (strstr(out, "Balcony_garden")) fail_msg("listed articles for a --category it could not read:\n%s", out);
+    assert_int_equal(dream("list --series \"$(printf '\\377')\""), 2);
+    EXPECT("dream list: the value of --series is not valid UTF-8");
+    assert_int_equal(dream("search kayak --since \"$(printf '\\377')\""), 2);
+    EXPECT("dream search: the value of --since is not valid UTF-8");
+    if (strstr(out, "Kayak Trip")) fail_msg("searched with a --since it could not read:\n%s", out);
+    assert_int_equal(dream("search \"$(printf 'kayak \\377')\""), 2);
+    EXPECT("dream search: the query is not valid UTF-8");
+    assert_int_equal(dream("read \"$(printf 'Sourdough\\377')\""), 2);
+    EXPECT("dream read: the article name is not valid UTF-8");
+    assert_int_equal(dream("section Sourdough \"$(printf '\\377')\""), 2);
+    EXPECT("dream section: the section is not valid UTF-8");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -247,6 +268,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cli_section_links_infobox),
         cmocka_unit_test(test_cli_list_membership_search_status),
         cmocka_unit_test(test_cli_status_without_a_wiki_shows_the_store),
+        cmocka_unit_test(test_cli_argument_not_utf8_is_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

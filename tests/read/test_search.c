@@ -30,6 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *vault_src, *dreaming_dir;
@@ -172,6 +175,26 @@ static void test_search_compile_quotes_every_term(void **state)
     expect_compiles("title:x NEAR(y) ^z c++ ; DROP", "((\"title:x\" AND \"NEAR(y)\" AND \"^z\" AND \"c++\" AND \"DROP\"))");
     expect_compiles("& sourdough !!", "((\"sourdough\"))"); /* punctuation alone finds nothing: dropped */
     expect_compiles("café", "((\"café\"))");
+}
+
+/* A term the tokenizer (unicode61) finds no word in is dropped whatever its script: non-ASCII
+ * punctuation, symbols and emoji as ASCII punctuation is, else it reaches FTS5 as an empty
+ * phrase and the whole AND matches nothing. Letters and digits of any script stay. */
+static void test_search_compile_drops_terms_without_letters_or_digits(void **state)
+{
+    (void)state;
+    expect_compiles("bread \u2014", "((\"bread\"))");                             /* em dash */
+    expect_compiles("\u00ab bread \u00bb \u2026 \u00b7", "((\"bread\"))");     /* guillemets, ellipsis, middle dot */
+    expect_compiles("bread \U0001F35E \u2764\ufe0f", "((\"bread\"))");          /* emoji, with a variation selector */
+    expect_compiles("bread \u20ac \u00a9 \u3002", "((\"bread\"))");             /* euro, copyright, ideographic stop */
+    expect_compiles("\u201cbread\u201d", "((\"\u201cbread\u201d\"))");           /* a word in curly quotes is a word */
+    expect_compiles("\u65e5\u672c \u00df \u0663", "((\"\u65e5\u672c\" AND \"\u00df\" AND \"\u0663\"))"); /* CJK, sharp s, Arabic-Indic 3 */
+    expect_compiles("e\u0301", "((\"e\u0301\"))");                               /* a letter and its combining accent */
+    expect_refused("\u2014 \U0001F35E", "no words to search for");
+    /* and end to end: the dash no longer empties the hits */
+    json_t *o = search("starter \u2014", "conversations", "1");
+    assert_true(count_conv(o) >= 1);
+    json_decref(o);
 }
 
 static void test_search_compile_refuses_bad_syntax_naming_the_query(void **state)
@@ -352,6 +375,48 @@ static void test_search_follows_hand_edits_of_the_wiki(void **state)
     json_decref(o);
 }
 
+/* Writes text at path with the modification time sec.nsec. */
+static void write_with_mtime(const char *path, const char *text, time_t sec, long nsec)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    struct timespec t[2] = {{sec, nsec}, {sec, nsec}};
+    assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static size_t hits(const char *query)
+{
+    json_t *o = search(query, NULL, NULL);
+    size_t n = json_array_size(json_object_get(o, "results"));
+    json_decref(o);
+    return n;
+}
+
+/* A hand edit that keeps the byte count is found even when its file's time is the same second
+ * as what was indexed (the time is compared to the nanosecond), and even the same nanosecond
+ * when that is recent at indexing (a coarse clock or filesystem: then the text is compared). */
+static void test_search_follows_a_hand_edit_in_the_same_second(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/articles/Same_second.md", wiki);
+    write_with_mtime(path, "# Same second\n\nThe walrus sleeps.\n", 1577836800, 100); /* 2020-01-01 */
+    assert_int_equal(hits("walrus"), 1);
+    write_with_mtime(path, "# Same second\n\nThe narwhal sings.\n", 1577836800, 200); /* same size, same second */
+    assert_int_equal(hits("narwhal"), 1);
+    assert_int_equal(hits("walrus"), 0);
+    time_t later = time(NULL) + 3600; /* a time not yet past when indexed: never trusted alone */
+    write_with_mtime(path, "# Same second\n\nThe octopus swims.\n", later, 0);
+    assert_int_equal(hits("octopus"), 1);
+    write_with_mtime(path, "# Same second\n\nThe penguin dives.\n", later, 0); /* same size, same nanosecond */
+    assert_int_equal(hits("penguin"), 1);
+    assert_int_equal(hits("octopus"), 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(hits("penguin"), 0);
+}
+
 static void test_search_index_follows_the_store_in_its_transactions(void **state)
 {
     (void)state;
@@ -431,6 +496,49 @@ static void test_search_check_finds_damage_and_rebuild_repairs_it(void **state)
     assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'sourdough'") == before);
     /* the articles are back too, without a reader's sync */
     assert_true(count_rows(s, "SELECT count(*) FROM search_sections WHERE stem = 'Bicycle_Maintenance' AND anchor = 'derailleur'") == 1);
+    dream_store_close(s);
+}
+
+/* dream reindex takes the articles the reader takes, by the same rule: a link out of the wiki
+ * (to a file of secrets, say) and a name that is not UTF-8 are left out; a link that stays in
+ * the wiki is an article. */
+static void test_search_rebuild_reads_only_what_the_reader_reads(void **state)
+{
+    (void)state;
+    char outside[500], link[600], badname[600], inner[600];
+    snprintf(outside, sizeof outside, "%s/outside.md", tmpdir);
+    FILE *f = fopen(outside, "w");
+    assert_non_null(f);
+    fputs("# Outside\n\nThe password is zanzibarite.\n", f);
+    fclose(f);
+    snprintf(link, sizeof link, "%s/articles/Outside.md", wiki);
+    assert_int_equal(symlink(outside, link), 0);
+    snprintf(badname, sizeof badname, "%s/articles/Bad\xffname.md", wiki);
+    f = fopen(badname, "w");
+    assert_non_null(f);
+    fputs("# Badname\n\nA quetzalcoatlite lives here.\n", f);
+    fclose(f);
+    snprintf(inner, sizeof inner, "%s/articles/Inner_link.md", wiki);
+    assert_int_equal(symlink("Sourdough.md", inner), 0);
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    struct dream_search_rebuild_stats st;
+    assert_int_equal(dream_search_rebuild(s, wiki, &st), 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'zanzibarite'") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles WHERE stem = 'Outside'") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search WHERE search MATCH 'quetzalcoatlite'") == 0);
+    assert_true(count_rows(s, "SELECT count(*) FROM search_articles WHERE stem = 'Inner_link'") == 1);
+    assert_true(st.articles == (size_t)count_rows(s, "SELECT count(*) FROM search_articles"));
+    dream_reader *r = open_reader();
+    json_t *o = NULL;
+    assert_int_equal(dream_read_list(r, 0, 0, &o), 0);
+    assert_int_equal(json_integer_value(json_object_get(o, "total")), (json_int_t)st.articles); /* the reader's count */
+    json_decref(o);
+    dream_reader_close(r);
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(unlink(badname), 0);
+    assert_int_equal(unlink(inner), 0);
+    assert_int_equal(dream_search_rebuild(s, wiki, NULL), 0);
     dream_store_close(s);
 }
 
@@ -655,14 +763,17 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_compile_quotes_every_term),
         cmocka_unit_test(test_search_compile_refuses_bad_syntax_naming_the_query),
+        cmocka_unit_test(test_search_compile_drops_terms_without_letters_or_digits),
         cmocka_unit_test(test_search_finds_messages_with_citation_date_and_snippet),
         cmocka_unit_test(test_search_folds_case_and_diacritics_phrases_and_prefixes),
         cmocka_unit_test(test_search_bad_input_is_a_clear_error),
         cmocka_unit_test(test_search_ranks_article_sections_first_with_their_citations),
         cmocka_unit_test(test_search_follows_hand_edits_of_the_wiki),
+        cmocka_unit_test(test_search_follows_a_hand_edit_in_the_same_second),
         cmocka_unit_test(test_search_index_follows_the_store_in_its_transactions),
         cmocka_unit_test(test_search_migrates_an_older_store_with_its_messages),
         cmocka_unit_test(test_search_check_finds_damage_and_rebuild_repairs_it),
+        cmocka_unit_test(test_search_rebuild_reads_only_what_the_reader_reads),
         cmocka_unit_test(test_search_stage_writes_are_indexed_in_their_transaction),
         cmocka_unit_test(test_search_triggers_keep_the_index_as_a_rebuild_makes_it),
         cmocka_unit_test(test_search_rebuild_that_fails_leaves_the_old_index),

@@ -41,3 +41,13 @@ if(TARGET dream_serve)
     PASS_REGULAR_EXPRESSION "PASS: dream serve's Host, Origin"
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+
+# Idle connections time out (DREAM_IDLE_TIMEOUT) and free their slots: issue from the audit
+# of the read side, where 64 silent sockets kept `dream serve` from answering anyone.
+if(TARGET dream_serve)
+  add_test(NAME test_serve_idle COMMAND bash ${CMAKE_SOURCE_DIR}/tests/serve/test_serve_idle.sh $<TARGET_FILE:dream>
+           ${CMAKE_BINARY_DIR}/models/tiny-gemma4.gguf ${CMAKE_BINARY_DIR}/serve-idle-test)
+  set_tests_properties(test_serve_idle PROPERTIES FIXTURES_REQUIRED tiny_models TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "PASS: dream serve closes idle connections"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
