@@ -120,10 +120,14 @@ get badlimit 'list?limit=ten' 400
 get badtool 'frobnicate?name=x' 400
 [ "$(json "$WORK/badtool.json" "d['error']['type']")" = invalid_request_error ] || fail "400 shape: $(cat "$WORK/badtool.json")"
 # no way out of the wiki
-for n in '..%2F..%2Fetc%2Fpasswd' '%2Fetc%2Fpasswd' '..%2Fwiki%2Farticles%2FSourdough' 'articles%2FSourdough.md'; do
+for n in '..%2F..%2Fetc%2Fpasswd' '%2Fetc%2Fpasswd' '..%2Fwiki%2Farticles%2FSourdough' '..%2Farticles%2FSourdough.md'; do
   get trav "read?name=$n&whole=1" 404
   grep -q 'root:' "$WORK/trav.json" && fail "read outside the wiki with $n"
 done
+# a name is matched against the wiki's articles, never opened as a path: the article's own path,
+# as an Obsidian link may write it, names the article
+get bypath 'read?name=articles%2FSourdough.md' 200
+[ "$(json "$WORK/bypath.json" "d['stem']")" = Sourdough ] || fail "articles/Sourdough.md: $(cat "$WORK/bypath.json")"
 get post 'status' 200
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/status")
 [ "$code" = 405 ] || fail "POST /v1/memory/status: HTTP $code (want 405)"
