@@ -22,14 +22,20 @@ static bool has_nul(const dream_article *a)
     return memchr(a->text, '\0', a->len) != NULL;
 }
 
-/* Edits need text whose structure they can place things in: no NUL bytes, and no code fence
- * that never closes (anything added after its opener would vanish inside it). */
+/* Edits need text whose structure they can place things in: no NUL bytes, no code fence that
+ * never closes (anything added after its opener would vanish inside it), and no merge the person
+ * left unresolved (an edit would commit both sides and the markers). */
 int dream_article_editable(const dream_article *a, int *fence_line)
 {
     if (fence_line) *fence_line = a->unclosed_fence_line;
     if (has_nul(a)) {
         if (fence_line) *fence_line = 0;
         return dream_error_set(DREAM_EFORMAT, "the article holds NUL bytes; normalize it before editing");
+    }
+    if (a->conflict_line) {
+        if (fence_line) *fence_line = 0;
+        return dream_error_set(DREAM_EFORMAT, "the article holds an unresolved merge conflict (<<<<<<< on line %d); resolve it before dream edits it",
+                               a->conflict_line);
     }
     if (a->unclosed_fence_line)
         return dream_error_set(DREAM_EFORMAT,
@@ -612,6 +618,13 @@ static int split_lines(dream_article *a)
         pos = L->next;
     }
     a->unclosed_fence_line = in ? (int)opener + 1 : 0;
+    /* a merge left unresolved: a "<<<<<<<" line with a ">>>>>>>" line after it */
+    a->conflict_line = 0;
+    for (size_t i = 0, open = 0; i < a->n_lines && !a->conflict_line; i++) {
+        const struct art_line *L = &a->lines[i];
+        if (L->end - L->start >= 7 && !memcmp(t + L->start, "<<<<<<<", 7) && !open) open = i + 1;
+        else if (open && L->end - L->start >= 7 && !memcmp(t + L->start, ">>>>>>>", 7)) a->conflict_line = (int)open;
+    }
     return 0;
 }
 

@@ -54,6 +54,8 @@ static void check_grammar(const dream_article *a, struct problems *p)
                     a->secs[i].title, a->secs[i].title);
     if (a->unclosed_fence_line)
         problem(p, a->unclosed_fence_line, "a code fence opened here is never closed (it hides every heading after it)");
+    if (a->conflict_line)
+        problem(p, a->conflict_line, "an unresolved merge conflict starts here (<<<<<<< ... >>>>>>>): keep one side and remove the markers");
     if (a->n_infobox > 1) {
         int seen = 0;
         for (size_t i = 0; i < a->n_items; i++)

@@ -84,6 +84,8 @@ struct dream_article {
     size_t n_tmpls;
 
     int unclosed_fence_line; /* the opener of a fence never closed, 0 when balanced */
+    int conflict_line;       /* a "<<<<<<<" line a ">>>>>>>" line follows (a merge left
+                                unresolved), 0 when none */
 
     char **aliases; /* dream_article_alias: the front matter's, then the infobox's */
     size_t n_aliases;

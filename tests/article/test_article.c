@@ -271,6 +271,36 @@ static void test_article_byte_order_mark_is_not_text(void **state)
     (void)state;
 }
 
+static void count_problems(void *ud, int line, const char *message)
+{
+    (void)line;
+    (void)message;
+    (*(int *)ud)++;
+}
+
+/* A merge the person left unresolved (a synced vault, two machines) is named by dream check and
+ * edited by no stage: before, check passed it and wikify committed both sides with the markers.
+ * A line of '=' alone (a setext underline) is no conflict. */
+static void test_article_unresolved_merge_is_not_edited(void **state)
+{
+    const char *text = "# Gus\n\n<<<<<<< HEAD\n**Gus** is my starter.\n=======\n**Gus** is a starter.\n>>>>>>> laptop\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    int fence = -1;
+    assert_int_equal(dream_article_editable(a, &fence), DREAM_EFORMAT);
+    assert_non_null(strstr(dream_error_last(), "merge conflict (<<<<<<< on line 3)"));
+    dream_error_clear();
+    int n = 0;
+    assert_true(dream_article_check(a, NULL, count_problems, &n) >= 1);
+    assert_true(n >= 1);
+    dream_article_free(a);
+    text = "# Gus\n\nTitle\n=======\n\nText.\n";
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    assert_int_equal(dream_article_editable(a, NULL), 0);
+    dream_article_free(a);
+    (void)state;
+}
+
 static void test_article_anchor_and_stem_rules(void **state)
 {
     char *s = dream_article_anchor("  Film Simulations & Recipes (2024) ");
@@ -1315,6 +1345,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_article_anchor_and_stem_rules),
         cmocka_unit_test(test_article_links_written_with_the_path_resolve),
         cmocka_unit_test(test_article_byte_order_mark_is_not_text),
+        cmocka_unit_test(test_article_unresolved_merge_is_not_edited),
         cmocka_unit_test(test_article_parses_banner_categories_table_and_redirect),
         cmocka_unit_test(test_gate_accepts_a_clean_patch),
         cmocka_unit_test(test_gate_rejects_lost_citation),
