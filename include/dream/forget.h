@@ -10,7 +10,8 @@
  *     checkpoint), so their text is not left in free pages either;
  *   - from the wiki, claim by claim (dream_article_forget): sentences cited only by them, their
  *     markers in sentences that other conversations also support, their footnote definitions;
- *     an article left with nothing cited is removed, and the links to it become the text they
+ *     an article left with nothing cited and no prose (a section the person wrote keeps it) is
+ *     removed, and the links to it become the text they
  *     showed (a `## See also` bullet goes), as for any article that does not exist; a redirect
  *     to it goes too. Other articles are not touched. All of it is one git commit,
  *     "memory: forget conv:HASH" (or "memory: forget N conversation(s) from SOURCE / before

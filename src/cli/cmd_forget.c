@@ -24,10 +24,12 @@ static void forget_usage(FILE *f)
             "index), what the Dreaming made of them (chunks, the subjects only they name, the\n"
             "stages' state), so that no later `dream run` writes their claims again; the store is\n"
             "written over where they were. And out of the wiki, claim by claim: a sentence cited\n"
-            "only by them goes (with the uncited sentences leading up to it), a sentence that\n"
-            "other conversations support too keeps those footnotes and loses theirs, their\n"
-            "footnote definitions go, an article left with nothing cited is removed and the links\n"
-            "to it become plain text. Other articles are not touched. The wiki's changes are one\n"
+            "only by them goes (with the uncited sentences leading up to it in its paragraph:\n"
+            "keep notes of your own in paragraphs of their own), a sentence that other\n"
+            "conversations support too keeps those footnotes and loses theirs, their footnote\n"
+            "definitions go, an article left with nothing cited and no prose (your own sections\n"
+            "keep it) is removed and the links to it become plain text. Other articles are not\n"
+            "touched. The wiki's changes are one\n"
             "git commit, \"memory: forget ...\", which names no title. `dream ingest` of the same\n"
             "export does not bring them back (the store keeps a one-way key of each).\n"
             "\n"
@@ -70,7 +72,7 @@ static void forget_on_item(void *ud, const struct dream_forget_item *it)
         if (it->links) printf(", unlink %zu link(s) to removed articles", it->links);
         printf("\n");
         break;
-    case DREAM_FORGET_ARTICLE_REMOVED: printf("%s: %sremove the article (nothing cited is left)\n", it->path, verb); break;
+    case DREAM_FORGET_ARTICLE_REMOVED: printf("%s: %sremove the article (nothing cited and no other prose is left)\n", it->path, verb); break;
     case DREAM_FORGET_ARTICLE_UNLINKED: printf("%s: %sunlink %zu link(s) to removed articles\n", it->path, verb, it->links); break;
     }
 }

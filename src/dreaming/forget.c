@@ -228,6 +228,21 @@ static const char *fg_named(const struct forget *f, const dream_article *a, int 
     return NULL;
 }
 
+/* Whether a holds prose of its own: words in its lead or in a body or Notes section. What is
+ * left once every citation went is what no conversation was cited for (dream cites what it
+ * writes): the person's. */
+static bool fg_has_prose(const dream_article *a)
+{
+    const char *lead = dream_article_lead(a);
+    if (lead && dream_article_words(lead, strlen(lead))) return true;
+    for (size_t i = 0; i < dream_article_section_count(a); i++) {
+        const struct dream_article_section *sec = dream_article_section(a, i);
+        if ((sec->kind == DREAM_SECTION_BODY || sec->kind == DREAM_SECTION_NOTES) && sec->body && dream_article_words(sec->body, strlen(sec->body)))
+            return true;
+    }
+    return false;
+}
+
 /* The edit of article i: the forgotten claims out, then normalized and gated. */
 static int fg_plan_article(struct forget *f, size_t i)
 {
@@ -235,14 +250,17 @@ static int fg_plan_article(struct forget *f, size_t i)
     const char *stem = f->stems.stems[i];
     int line = 0;
     if (!fg_named(f, a->before, &line)) return DREAM_OK;
-    if (dream_article_editable(a->before, &line))
+    if (dream_article_editable(a->before, &line)) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", dream_error_last());
         return dream_error_set(DREAM_EFORMAT,
                                "articles/%s.md:%d: no edit can be placed in it (%s), so its claims cannot be told apart; fix that (or "
                                "edit out the conversations' claims by hand), then run dream forget again",
-                               stem, line ? line : 1, line ? "a code fence opened here never closes" : "it holds NUL bytes");
+                               stem, line ? line : 1, why);
+    }
     int rc = dream_article_clone(a->before, &a->after);
     if (!rc) rc = dream_article_forget(a->after, f->hashes, f->n_convs, &a->fr);
-    if (!rc && !a->fr.cited) {
+    if (!rc && !a->fr.cited && !fg_has_prose(a->after)) {
         a->removed = true;
         dream_article_free(a->after);
         a->after = NULL;

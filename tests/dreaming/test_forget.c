@@ -421,6 +421,36 @@ static void test_forget_removes_an_article_left_with_nothing_cited_and_its_links
     snap_free(&after);
 }
 
+/* An article whose every citation goes is removed only when nothing else is left in it: a
+ * section the person wrote by hand, with no footnote, is theirs, and the article stays with it
+ * (before, the file went, their section with it, in the forget commit). */
+static void test_forget_keeps_an_article_with_the_persons_own_section(void **state)
+{
+    struct ctx *c = *state;
+    const char *hashes[] = {"91c02d8f", "6280818b"}; /* all Home_Solar_Panels cites */
+    struct snapshot before;
+    snap(c, &before);
+    const char *was = snap_get(&before, "Home_Solar_Panels.md");
+    assert_non_null(was);
+    const char *refs = strstr(was, "## References");
+    assert_non_null(refs);
+    char text[16384];
+    snprintf(text, sizeof text, "%.*s## My notes\n\nThe installer's number is on the fridge. Call before March.\n\n%s", (int)(refs - was), was, refs);
+    put_article(c, "Home_Solar_Panels", text);
+    struct dream_forget_result r;
+    assert_int_equal(forget(c, hashes, 2, NULL, NULL, false, &r), 0);
+    struct snapshot after;
+    snap(c, &after);
+    const char *now = snap_get(&after, "Home_Solar_Panels.md");
+    assert_non_null(now);
+    assert_non_null(strstr(now, "## My notes\n\nThe installer's number is on the fridge. Call before March.\n"));
+    assert_false(names_hash(now, hashes[0]));
+    assert_false(names_hash(now, hashes[1]));
+    assert_int_equal(git_head_has(c, "articles/Home_Solar_Panels.md"), 1);
+    snap_free(&before);
+    snap_free(&after);
+}
+
 /* A message a later export replaced is the conversation's all the same: forgetting the
  * conversation takes the text the store kept of it, from the rows and from the file's bytes. */
 static void test_forget_takes_the_messages_a_later_export_replaced(void **state)
@@ -594,6 +624,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_forget_takes_a_conversation_out_of_the_store_and_the_wiki, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_removes_an_article_left_with_nothing_cited_and_its_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_takes_the_messages_a_later_export_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_keeps_an_article_with_the_persons_own_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_dry_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_bad_arguments_are_errors_that_change_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_by_source_and_day, setup, teardown),
