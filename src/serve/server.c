@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* $DREAM_IDLE_TIMEOUT as seconds (0..86400), else the default. */
 static unsigned idle_timeout_default(void)
@@ -186,12 +187,38 @@ static enum MHD_Result reply_options(struct serve_request *rq, const char *allow
 
 static const char *header(struct MHD_Connection *c, const char *name) { return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name); }
 
+struct header_count {
+    const char *name;
+    int n;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    struct header_count *c = cls;
+    (void)kind;
+    (void)value;
+    if (key && !strcasecmp(key, c->name)) c->n++;
+    return MHD_YES;
+}
+
+/* How many times the request carries header name. */
+static int header_times(struct MHD_Connection *conn, const char *name)
+{
+    struct header_count c = {name, 0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &c);
+    return c.n;
+}
+
 /* The checks made when a request's headers have arrived (see the top of this file). A refusal
  * is queued here; otherwise the connection's state is made and the body read next. */
 static enum MHD_Result on_headers(struct dream_server *s, struct serve_request *rq, void **con_cls)
 {
     struct MHD_Connection *conn = rq->conn;
     const char *host = header(conn, MHD_HTTP_HEADER_HOST);
+    /* one Host, one Origin: with two, the checks would read one and something after us the other */
+    if (header_times(conn, MHD_HTTP_HEADER_HOST) > 1 || header_times(conn, "Origin") > 1)
+        return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "bad_host",
+                                 "the request carries more than one %s header: send one", header_times(conn, "Origin") > 1 ? "Origin" : "Host");
     if (host && !serve_guard_host_allowed(&s->guard, host)) {
         char name[256];
         if (!serve_guard_host_name(host, name, sizeof name))
