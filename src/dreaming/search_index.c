@@ -283,6 +283,7 @@ int dream_search_sync(dream_store *store, const char *const *stems, const dream_
     if (!rc && touched) {
         struct search_writer w = {0};
         rc = store_exec(store, "BEGIN IMMEDIATE", "updating the search index");
+        bool begun = !rc;
         if (!rc) rc = search_writer_open(&w, store, true);
         for (size_t k = 0; !rc && k < n; k++) {
             if (todo[k] >= 2) {
@@ -299,7 +300,7 @@ int dream_search_sync(dream_store *store, const char *const *stems, const dream_
         for (size_t k = 0; !rc && k < ngone; k++) rc = search_forget(store, gone[k]);
         search_writer_close(&w);
         if (!rc) rc = store_exec(store, "COMMIT", "updating the search index");
-        else store_exec(store, "ROLLBACK", "updating the search index");
+        else if (begun) sqlite3_exec(store_db(store), "ROLLBACK", NULL, NULL, NULL); /* the error is the one that made it */
     }
     if (!rc && changed) *changed = count + ngone;
     synth_free_strings(gone, ngone);
@@ -380,6 +381,6 @@ int dream_search_rebuild(dream_store *store, const char *wiki, struct dream_sear
         sqlite3_finalize(st);
     }
     if (!rc) rc = store_exec(store, "COMMIT", "rebuilding the search index");
-    else store_exec(store, "ROLLBACK", "rebuilding the search index");
+    else sqlite3_exec(store_db(store), "ROLLBACK", NULL, NULL, NULL); /* the error is the one that made it */
     return rc;
 }

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "dream/article.h"
 #include "dream/error.h"
 #include "dream/read.h"
 #include "dream/search.h"
@@ -752,6 +753,41 @@ static void test_search_stage_writes_are_indexed_in_their_transaction(void **sta
     dream_store_close(s);
 }
 
+/* A sync that cannot take the store (another writer holds it) says so: the ROLLBACK after the
+ * failed BEGIN wrote its own error over the real one ("cannot rollback - no transaction is
+ * active"), and the reader's warning blamed the wrong thing. */
+static void test_search_sync_busy_store_says_busy(void **state)
+{
+    char dir[] = "/tmp/dream-test-search-busy-XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/m.sqlite", dir);
+    dream_store *store;
+    assert_int_equal(dream_store_open(path, &store), 0);
+    sqlite3 *other;
+    assert_int_equal(sqlite3_open(path, &other), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(store_db(store), 20);
+    const char *text = "# Kayak\n\nA boat.\n";
+    dream_article *a = NULL;
+    assert_int_equal(dream_article_parse(text, strlen(text), &a), 0);
+    const char *stems[] = {"Kayak"};
+    const dream_article *arts[] = {a};
+    int64_t mtimes[] = {1};
+    size_t changed = 0;
+    assert_int_not_equal(dream_search_sync(store, stems, arts, mtimes, 1, &changed), 0);
+    assert_null(strstr(dream_error_last(), "cannot rollback"));
+    assert_non_null(strstr(dream_error_last(), "locked"));
+    dream_error_clear();
+    dream_article_free(a);
+    sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(other);
+    dream_store_close(store);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    (void)state;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -779,6 +815,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_rebuild_that_fails_leaves_the_old_index),
         cmocka_unit_test(test_search_dates_come_from_the_rows_that_hold_them),
         cmocka_unit_test(test_search_migrates_a_version_8_store_to_an_index_without_copies),
+        cmocka_unit_test(test_search_sync_busy_store_says_busy),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
