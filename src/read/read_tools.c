@@ -75,7 +75,9 @@ static long read_named(const dream_reader *r, const char *name)
 
 /* ---- resolve ---------------------------------------------------------------------------- */
 
-/* The captured subject (an entity without an article) named name, or NULL. */
+/* The captured subject named name, or NULL: an entity without an article, or one whose article
+ * is not in the wiki now (the person deleted or renamed it; resolve asks here only after no
+ * article answered). */
 static json_t *read_captured(dream_reader *r, const char *name)
 {
     if (!r->store) return NULL;
@@ -88,9 +90,9 @@ static json_t *read_captured(dream_reader *r, const char *name)
     sqlite3 *db = store_db(r->store);
     sqlite3_stmt *st = NULL;
     json_t *res = NULL;
-    const char *sql = "SELECT id, name FROM pipeline_entities WHERE route IS NOT 'article' AND (normal = ?1 OR (?2 <> '' AND squeezed = ?2))"
+    const char *sql = "SELECT id, name FROM pipeline_entities WHERE normal = ?1 OR (?2 <> '' AND squeezed = ?2)"
                       " UNION ALL SELECT e.id, e.name FROM chunk_mentions m JOIN pipeline_entities e ON e.id = m.entity"
-                      " WHERE m.normal = ?1 AND e.route IS NOT 'article' LIMIT 1";
+                      " WHERE m.normal = ?1 LIMIT 1";
     int64_t id = -1;
     char *ename = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {

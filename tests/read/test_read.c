@@ -176,6 +176,24 @@ static void copy_vault(const char *name, char *dir, size_t n)
     assert_int_equal(sh("rm -rf '%s' && mkdir -p '%s' && cp -r '%s/articles' '%s/articles'", dir, dir, vault_dir, dir), 0);
 }
 
+/* A subject whose article the person deleted by hand is still where it came up: resolve found
+ * nothing ("no article named"), as if it had never been talked about. */
+static void test_read_resolve_a_deleted_articles_subject_shows_where_it_came_up(void **state)
+{
+    (void)state;
+    char dir[4200], cmd[8600];
+    copy_vault("deleted", dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "rm '%s/articles/Sourdough.md'", dir);
+    assert_int_equal(system(cmd), 0);
+    dream_reader *r = open_reader(dir, store_path);
+    json_t *o = NULL;
+    assert_int_equal(dream_read_resolve(r, "Sourdough", &o), 0);
+    assert_string_equal(str(o, "status"), "captured");
+    assert_true(json_integer_value(json_object_get(o, "chunks")) >= 1);
+    json_decref(o);
+    dream_reader_close(r);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -661,6 +679,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_read_resolve_by_stem_title_alias_and_normal_form),
         cmocka_unit_test(test_read_resolve_miss_names_near_candidates),
         cmocka_unit_test(test_read_resolve_uses_pipeline_names_and_captured_subjects),
+        cmocka_unit_test(test_read_resolve_a_deleted_articles_subject_shows_where_it_came_up),
         cmocka_unit_test(test_read_default_read_stays_under_the_budget),
         cmocka_unit_test(test_read_names_never_escape_the_wiki),
         cmocka_unit_test(test_read_bytes_that_are_not_utf8_still_give_json),
