@@ -37,8 +37,8 @@
  * never written; the setters below remove them, and dream_article_migrate moves them.
  *
  * Parsing never fails on content: any bytes parse, and dream_article_write() of an article that
- * was not edited gives back exactly the bytes that were parsed (malformed parts are kept
- * verbatim; dream_article_check() reports them). Fences (``` or ~~~, closed by the same
+ * was not edited gives back exactly the bytes that were parsed, a leading byte order mark aside
+ * (malformed parts are kept verbatim; dream_article_check() reports them). Fences (``` or ~~~, closed by the same
  * character at least as long) hide headings, footnotes, links and templates; so do inline code
  * spans.
  *
@@ -93,7 +93,8 @@ void dream_article_free(dream_article *a);
 int dream_article_clone(const dream_article *a, dream_article **out);
 
 /* The article's text in *out (malloc'd, NUL-terminated, freed by the caller), its length in
- * *len (may be NULL). Byte-identical to the parsed input when nothing was edited. */
+ * *len (may be NULL). Byte-identical to the parsed input when nothing was edited (but for a
+ * leading byte order mark, which is not part of the article). */
 int dream_article_write(const dream_article *a, char **out, size_t *len);
 
 /* Writes the article to path atomically (temporary file in the same directory, then rename). */
