@@ -194,13 +194,15 @@ char *dream_article_anchor(const char *heading)
             o += k;
         }
     }
-    /* No letter at all ("???", "!!!", a pictograph): every character but the spaces, each run of
-     * those one '-', so such a section can be read and an unknown name finds none. */
+    /* No letter at all ("???", "!!!", a pictograph): every character but the spaces and control
+     * characters, each run of those one '-', so such a section can be read and an unknown name
+     * finds none. */
     if (o == 0) {
         dash = false;
         for (size_t i = 0; i < n;) {
             int k = utf8_seq_len((const unsigned char *)heading + i, n - i);
-            if (k <= 0 || isspace((unsigned char)heading[i])) {
+            unsigned char c = (unsigned char)heading[i];
+            if (k <= 0 || c <= ' ' || c == 0x7f) { /* spaces and control characters, a NUL among them */
                 dash = k > 0 || dash;
                 i++;
                 continue;

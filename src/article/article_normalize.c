@@ -60,10 +60,6 @@ static int pass_bytes(struct norm *n)
 {
     dream_article *a = n->a;
     if (!memchr(a->text, '\r', a->len) && !memchr(a->text, '\0', a->len)) return 0;
-    bool any = memchr(a->text, '\0', a->len) != NULL;
-    for (size_t i = 0; i + 1 <= a->len && !any; i++)
-        any = a->text[i] == '\r' && (i + 1 == a->len || a->text[i + 1] == '\n' || a->text[i + 1] == '\r');
-    if (!any) return 0;
     struct dbuf b = {0};
     size_t crs = 0, nuls = 0;
     for (size_t i = 0; i < a->len; i++) {
@@ -73,14 +69,17 @@ static int pass_bytes(struct norm *n)
             continue;
         }
         if (c == '\r') {
-            /* a run of CRs that ends the line goes, whole (CRLF, or CR CR LF from a double conversion) */
+            /* a run of CRs that ends the line goes, whole (CRLF, or CR CR LF from a double
+             * conversion); a CR alone is a line end of its own, as CommonMark (and Obsidian)
+             * read one: LF */
             size_t j = i;
             while (j < a->len && a->text[j] == '\r') j++;
+            crs++;
             if (j == a->len || a->text[j] == '\n') {
-                crs++;
                 i = j - 1;
                 continue;
             }
+            c = '\n';
         }
         if (dbuf_putc(&b, c)) return oom();
     }
