@@ -320,12 +320,11 @@ static bool ingest_dir_seen(struct ingest_seen_dirs *seen, const struct stat *st
     return false;
 }
 
-/* Every wanted file under dir, in name order, depth first; a directory reached through a link is
- * read like any other, and no directory twice (seen). */
-static int ingest_dir(struct ingest_ctx *ctx, const char *dir, int depth, struct ingest_seen_dirs *seen)
+/* Every wanted file under dir (self: its stat), in name order, depth first; a directory reached
+ * through a link is read like any other, and no directory twice (seen). */
+static int ingest_dir(struct ingest_ctx *ctx, const char *dir, const struct stat *self, int depth, struct ingest_seen_dirs *seen)
 {
-    struct stat self;
-    if (stat(dir, &self) == 0 && ingest_dir_seen(seen, &self)) return 0;
+    if (ingest_dir_seen(seen, self)) return 0;
     if (depth > INGEST_MAX_DEPTH) {
         ingest_skip(ctx, DREAM_SKIP_UNSUPPORTED, dir, "directories nested deeper than %d levels are not read", INGEST_MAX_DEPTH);
         return 0;
@@ -346,7 +345,7 @@ static int ingest_dir(struct ingest_ctx *ctx, const char *dir, int depth, struct
                 snprintf(path, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", list[i]->d_name);
                 struct stat st;
                 bool there = stat(path, &st) == 0; /* through a link: a dangling one is not there */
-                if (there && S_ISDIR(st.st_mode)) rc = ingest_dir(ctx, path, depth + 1, seen);
+                if (there && S_ISDIR(st.st_mode)) rc = ingest_dir(ctx, path, &st, depth + 1, seen);
                 else if (there && S_ISREG(st.st_mode)) {
                     if (ingest_wanted_name(list[i]->d_name)) rc = ingest_file(ctx, path);
                     else ctx->stats->ignored++;
@@ -370,7 +369,7 @@ int dream_ingest_path(dream_store *store, const char *path, const struct dream_i
         return dream_error_set(errno == ENOENT ? DREAM_ENOTFOUND : DREAM_EIO, "cannot read %s: %s", path, strerror(errno));
     if (!S_ISDIR(st.st_mode)) return ingest_file(&ctx, path);
     struct ingest_seen_dirs seen = {0};
-    int rc = ingest_dir(&ctx, path, 0, &seen);
+    int rc = ingest_dir(&ctx, path, &st, 0, &seen);
     free(seen.v);
     return rc;
 }

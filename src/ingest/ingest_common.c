@@ -149,8 +149,21 @@ oom:
 static const char *ingest_utf8_text(const char *s, char **copy)
 {
     *copy = NULL;
-    if (!s || utf8_valid_prefix(s, strlen(s)) == strlen(s)) return s;
-    return *copy = utf8_repaired(s);
+    if (!s) return NULL;
+    size_t n = strlen(s);
+    return utf8_valid_prefix(s, n) == n ? s : (*copy = utf8_repaired(s));
+}
+
+/* Makes the malloc'd *s valid UTF-8 in place (ingest_utf8_text). */
+static int ingest_utf8_own(char **s)
+{
+    char *copy;
+    if (*s && !ingest_utf8_text(*s, &copy)) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    if (*s && copy) {
+        free(*s);
+        *s = copy;
+    }
+    return 0;
 }
 
 int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where)
@@ -162,13 +175,7 @@ int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where
         ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "the conversation has no id");
         return 0;
     }
-    char *id_copy, *title_copy = NULL, *origin_copy = NULL;
-    const char *id = ingest_utf8_text(c->id, &id_copy);
-    if (!id) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    if (id_copy) {
-        free(c->id);
-        c->id = id_copy;
-    }
+    if (ingest_utf8_own(&c->id)) return DREAM_ENOMEM;
     if (c->n == 0) {
         ingest_skip(ctx, DREAM_SKIP_EMPTY, where, "conversation %s has no user or assistant text", c->id);
         return 0;
@@ -181,11 +188,8 @@ int ingest_emit(struct ingest_ctx *ctx, struct ingest_conv *c, const char *where
         return 0;
     }
     if (!c->title && ingest_derive_title(c)) return DREAM_ENOMEM;
-    if (!ingest_utf8_text(c->title, &title_copy) && c->title) return dream_error_set(DREAM_ENOMEM, "out of memory");
-    if (title_copy) {
-        free(c->title);
-        c->title = title_copy;
-    }
+    if (ingest_utf8_own(&c->title)) return DREAM_ENOMEM;
+    char *origin_copy;
     const char *origin = ingest_utf8_text(ctx->path, &origin_copy);
     if (!origin && ctx->path) return dream_error_set(DREAM_ENOMEM, "out of memory");
     int64_t first = 0, last = 0;

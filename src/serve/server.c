@@ -216,9 +216,10 @@ static enum MHD_Result on_headers(struct dream_server *s, struct serve_request *
     struct MHD_Connection *conn = rq->conn;
     const char *host = header(conn, MHD_HTTP_HEADER_HOST);
     /* one Host, one Origin: with two, the checks would read one and something after us the other */
-    if (header_times(conn, MHD_HTTP_HEADER_HOST) > 1 || header_times(conn, "Origin") > 1)
-        return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "bad_host",
-                                 "the request carries more than one %s header: send one", header_times(conn, "Origin") > 1 ? "Origin" : "Host");
+    const char *twice = header_times(conn, MHD_HTTP_HEADER_HOST) > 1 ? "Host" : header_times(conn, "Origin") > 1 ? "Origin" : NULL;
+    if (twice)
+        return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "bad_host", "the request carries more than one %s header: send one",
+                                 twice);
     if (host && !serve_guard_host_allowed(&s->guard, host)) {
         char name[256];
         if (!serve_guard_host_name(host, name, sizeof name))

@@ -678,6 +678,19 @@ static void test_claude_code_interruption_markers_are_not_messages(void **state)
     (void)state;
 }
 
+/* A fresh in-memory store with text (file name) read into it as format; *stats what ingest
+ * counted (may be NULL). */
+static dream_store *ingested_as(enum dream_format format, const char *name, const char *text, size_t len, struct dream_ingest_stats *stats)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = format;
+    struct dream_ingest_stats local = {0};
+    assert_int_equal(dream_ingest_buffer(store, name, text, len, &p, stats ? stats : &local), 0);
+    return store;
+}
+
 /* The messages of one stored conversation as "role:text|...", in order. */
 static char *stored_thread(dream_store *store, const char *source, const char *id)
 {
@@ -710,12 +723,8 @@ static void test_claude_code_shell_echoes_and_api_errors_are_not_messages(void *
         "\"message\":{\"role\":\"user\",\"content\":\"<task-notification>Task done</task-notification>\"}}\n"
         "{\"type\":\"assistant\",\"uuid\":\"u6\",\"parentUuid\":\"u5\",\"sessionId\":\"s-sh\",\"timestamp\":\"2025-01-02T10:00:05Z\","
         "\"message\":{\"id\":\"m2\",\"model\":\"claude-sonnet-4\",\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Check its permissions.\"}]}}\n";
-    dream_store *store;
-    assert_int_equal(dream_store_open(":memory:", &store), 0);
-    struct dream_ingest_params p = dream_ingest_default_params();
-    p.format = DREAM_FORMAT_CLAUDE_CODE;
     struct dream_ingest_stats stats = {0};
-    assert_int_equal(dream_ingest_buffer(store, "s-sh.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    dream_store *store = ingested_as(DREAM_FORMAT_CLAUDE_CODE, "s-sh.jsonl", text, sizeof text - 1, &stats);
     char *t = stored_thread(store, "claude-code", "s-sh");
     assert_string_equal(t, "user:Why does ssh ignore my config file?|assistant:Check its permissions.");
     free(t);
@@ -741,12 +750,8 @@ static void test_a_file_name_not_in_utf8_stores_valid_text(void **state)
     static const char text[] =
         "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"timestamp\":\"2025-01-02T10:00:00Z\","
         "\"message\":{\"role\":\"user\",\"content\":\"Is this file name a problem?\"}}\n";
-    dream_store *store;
-    assert_int_equal(dream_store_open(":memory:", &store), 0);
-    struct dream_ingest_params p = dream_ingest_default_params();
-    p.format = DREAM_FORMAT_CLAUDE_CODE;
     struct dream_ingest_stats stats = {0};
-    assert_int_equal(dream_ingest_buffer(store, "/tmp/caf\xe9.jsonl", text, sizeof text - 1, &p, &stats), 0);
+    dream_store *store = ingested_as(DREAM_FORMAT_CLAUDE_CODE, "/tmp/caf\xe9.jsonl", text, sizeof text - 1, &stats);
     assert_int_equal(stats.added, 1);
     size_t bad = 0, n_bad = 0;
     assert_int_equal(dream_store_check_text(store, count_bad_text, &bad, &n_bad), 0);
@@ -756,6 +761,8 @@ static void test_a_file_name_not_in_utf8_stores_valid_text(void **state)
     dream_store_conversation_free(c);
     /* the same file again is the same conversation */
     memset(&stats, 0, sizeof stats);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_CLAUDE_CODE;
     assert_int_equal(dream_ingest_buffer(store, "/tmp/caf\xe9.jsonl", text, sizeof text - 1, &p, &stats), 0);
     assert_int_equal(stats.unchanged, 1);
     dream_store_close(store);
@@ -862,12 +869,8 @@ static void test_pi_session_named_midway_keeps_what_came_before(void **state)
         "{\"type\":\"message\",\"id\":\"m2\",\"parentId\":\"m1\",\"timestamp\":\"2025-03-02T11:01:00Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Mid-March.\"}]}}\n"
         "{\"type\":\"session_info\",\"id\":\"s1\",\"parentId\":\"m2\",\"timestamp\":\"2025-03-02T11:02:00Z\",\"name\":\"Tomatoes\"}\n"
         "{\"type\":\"message\",\"id\":\"m3\",\"parentId\":\"s1\",\"timestamp\":\"2025-03-02T11:03:00Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"And peppers?\"}]}}\n";
-    dream_store *store;
-    assert_int_equal(dream_store_open(":memory:", &store), 0);
-    struct dream_ingest_params p = dream_ingest_default_params();
-    p.format = DREAM_FORMAT_PI;
     struct dream_ingest_stats stats = {0};
-    assert_int_equal(dream_ingest_buffer(store, "named.jsonl", pi, sizeof pi - 1, &p, &stats), 0);
+    dream_store *store = ingested_as(DREAM_FORMAT_PI, "named.jsonl", pi, sizeof pi - 1, &stats);
     char *t = stored_thread(store, "pi", "p-named");
     assert_string_equal(t, "user:When should I sow tomatoes?|assistant:Mid-March.|user:And peppers?");
     free(t);
@@ -893,12 +896,8 @@ static void test_chatgpt_voice_transcriptions_are_messages(void **state)
         "\"b\":{\"id\":\"b\",\"parent\":\"a\",\"children\":[],\"message\":{\"id\":\"b\",\"author\":{\"role\":\"assistant\"},"
         "\"create_time\":1700000050,\"recipient\":\"all\",\"content\":{\"content_type\":\"multimodal_text\",\"parts\":["
         "{\"content_type\":\"audio_transcription\",\"text\":\"About five minutes.\",\"direction\":\"out\"}]}}}}}]";
-    dream_store *store;
-    assert_int_equal(dream_store_open(":memory:", &store), 0);
-    struct dream_ingest_params p = dream_ingest_default_params();
-    p.format = DREAM_FORMAT_CHATGPT;
     struct dream_ingest_stats stats = {0};
-    assert_int_equal(dream_ingest_buffer(store, "conversations.json", text, sizeof text - 1, &p, &stats), 0);
+    dream_store *store = ingested_as(DREAM_FORMAT_CHATGPT, "conversations.json", text, sizeof text - 1, &stats);
     assert_int_equal(stats.added, 1);
     char *t = stored_thread(store, "chatgpt", "v1");
     assert_string_equal(t, "user:How long do I rest a steak?|assistant:About five minutes.");
