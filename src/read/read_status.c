@@ -29,20 +29,19 @@ static json_t *read_last_memory_commit(const char *wiki, bool *git)
     *git = false;
     git_libgit2_init();
     git_repository *repo = NULL;
-    git_revwalk *walk = NULL;
+    git_commit *c = NULL;
     json_t *res = json_null();
+    git_oid oid;
     if (git_repository_open_ext(&repo, wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0) goto done;
     *git = true;
-    if (git_revwalk_new(&walk, repo) != 0 || git_revwalk_push_head(walk) != 0) goto done;
-    git_revwalk_sorting(walk, GIT_SORT_TIME);
-    git_oid oid;
-    for (int n = 0; n < READ_GIT_WALK_MAX && git_revwalk_next(&oid, walk) == 0; n++) {
-        git_commit *c = NULL;
-        if (git_commit_lookup(&c, repo, &oid) != 0) continue;
+    /* back from HEAD along first parents, which a shallow clone has up to its cut (a walk sorted
+     * by time wants every parent, and found nothing there) */
+    if (git_reference_name_to_id(&oid, repo, "HEAD") != 0 || git_commit_lookup(&c, repo, &oid) != 0) goto done;
+    for (int n = 0; c && n < READ_GIT_WALK_MAX; n++) {
         const char *msg = git_commit_message(c);
         if (msg && strncmp(msg, "memory:", 7) == 0) {
             char id[GIT_OID_HEXSZ + 1], date[32];
-            git_oid_tostr(id, sizeof id, &oid);
+            git_oid_tostr(id, sizeof id, git_commit_id(c));
             time_t t = (time_t)git_commit_time(c);
             struct tm tm;
             gmtime_r(&t, &tm);
@@ -51,13 +50,16 @@ static json_t *read_last_memory_commit(const char *wiki, bool *git)
             json_decref(res);
             id[12] = '\0';
             res = json_pack("{ss ss ss}", "id", id, "date", date, "subject", summary ? summary : "");
-            git_commit_free(c);
             break;
         }
+        git_commit *parent = NULL;
+        if (git_commit_parentcount(c) == 0 || git_commit_parent(&parent, c, 0) != 0) parent = NULL;
         git_commit_free(c);
+        c = parent;
     }
 done:
-    git_revwalk_free(walk);
+    git_commit_free(c);
+    git_error_clear();
     git_repository_free(repo);
     git_libgit2_shutdown();
     return res ? res : json_null();

@@ -587,6 +587,16 @@ static void test_read_status_counts_and_last_memory_commit(void **state)
     free(text);
     json_decref(o);
     dream_reader_close(r);
+    /* a shallow clone: its oldest commit's parent is not there (before, the walk sorted by time
+     * wanted it, and status said "none") */
+    char shallow[500];
+    snprintf(shallow, sizeof shallow, "%s-shallow", dir);
+    assert_int_equal(sh("rm -rf '%s' && git clone -q --depth 2 'file://%s' '%s'", shallow, dir, shallow), 0);
+    r = open_reader(shallow, store_path);
+    assert_int_equal(dream_read_status(r, &o), 0);
+    assert_string_equal(str(json_object_get(o, "last_commit"), "subject"), "memory: synthesis (1 created)");
+    json_decref(o);
+    dream_reader_close(r);
     unsetenv("DREAM_HOME");
 }
 
