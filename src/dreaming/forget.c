@@ -12,6 +12,7 @@
 #include "util/utf8.h"
 
 #include <ctype.h>
+#include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,17 +229,36 @@ static const char *fg_named(const struct forget *f, const dream_article *a, int 
     return NULL;
 }
 
-/* Whether a holds prose of its own: words in its lead or in a body or Notes section. What is
- * left once every citation went is what no conversation was cited for (dream cites what it
- * writes): the person's. */
+/* Whether the References body b holds words outside footnote definitions (dream writes each on
+ * one line "[^label]: ..."): a line the person added under them, a paragraph or a line that reads
+ * on from the last definition. */
+static bool fg_refs_prose(const char *b)
+{
+    for (const char *l = b; l && *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        const char *p = l;
+        while (p < l + n && isspace((unsigned char)*p)) p++;
+        bool def = p + 2 < l + n && p == l && p[0] == '[' && p[1] == '^' && memchr(p, ']', n) && memmem(p, n, "]:", 2);
+        if (p < l + n && !def && dream_article_words(p, (size_t)(l + n - p))) return true;
+        l = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+/* Whether a holds prose of its own: words in its lead or in a body or Notes section, or under
+ * its footnote definitions. What is left once every citation went is what no conversation was
+ * cited for (dream cites what it writes): the person's. */
 static bool fg_has_prose(const dream_article *a)
 {
     const char *lead = dream_article_lead(a);
     if (lead && dream_article_words(lead, strlen(lead))) return true;
     for (size_t i = 0; i < dream_article_section_count(a); i++) {
         const struct dream_article_section *sec = dream_article_section(a, i);
-        if ((sec->kind == DREAM_SECTION_BODY || sec->kind == DREAM_SECTION_NOTES) && sec->body && dream_article_words(sec->body, strlen(sec->body)))
+        if (!sec->body) continue;
+        if ((sec->kind == DREAM_SECTION_BODY || sec->kind == DREAM_SECTION_NOTES) && dream_article_words(sec->body, strlen(sec->body)))
             return true;
+        if (sec->kind == DREAM_SECTION_REFERENCES && fg_refs_prose(sec->body)) return true;
     }
     return false;
 }
@@ -389,6 +409,79 @@ static int fg_plan(struct forget *f)
         f->res.removed += a->removed;
         f->res.unlinked += !a->edited && !a->removed && a->links;
     }
+    return rc;
+}
+
+/* Whether rel (relative to the wiki) is a file forget writes or removes: an article it edits or
+ * removes, or the transcript note of a forgotten conversation ("Sources/... (HASH).md"); *removes
+ * says the file goes with text of its own (not a redirect). */
+static bool fg_touches(const struct forget *f, const char *rel, bool *removes)
+{
+    *removes = false;
+    size_t n = strlen(rel);
+    if (strncmp(rel, "articles/", 9) == 0 && n > 12 && strcmp(rel + n - 3, ".md") == 0 && !strchr(rel + 9, '/')) {
+        for (size_t i = 0; i < f->stems.n; i++) {
+            const char *st = f->stems.stems[i];
+            if (strlen(st) != n - 12 || strncmp(st, rel + 9, n - 12) != 0) continue;
+            /* a redirect holds only its link: removing one loses nothing of the person's */
+            *removes = f->arts[i].removed && !dream_article_is_redirect(f->arts[i].before);
+            return f->arts[i].after || f->arts[i].removed;
+        }
+        return false;
+    }
+    if (strncmp(rel, DREAM_SOURCES_DIR "/", sizeof DREAM_SOURCES_DIR) != 0) return false;
+    for (size_t k = 0; k < f->n_convs; k++) {
+        size_t h = strlen(f->hashes[k]);
+        if (n > h + 5 && strcmp(rel + n - 4, ").md") == 0 && rel[n - h - 5] == '(' && strncmp(rel + n - h - 4, f->hashes[k], h) == 0)
+            return *removes = true;
+    }
+    return false;
+}
+
+/* What git holds no commit of in the files forget writes, refused before anything changes: a
+ * staged change (the index would keep the forgotten text after forget's commit, and the person's
+ * next `git commit` would bring it back), or a change not even staged in a file forget removes
+ * (it would be lost with the file). An article forget only edits takes the person's unstaged
+ * edit along into its commit, as every stage does. No repository: nothing to compare. */
+static int fg_git_uncommitted(const struct forget *f)
+{
+    git_libgit2_init();
+    git_repository *repo = NULL;
+    git_status_list *list = NULL;
+    git_status_options o;
+    git_status_options_init(&o, GIT_STATUS_OPTIONS_VERSION);
+    o.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+    o.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+    int rc = DREAM_OK;
+    if (git_repository_open_ext(&repo, f->wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0 && git_repository_head_unborn(repo) != 1 &&
+        git_status_list_new(&list, repo, &o) == 0) {
+        const unsigned staged = GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED | GIT_STATUS_INDEX_RENAMED |
+                                GIT_STATUS_INDEX_TYPECHANGE;
+        const unsigned unstaged = GIT_STATUS_WT_NEW | GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_TYPECHANGE | GIT_STATUS_WT_RENAMED;
+        for (size_t i = 0; !rc && i < git_status_list_entrycount(list); i++) {
+            const git_status_entry *e = git_status_byindex(list, i);
+            const git_diff_delta *d = e->head_to_index ? e->head_to_index : e->index_to_workdir;
+            const char *rel = d ? (d->new_file.path ? d->new_file.path : d->old_file.path) : NULL;
+            bool removes;
+            if (!rel || !fg_touches(f, rel, &removes)) continue;
+            if (e->status & staged)
+                rc = dream_error_set(DREAM_EBUSY,
+                                     "%s/%s has changes staged in git that forget would leave in the index, and the next git commit "
+                                     "would bring the forgotten text back; commit them (git -C '%s' commit) or unstage them (git -C '%s' "
+                                     "restore --staged '%s'), then run dream forget again",
+                                     f->wiki, rel, f->wiki, f->wiki, rel);
+            else if (removes && strncmp(rel, "articles/", 9) == 0 && (e->status & unstaged))
+                rc = dream_error_set(DREAM_EBUSY,
+                                     "%s/%s has changes git holds no commit of, and forget removes the file: they would be lost; "
+                                     "commit them (git -C '%s' add '%s' && git -C '%s' commit), or move them elsewhere, then run dream "
+                                     "forget again",
+                                     f->wiki, rel, f->wiki, rel, f->wiki);
+        }
+    }
+    git_error_clear();
+    git_status_list_free(list);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
     return rc;
 }
 
@@ -635,6 +728,7 @@ int dream_forget(dream_store *store, const struct dream_forget_params *params, s
     if (!rc && f.n_convs && !(f.hashes = calloc(f.n_convs, sizeof *f.hashes))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < f.n_convs; i++) f.hashes[i] = f.convs[i].cite;
     if (!rc && f.n_convs && f.wiki) rc = fg_plan(&f);
+    if (!rc && f.n_convs && f.wiki) rc = fg_git_uncommitted(&f);
     if (!rc && f.n_convs) rc = fg_temp_convs(&f);
     if (!rc && f.n_convs) rc = fg_store_counts(&f);
     if (!rc) fg_report(&f);

@@ -1,6 +1,7 @@
 /* pipeline.c — the whole run of the Dreaming under the run lock (dream/pipeline.h): the stages
  * in order, each one's report, the lock file. */
 #include "dream/pipeline.h"
+#include "synth_internal.h"
 
 #include "dream/entity.h"
 #include "dream/error.h"
@@ -440,6 +441,11 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
     int fd = -1, rc = DREAM_OK;
     if (!q.dry_run && !q.lock_held && strcmp(q.store_path, ":memory:") != 0) rc = dream_run_lock(q.store_path, &fd);
     if (!rc) rc = dream_store_open(q.store_path, &x.store);
+    /* a wiki git would not commit in now (a rebase half way, a detached HEAD, a lock) is named
+     * before the model reads anything, not after the stages that only fill the store */
+    bool writes = !q.stage || !(strcmp(q.stage, "segment") == 0 || strcmp(q.stage, "extract") == 0 || strcmp(q.stage, "resolve") == 0 ||
+                                strcmp(q.stage, "route") == 0);
+    if (!rc && !q.dry_run && writes) rc = synth_git_ready(x.wiki);
     if (!rc && q.conversation) {
         const char *cite = strncmp(q.conversation, "conv:", 5) == 0 ? q.conversation + 5 : q.conversation;
         struct dream_store_conversation *c;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -807,6 +808,74 @@ static int synth_git_entries(git_repository *repo, const char *wiki, const struc
     return rc ? synth_git_error("storing an article in git", wiki) : DREAM_OK;
 }
 
+/* A commit killed half way leaves git's lock files behind (index.lock, the branch's ref lock), and
+ * every later commit would fail on them. A marker file in the git directory says a dream commit
+ * is under way: set just before git_commit_create and cleared once the index is written (on
+ * success or failure: libgit2 takes its locks back when it fails), so only a killed commit
+ * leaves it. */
+#define SYNTH_GIT_MARKER "dream-commit-in-progress"
+/* How long after the marker a lock may still be the killed commit's (its index write included);
+ * a lock younger than that is a git command the person started since, and is left alone. */
+#define SYNTH_GIT_COMMIT_SPAN_S 300
+
+static void synth_git_marker(git_repository *repo, bool start)
+{
+    struct dbuf m = {0};
+    if (dbuf_printf(&m, "%s%s", git_repository_path(repo), SYNTH_GIT_MARKER)) return;
+    if (!start) unlink(m.data);
+    else {
+        FILE *f = fopen(m.data, "w");
+        if (f) fclose(f);
+    }
+    dbuf_free(&m);
+}
+
+/* The locks a killed dream commit left (the marker found): removed, when they date from it. */
+static void synth_git_clear_killed(git_repository *repo)
+{
+    const char *gd = git_repository_path(repo), *cd = git_repository_commondir(repo);
+    struct dbuf m = {0};
+    struct stat ms;
+    if (dbuf_printf(&m, "%s%s", gd, SYNTH_GIT_MARKER) || stat(m.data, &ms) != 0) {
+        dbuf_free(&m);
+        return;
+    }
+    char *locks[4] = {0};
+    struct dbuf b = {0};
+    if (!dbuf_printf(&b, "%sindex.lock", gd)) locks[0] = dbuf_take(&b);
+    if (!dbuf_printf(&b, "%sHEAD.lock", gd)) locks[1] = dbuf_take(&b);
+    if (!dbuf_printf(&b, "%spacked-refs.lock", cd)) locks[2] = dbuf_take(&b);
+    git_reference *head = NULL;
+    if (git_reference_lookup(&head, repo, "HEAD") == 0 && git_reference_type(head) == GIT_REFERENCE_SYMBOLIC) {
+        const char *branch = git_reference_symbolic_target(head);
+        if (branch && !strstr(branch, "..") && !dbuf_printf(&b, "%s%s.lock", cd, branch)) locks[3] = dbuf_take(&b);
+    }
+    git_reference_free(head);
+    for (size_t i = 0; i < 4; i++) {
+        struct stat ls;
+        if (locks[i] && stat(locks[i], &ls) == 0 && ls.st_mtime + 2 >= ms.st_mtime && ls.st_mtime <= ms.st_mtime + SYNTH_GIT_COMMIT_SPAN_S &&
+            unlink(locks[i]) == 0)
+            dream_log(DREAM_LOG_WARN, "removed %s left by an interrupted commit", locks[i]);
+        free(locks[i]);
+    }
+    unlink(m.data);
+    dbuf_free(&m);
+    git_error_clear();
+    dream_error_clear();
+}
+
+int synth_git_ready(const char *wiki)
+{
+    git_libgit2_init();
+    git_repository *repo = NULL;
+    if (git_repository_open_ext(&repo, wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) synth_git_clear_killed(repo);
+    git_error_clear();
+    git_repository_free(repo);
+    int rc = dream_vault_git_ready(wiki);
+    git_libgit2_shutdown();
+    return rc;
+}
+
 /* Commits the given texts onto HEAD: a tree of HEAD's plus exactly these blobs, less the paths
  * whose text is NULL and, with prune_sources, less every Sources/ path d does not hold. The
  * repository's index takes our blobs only for paths where it agreed with HEAD (a path the person
@@ -822,7 +891,7 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
     git_index *idx = NULL, *ridx = NULL;
     git_commit *parent = NULL;
     git_tree *ptree = NULL, *tree = NULL;
-    git_signature *sig = NULL;
+    git_signature *author = NULL, *committer = NULL;
     git_oid parent_id, tree_id, commit_id;
     struct synth_git_entry *ents = NULL; /* what the commit records for d: synth_git_entries */
     size_t n_ents = 0;
@@ -877,11 +946,11 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
     }
     if (!rc && git_index_write_tree_to(&tree_id, idx, repo)) rc = synth_git_error("writing the commit's tree", wiki);
     if (rc || (ptree && git_oid_equal(&tree_id, git_tree_id(ptree)))) goto done; /* already committed (a run killed after its commit) */
-    if (git_tree_lookup(&tree, repo, &tree_id) || git_diff_tree_to_tree(&diff, repo, ptree, tree, NULL) ||
-        (git_signature_default(&sig, repo) && git_signature_now(&sig, "dream", "dream@localhost"))) {
+    if (git_tree_lookup(&tree, repo, &tree_id) || git_diff_tree_to_tree(&diff, repo, ptree, tree, NULL)) {
         rc = synth_git_error("preparing the commit", wiki);
         goto done;
     }
+    if ((rc = dream_vault_git_signatures(repo, &author, &committer))) goto done;
     {
         struct dbuf m = {0};
         size_t nd = git_diff_num_deltas(diff);
@@ -904,8 +973,10 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
         *made = nd;
     }
     const git_commit *parents[1] = {parent};
-    if (git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, parent ? 1 : 0, parents)) {
+    synth_git_marker(repo, true);
+    if (git_commit_create(&commit_id, repo, "HEAD", author, committer, NULL, message, tree, parent ? 1 : 0, parents)) {
         rc = synth_git_error("committing", wiki);
+        synth_git_marker(repo, false);
         goto done;
     }
     /* The index follows for our paths, unless the person staged something else there. */
@@ -936,6 +1007,7 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
         }
         if (git_index_write(ridx)) dream_log(DREAM_LOG_WARN, "the wiki %s: could not update the git index after committing", wiki);
     }
+    synth_git_marker(repo, false);
 done:
     for (size_t i = 0; ents && i < n_ents; i++) free(ents[i].path);
     free(ents);
@@ -944,47 +1016,13 @@ done:
     git_diff_free(diff);
     git_index_free(ridx);
     git_index_free(idx);
-    git_signature_free(sig);
+    git_signature_free(author);
+    git_signature_free(committer);
     git_tree_free(tree);
     git_tree_free(ptree);
     git_commit_free(parent);
     git_repository_free(repo);
     return rc;
-}
-
-/* A commit killed half way leaves git's lock files behind (index.lock, the branch's ref lock), and
- * every later commit would fail on them. A marker file in .git says a dream commit is under way:
- * when it is found at the start of the next one, that commit was killed, and the locks are its. */
-static void synth_git_marker(const char *wiki, bool start)
-{
-    char marker[4200];
-    snprintf(marker, sizeof marker, "%s/.git/dream-commit-in-progress", wiki);
-    if (!start) {
-        unlink(marker);
-        return;
-    }
-    if (access(marker, F_OK) == 0) {
-        static const char *const locks[] = {"index.lock", "HEAD.lock", "packed-refs.lock"};
-        char path[4300];
-        for (size_t i = 0; i < sizeof locks / sizeof locks[0]; i++) {
-            snprintf(path, sizeof path, "%s/.git/%s", wiki, locks[i]);
-            if (unlink(path) == 0) dream_log(DREAM_LOG_WARN, "removed %s left by an interrupted commit", path);
-        }
-        /* the branch HEAD points to */
-        char head[4300], *text = NULL;
-        size_t len = 0;
-        snprintf(head, sizeof head, "%s/.git/HEAD", wiki);
-        if (file_read_all(head, 4096, &text, &len) == 0 && strncmp(text, "ref: ", 5) == 0) {
-            text[strcspn(text, "\r\n")] = '\0';
-            snprintf(path, sizeof path, "%s/.git/%s.lock", wiki, text + 5);
-            if (!strstr(text, "..") && unlink(path) == 0) dream_log(DREAM_LOG_WARN, "removed %s left by an interrupted commit", path);
-        }
-        free(text);
-        dream_error_clear();
-        return;
-    }
-    FILE *f = fopen(marker, "w");
-    if (f) fclose(f);
 }
 
 void synth_files_free(struct synth_file *f, size_t n)
@@ -1049,10 +1087,9 @@ static int synth_commit_all(dream_store *store, const char *wiki, const char *su
     for (size_t i = 0; all && i < n_extra; i++) all[n + i] = extra[i];
     if (!rc && (n + n_extra || prune_sources)) {
         size_t made = 0;
+        rc = synth_git_ready(wiki);
         git_libgit2_init();
-        synth_git_marker(wiki, true);
-        rc = synth_git_commit(wiki, all, n + n_extra, subject, prune_sources, &made);
-        if (!rc) synth_git_marker(wiki, false);
+        if (!rc) rc = synth_git_commit(wiki, all, n + n_extra, subject, prune_sources, &made);
         git_libgit2_shutdown();
         if (!rc) rc = store_exec(store, "BEGIN IMMEDIATE", "clearing committed writes");
         if (!rc) {
@@ -1086,6 +1123,9 @@ int synth_commit_files(dream_store *store, const char *wiki, const char *subject
 int dream_synth_recover(dream_store *store, const char *wiki, size_t *committed)
 {
     if (committed) *committed = 0;
+    /* before anything is written: a wiki git would not commit in now is named, not written to */
+    int rc0 = synth_git_ready(wiki);
+    if (rc0) return rc0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(store), "SELECT seq, path, before_text, text, removes FROM synth_writes WHERE state = 'pending' ORDER BY seq",
                            -1, &st, NULL))

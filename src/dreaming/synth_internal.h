@@ -257,6 +257,10 @@ int synth_mark_routed(dream_store *store, int64_t chunk, const char *stem);
 /* "YYYY-MM-DD" (UTC) of Unix ms; "" when ms is unknown (0 or less). */
 void synth_day(int64_t ms, char out[11]);
 
+/* Whether dream may commit to the wiki now (dream_vault_git_ready), after removing the git locks
+ * a dream commit killed half way left (its marker in the git directory says so). */
+int synth_git_ready(const char *wiki);
+
 /* Commits the journal's written texts (and removals) in one git commit with subject
  * "memory: <subject>", with the transcript notes their footnotes link to (synth_sources_for),
  * and clears them; *n_files (may be NULL) counts the paths. */

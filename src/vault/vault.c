@@ -43,8 +43,8 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
     git_oid tree_id, commit_id, parent_id;
     git_tree *tree = NULL, *ptree = NULL;
     git_commit *parent = NULL;
-    git_signature *sig = NULL;
-    int rc = DREAM_OK;
+    git_signature *author = NULL, *committer = NULL;
+    int rc = vault_git_ready_repo(repo, dir);
 
     if (!rc && git_reference_name_to_id(&parent_id, repo, "HEAD") == 0 &&
         (git_commit_lookup(&parent, repo, &parent_id) || git_commit_tree(&ptree, parent)))
@@ -65,10 +65,9 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
         rc = vault_git_error("writing the commit's tree", dir);
     /* The person's git identity when they have one; otherwise a neutral one, so init works on a
      * machine where git was never configured. */
-    if (!rc && git_signature_default(&sig, repo) && git_signature_now(&sig, "dream", "dream@localhost"))
-        rc = vault_git_error("making a commit signature", dir);
+    if (!rc) rc = dream_vault_git_signatures(repo, &author, &committer);
     const git_commit *parents[1] = {parent};
-    if (!rc && git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, parent ? 1 : 0, parents))
+    if (!rc && git_commit_create(&commit_id, repo, "HEAD", author, committer, NULL, message, tree, parent ? 1 : 0, parents))
         rc = vault_git_error("committing", dir);
     if (!rc && git_repository_index(&ridx, repo) == 0) {
         for (size_t i = 0; i < n; i++) {
@@ -81,7 +80,8 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
         }
         if (git_index_write(ridx)) rc = vault_git_error("writing the git index", dir);
     }
-    git_signature_free(sig);
+    git_signature_free(author);
+    git_signature_free(committer);
     git_commit_free(parent);
     git_tree_free(ptree);
     git_tree_free(tree);

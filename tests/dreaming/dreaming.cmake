@@ -72,6 +72,15 @@ if(TARGET dream AND DREAM_GIT_PROG)
   set_tests_properties(cli_forget PROPERTIES PASS_REGULAR_EXPRESSION "PASS: dream forget" FAIL_REGULAR_EXPRESSION "FAIL:")
 endif()
 
+# The wiki's git repository as git itself treats it (tests/dreaming/wiki_git_cli.sh): forget is
+# refused mid-rebase, on a detached HEAD, under git's lock, over uncommitted changes it would lose
+# or leave staged; a killed commit's lock is cleared; the commit bears the person's git names.
+if(TARGET dream AND DREAM_GIT_PROG)
+  add_test(NAME cli_wiki_git COMMAND bash ${CMAKE_SOURCE_DIR}/tests/dreaming/wiki_git_cli.sh $<TARGET_FILE:dream>
+           ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus ${CMAKE_BINARY_DIR}/tests/dreaming-cli/wiki-git)
+  set_tests_properties(cli_wiki_git PROPERTIES PASS_REGULAR_EXPRESSION "PASS: wiki git" FAIL_REGULAR_EXPRESSION "FAIL:")
+endif()
+
 # Replay (tests/dreaming/replay_cli.sh): `dream run --replay` on the tiny model writes the same
 # wiki as `dream run --backend` from the same ground-truth oracle (train/oracle.py), so the
 # oracle's answers really go through the engine's forced decoding.

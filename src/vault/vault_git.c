@@ -1,0 +1,151 @@
+/* vault_git.c — what every commit dream makes to the wiki checks first, and whose name it bears.
+ *
+ * dream commits with libgit2, straight onto HEAD's branch. git itself refuses to commit in a
+ * repository half way through a merge or a rebase, and every git command waits on the locks
+ * another one holds; a commit of ours must do no less, or the person's next `git commit` (or
+ * `git rebase --abort`) brings back what dream took out. */
+#include "vault_internal.h"
+
+#include "../util/buf.h"
+#include "dream/error.h"
+
+#include <git2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The operation a repository state names, and how the person ends it. */
+static const char *vault_git_state_name(int state, const char **how)
+{
+    switch (state) {
+    case GIT_REPOSITORY_STATE_MERGE: *how = "git merge --continue, or git merge --abort"; return "merge";
+    case GIT_REPOSITORY_STATE_REVERT:
+    case GIT_REPOSITORY_STATE_REVERT_SEQUENCE: *how = "git revert --continue, or git revert --abort"; return "revert";
+    case GIT_REPOSITORY_STATE_CHERRYPICK:
+    case GIT_REPOSITORY_STATE_CHERRYPICK_SEQUENCE: *how = "git cherry-pick --continue, or git cherry-pick --abort"; return "cherry-pick";
+    case GIT_REPOSITORY_STATE_BISECT: *how = "git bisect reset"; return "bisect";
+    case GIT_REPOSITORY_STATE_REBASE:
+    case GIT_REPOSITORY_STATE_REBASE_INTERACTIVE:
+    case GIT_REPOSITORY_STATE_REBASE_MERGE: *how = "git rebase --continue, or git rebase --abort"; return "rebase";
+    case GIT_REPOSITORY_STATE_APPLY_MAILBOX:
+    case GIT_REPOSITORY_STATE_APPLY_MAILBOX_OR_REBASE: *how = "git am --continue, or git am --abort"; return "git am";
+    default: *how = "finish it or abort it"; return "git operation";
+    }
+}
+
+/* A lock file at dir/name: the error that names it, or DREAM_OK when there is none. */
+static int vault_git_lock(const char *wiki, const char *dir, const char *name)
+{
+    struct dbuf p = {0};
+    if (dbuf_printf(&p, "%s%s%s.lock", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name))
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = DREAM_OK;
+    if (access(p.data, F_OK) == 0)
+        rc = dream_error_set(DREAM_EBUSY,
+                             "the wiki %s is locked by git (%s exists): a git command is running there, or one was killed and left "
+                             "the lock; when no git command is running, remove it (rm '%s'), then run dream again",
+                             wiki, p.data, p.data);
+    dbuf_free(&p);
+    return rc;
+}
+
+int vault_git_ready_repo(git_repository *repo, const char *wiki)
+{
+    const char *how;
+    int state = git_repository_state(repo);
+    if (state != GIT_REPOSITORY_STATE_NONE) {
+        const char *what = vault_git_state_name(state, &how);
+        return dream_error_set(DREAM_EBUSY,
+                               "the wiki %s is in the middle of a %s: dream commits only onto a settled branch, or the %s would "
+                               "take its commit back; end it (%s), then run dream again",
+                               wiki, what, what, how);
+    }
+    if (git_repository_head_detached(repo) == 1)
+        return dream_error_set(DREAM_EBUSY,
+                               "the wiki %s has a detached HEAD (a commit is checked out, not a branch): dream's commit would be on no "
+                               "branch and lost at the next checkout; check out a branch (git -C '%s' switch -), then run dream again",
+                               wiki, wiki);
+    int rc = vault_git_lock(wiki, git_repository_path(repo), "index");
+    if (!rc) rc = vault_git_lock(wiki, git_repository_path(repo), "HEAD");
+    git_reference *head = NULL;
+    if (!rc && git_reference_lookup(&head, repo, "HEAD") == 0 && git_reference_type(head) == GIT_REFERENCE_SYMBOLIC) {
+        const char *branch = git_reference_symbolic_target(head);
+        if (branch && !strstr(branch, "..")) rc = vault_git_lock(wiki, git_repository_commondir(repo), branch);
+    }
+    git_reference_free(head);
+    git_error_clear();
+    return rc;
+}
+
+int dream_vault_git_ready(const char *wiki)
+{
+    git_libgit2_init();
+    git_repository *repo = NULL;
+    int rc = DREAM_OK;
+    if (git_repository_open_ext(&repo, wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) rc = vault_git_ready_repo(repo, wiki);
+    else git_error_clear(); /* no repository: nothing to commit to (the commit says so) */
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return rc;
+}
+
+/* One identity setting: the variable's value, else the key from cfg (first the repository's own
+ * config, then global, where GIT_CONFIG_GLOBAL names the global file as git reads it). */
+static char *vault_git_ident(git_config *local, git_config *global, git_config *rest, const char *var, const char *key)
+{
+    const char *v = getenv(var);
+    if (v && *v) return strdup(v);
+    git_config *levels[] = {local, global, rest};
+    for (size_t i = 0; i < 3; i++) {
+        git_buf b = {0};
+        if (levels[i] && git_config_get_string_buf(&b, levels[i], key) == 0 && b.ptr && *b.ptr) {
+            char *s = strdup(b.ptr);
+            git_buf_dispose(&b);
+            return s;
+        }
+        git_buf_dispose(&b);
+    }
+    git_error_clear();
+    return NULL;
+}
+
+int dream_vault_git_signatures(git_repository *repo, git_signature **author, git_signature **committer)
+{
+    *author = *committer = NULL;
+    git_config *cfg = NULL, *local = NULL, *global = NULL, *rest = NULL;
+    const char *gfile = getenv("GIT_CONFIG_GLOBAL");
+    if (git_repository_config(&cfg, repo) == 0) {
+        if (gfile && *gfile) {
+            /* git reads that file instead of ~/.gitconfig and the XDG one; the system's stays */
+            git_config_open_level(&local, cfg, GIT_CONFIG_LEVEL_LOCAL);
+            git_config_open_level(&rest, cfg, GIT_CONFIG_LEVEL_SYSTEM);
+            if (access(gfile, R_OK) == 0) git_config_open_ondisk(&global, gfile);
+        } else {
+            rest = cfg;
+            cfg = NULL;
+        }
+    }
+    char *an = vault_git_ident(local, global, rest, "GIT_AUTHOR_NAME", "user.name");
+    char *ae = vault_git_ident(local, global, rest, "GIT_AUTHOR_EMAIL", "user.email");
+    char *cn = vault_git_ident(local, global, rest, "GIT_COMMITTER_NAME", "user.name");
+    char *ce = vault_git_ident(local, global, rest, "GIT_COMMITTER_EMAIL", "user.email");
+    /* a machine where git was never configured: a neutral identity, so dream still commits */
+    int rc = git_signature_now(author, an ? an : "dream", ae ? ae : "dream@localhost");
+    if (!rc) rc = git_signature_now(committer, cn ? cn : "dream", ce ? ce : "dream@localhost");
+    free(an);
+    free(ae);
+    free(cn);
+    free(ce);
+    git_config_free(local);
+    git_config_free(global);
+    git_config_free(rest);
+    git_config_free(cfg);
+    if (rc) {
+        git_signature_free(*author);
+        git_signature_free(*committer);
+        *author = *committer = NULL;
+        const git_error *e = git_error_last();
+        return dream_error_set(DREAM_EIO, "making a commit signature: %s", e && e->message ? e->message : "unknown git error");
+    }
+    return DREAM_OK;
+}
