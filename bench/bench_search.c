@@ -14,12 +14,16 @@
  *     N times each: the index made again from search_source in one transaction, its size, and
  *     two queries on it (the ranked messages query over every match of the commonest word, and
  *     a phrase); then dream_search_rebuild puts the index back.
- * Usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] [--variants N] */
+ *   - with --paste N (default 300,000; 0: none): one more message of N words, one three-word
+ *     line pasted over and over, and the query for its word among the others: its snippet
+ *     (FTS5's own snippet() took minutes on such a row; dream_snippet reads only its window).
+ * Usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] [--variants N] [--paste N] */
 #include "dream/error.h"
 #include "dream/read.h"
 #include "dream/search.h"
 #include "dream/store.h"
 #include "store_internal.h"
+#include "util/buf.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -186,7 +190,7 @@ static int run_variants(dream_store *s, long n, size_t text_bytes)
 
 int main(int argc, char **argv)
 {
-    long n_messages = 100000, n_articles = 2000, repeat = 9, builds = 3, n_variants = 0;
+    long n_messages = 100000, n_articles = 2000, repeat = 9, builds = 3, n_variants = 0, paste = 300000;
     const char *dir = "build/bench/search";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--messages")) n_messages = atol(argv[i + 1]);
@@ -195,8 +199,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--repeat")) repeat = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--builds")) builds = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--variants")) n_variants = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--paste")) paste = atol(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] [--variants N]\n");
+            fprintf(stderr, "usage: bench_search [--messages N] [--articles N] [--dir DIR] [--repeat N] [--builds N] [--variants N] [--paste N]\n");
             return 2;
         }
     }
@@ -230,6 +235,18 @@ int main(int argc, char **argv)
         if (dream_store_put(s, &conv, &o)) return fprintf(stderr, "%s\n", dream_error_last()), 1;
     }
     double t_ingest = now_s() - t0;
+    /* one pasted log: a message of --paste words, one three-word line over and over, so that a
+     * query for its word matches it --paste/3 times (a snippet's cost grows with the matches) */
+    if (paste > 0) {
+        struct dbuf pb = {0};
+        for (long w = 0; w < paste / 3; w++) dbuf_puts(&pb, "pastedword ipsum dolor ");
+        struct dream_message pm = {"user", "m0", 1800000000000, pb.data ? pb.data : ""};
+        struct dream_conversation pc = {"openai-jsonl", "pasted", "pasted log", pm.time_ms, pm.time_ms, "bench", &pm, 1};
+        enum dream_store_outcome o;
+        if (dream_store_put(s, &pc, &o)) return fprintf(stderr, "%s\n", dream_error_last()), 1;
+        printf("pasted: one message of %ld words (%.1f MB)\n", paste, (double)pb.len / 1e6);
+        dbuf_free(&pb);
+    }
 
     /* articles */
     size_t article_bytes = 0;
@@ -284,7 +301,7 @@ int main(int argc, char **argv)
     printf("reader open (lists and parses %ld articles; once per command or request): %.1f ms\n", n_articles, t_open * 1000);
     static const char *const queries[] = {"sourdough",        "derailleur cello",  "inverter",      "quokka",
                                           "\"sourdough cello\"", "infl* sourdough", "cello OR quokka", "sourdough -derailleur",
-                                          words[1],           NULL};
+                                          words[1],           "pastedword",     NULL};
     printf("%-26s %9s %9s %12s  %s\n", "query", "median ms", "max ms", "unwindowed", "hits (articles, messages)");
     double worst = 0;
     for (size_t q = 0; queries[q]; q++) {

@@ -65,7 +65,7 @@ static json_t *read_search_snippet(dream_reader *r, const char *match, int64_t i
 {
     sqlite3_stmt *st;
     json_t *v = NULL;
-    if (sqlite3_prepare_v2(store_db(r->store), "SELECT snippet(search, -1, '**', '**', '…', 14) FROM search WHERE search MATCH ? AND rowid = ?",
+    if (sqlite3_prepare_v2(store_db(r->store), "SELECT dream_snippet(search, '**', '**', '…', 14) FROM search WHERE search MATCH ? AND rowid = ?",
                            -1, &st, NULL) != SQLITE_OK)
         return json_string("");
     sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);

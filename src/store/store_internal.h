@@ -27,6 +27,11 @@ int64_t store_now_ms(void);
  * DREAM_EIO. */
 int store_exec(dream_store *store, const char *sql, const char *what);
 
+/* Registers dream_snippet(search, open, close, ellipsis, tokens) on db (store_snippet.c): a
+ * hit's snippet in time linear in its row, where FTS5's snippet() is quadratic in its matches.
+ * 0, or -1 when this SQLite's FTS5 refuses it. */
+int store_snippet_register(sqlite3 *db);
+
 /* Schema migrations: store_migrations[i] takes the schema from version i to version i + 1.
  * Later stages add their tables and columns by appending here (never editing an entry that
  * has shipped). store_migration_count equals DREAM_STORE_SCHEMA_VERSION. */

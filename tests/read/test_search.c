@@ -304,6 +304,45 @@ static void test_search_folds_case_and_diacritics_phrases_and_prefixes(void **st
     json_decref(o);
 }
 
+/* A snippet shows the window around the match, wherever it is in the message, with ellipses
+ * where the message goes on, a phrase in one pair of marks and words side by side in a pair
+ * each; a pasted log repeating the word thousands of times gives the same short snippet (its
+ * time, which FTS5's snippet() made quadratic in the matches, is bench_search's --paste). */
+static void test_search_snippet_shows_the_match_window_wherever_it_is(void **state)
+{
+    (void)state;
+    size_t cap = 200000;
+    char *deep = malloc(cap), *paste = malloc(cap);
+    assert_non_null(deep);
+    assert_non_null(paste);
+    deep[0] = paste[0] = '\0';
+    for (int i = 0; i < 600; i++) strcat(deep, "filler ");
+    strcat(deep, "then the quillwort grew back fast. ");
+    for (int i = 0; i < 600; i++) strcat(deep, "filler ");
+    for (int i = 0; i < 6000; i++) strcat(paste, "pastedword ipsum dolor ");
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    const char *a[] = {deep, "Noted."}, *b[] = {paste, "Ok."};
+    put(s, "snippet-deep", "Deep", 1717200000000, a, 2);
+    put(s, "snippet-paste", "Paste", 1717200000000, b, 2);
+    dream_store_close(s);
+    json_t *o = search("quillwort", "conversations", "1");
+    assert_int_equal(count_conv(o), 1);
+    const char *sn = str(json_array_get(json_object_get(o, "conversations"), 0), "snippet");
+    assert_true(strncmp(sn, "…", strlen("…")) == 0);
+    assert_non_null(strstr(sn, "then the **quillwort** grew back fast."));
+    assert_true(strlen(sn) > strlen("…") && strcmp(sn + strlen(sn) - strlen("…"), "…") == 0);
+    json_decref(o);
+    o = search("\"ipsum dolor\" pastedword", "conversations", "1");
+    assert_int_equal(count_conv(o), 1);
+    sn = str(json_array_get(json_object_get(o, "conversations"), 0), "snippet");
+    assert_true(strncmp(sn, "**pastedword** **ipsum dolor** **pastedword** **ipsum dolor**", 61) == 0);
+    assert_true(strlen(sn) < 240);
+    json_decref(o);
+    free(deep);
+    free(paste);
+}
+
 static void test_search_bad_input_is_a_clear_error(void **state)
 {
     (void)state;
@@ -802,6 +841,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_compile_drops_terms_without_letters_or_digits),
         cmocka_unit_test(test_search_finds_messages_with_citation_date_and_snippet),
         cmocka_unit_test(test_search_folds_case_and_diacritics_phrases_and_prefixes),
+        cmocka_unit_test(test_search_snippet_shows_the_match_window_wherever_it_is),
         cmocka_unit_test(test_search_bad_input_is_a_clear_error),
         cmocka_unit_test(test_search_ranks_article_sections_first_with_their_citations),
         cmocka_unit_test(test_search_follows_hand_edits_of_the_wiki),
