@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #define ASK_MAX_WORDS 12
@@ -173,6 +174,14 @@ out:
 
 /* A message the search found, whole (clipped), with the reply to it when it is the person's;
  * each with its own footnote. A message already among the sources is not read twice. */
+/* The day (YYYY-MM-DD, UTC) of Unix ms, into out; fallback when the time is unknown. */
+static void ask_day(int64_t ms, const char *fallback, char out[16])
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms <= 0 || !gmtime_r(&t, &tm) || !strftime(out, 16, "%Y-%m-%d", &tm)) snprintf(out, 16, "%s", fallback ? fallback : "");
+}
+
 static int ask_read_message(dream_reader *r, const json_t *hit, const struct dream_ask_params *p, struct ask_sources *s, struct ask_read *reads,
                             size_t *n, size_t cap)
 {
@@ -190,8 +199,14 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
         return 0;
     }
     int rc = 0;
-    for (size_t i = 0; i < c->n_messages; i++) {
-        if (strcmp(c->messages[i].id, msg + 1)) continue;
+    for (size_t i = 0; i < c->n_messages && !rc; i++) {
+        /* the hit cites the message as footnotes do (dream_store_message_cite_id) */
+        char *id = dream_store_message_cite_id(c->messages[i].id, (int64_t)i);
+        if (!id) return dream_store_conversation_free(c), dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (strcmp(id, msg + 1)) {
+            free(id);
+            continue;
+        }
         const char *date = json_string_value(json_object_get(hit, "date"));
         /* each message clipped to its share, so its marker survives the read's clip */
         size_t share = p->max_read > 600 ? (p->max_read - 300) / 2 : p->max_read / 4;
@@ -199,12 +214,19 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
         struct dbuf b = {0};
         dbuf_printf(&b, "## From the conversation \"%s\" (%s), %s:\n%.*s%s [^%zu]", c->title, date && date[0] ? date : DREAM_CITATION_UNDATED,
                     strcmp(c->messages[i].role, "user") ? "the assistant said" : "the person said", (int)utf8_prefix(m0, strlen(m0), share), m0,
-                    strlen(m0) > share ? "…" : "", ask_source(s, h, c->messages[i].id, date, c->title));
-        if (!strcmp(c->messages[i].role, "user") && i + 1 < c->n_messages) { /* and the reply it got */
+                    strlen(m0) > share ? "…" : "", ask_source(s, h, id, date, c->title));
+        /* and the reply it got: the assistant's next message (not the person's next one, where
+         * the reply between was a tool call ingest left out), dated by its own time */
+        if (!strcmp(c->messages[i].role, "user") && i + 1 < c->n_messages && !strcmp(c->messages[i + 1].role, "assistant")) {
             const char *m1 = c->messages[i + 1].text;
-            dbuf_printf(&b, "\nThe assistant replied: %.*s%s [^%zu]", (int)utf8_prefix(m1, strlen(m1), share), m1, strlen(m1) > share ? "…" : "",
-                        ask_source(s, h, c->messages[i + 1].id, date, c->title));
+            char *id1 = dream_store_message_cite_id(c->messages[i + 1].id, (int64_t)(i + 1)), day[16];
+            ask_day(c->messages[i + 1].time_ms, date, day);
+            if (id1)
+                dbuf_printf(&b, "\nThe assistant replied: %.*s%s [^%zu]", (int)utf8_prefix(m1, strlen(m1), share), m1, strlen(m1) > share ? "…" : "",
+                            ask_source(s, h, id1, day, c->title));
+            free(id1);
         }
+        free(id);
         /* the markers are already numbers: clip only */
         char *text = b.data ? ask_renumber(b.data, NULL, s, p->max_read) : NULL;
         dbuf_free(&b);

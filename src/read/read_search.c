@@ -207,8 +207,11 @@ static int read_search_add_message(dream_reader *r, const char *match, int64_t i
     sqlite3_bind_int64(st, 2, k % DREAM_SEARCH_POSITION_SPAN);
     json_t *h = NULL;
     if (sqlite3_step(st) == SQLITE_ROW) {
+        /* the message as footnotes cite it: its id, or "m" and its position when it has none fit */
+        char *mid = dream_store_message_cite_id((const char *)sqlite3_column_text(st, 1), k % DREAM_SEARCH_POSITION_SPAN);
         struct dbuf c = {0};
-        dbuf_printf(&c, "conv:%s#%s", (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1));
+        dbuf_printf(&c, "conv:%s#%s", (const char *)sqlite3_column_text(st, 0), mid ? mid : "");
+        free(mid);
         const char *t = (const char *)sqlite3_column_text(st, 2);
         char *title = read_clip(t ? t : "", READ_TITLE_MAX);
         h = json_pack("{so so so ss}", "cite", read_json_text(c.data ? c.data : "", c.len), "conversation", read_json_text(title ? title : "", title ? strlen(title) : 0),

@@ -280,6 +280,60 @@ static void test_ask_cli_prints_the_answer(void **state)
     assert_int_equal(WEXITSTATUS(system(cmd)), 2);
 }
 
+/* The prompt of the last answer call, for tests that read what the model was given. */
+static char captured[16384];
+
+static int capture_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts, char **out)
+{
+    (void)ud, (void)opts;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(stage, "answer")) snprintf(captured, sizeof captured, "%s", in[i].user);
+        out[i] = strdup(DREAM_ASK_NOTHING);
+    }
+    return 0;
+}
+
+/* A message hit is read with the reply it got: the assistant's next message, cited as footnotes
+ * cite it and dated by its own day. Before, the person's next message was given as "the assistant
+ * replied" (the tool-call reply between them ingest leaves out), under the hit's date, and a
+ * message without a fit id was cited by its raw id ("##2") where footnotes say "#m2". */
+static void test_ask_reads_a_message_with_the_reply_it_got(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    struct dream_message m[] = {
+        {"user", "q1", 1722556600000, "My ferret is called Quimby."}, /* 2024-08-01 23:56 */
+        {"user", "q2", 1722556660000, "I think they smell, honestly."},
+        {"assistant", "a1", 1722556700000, "They do; a weekly bath helps."},
+        {"user", "has space", 1722556740000, "Quimby sleeps in the wardrobe."}, /* 23:59 */
+        {"assistant", "a2", 1722556860000, "Wardrobes are cosy for a ferret."}, /* 2024-08-02 00:01 */
+    };
+    struct dream_conversation c = {"openai-jsonl", "ask-reply", "Pets", m[0].time_ms, m[4].time_ms, "test", m, 5};
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    dream_store_close(s);
+    struct dream_backend cap = {.name = "capture", .call = capture_call};
+    assert_int_equal(dream_seam_set_backend(&cap), 0);
+    captured[0] = '\0';
+    dream_reader *r = open_reader();
+    json_t *out = NULL;
+    int rc = dream_ask(r, "What is Quimby called and where does Quimby sleep?", NULL, &out);
+    dream_reader_close(r);
+    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
+    assert_int_equal(dream_seam_set_backend(&fake), 0);
+    assert_int_equal(rc, 0);
+    json_decref(out);
+    if (getenv("ASK_DEBUG")) fprintf(stderr, "%s\n", captured);
+    assert_non_null(strstr(captured, "My ferret is called Quimby."));
+    assert_null(strstr(captured, "The assistant replied: I think they smell"));
+    assert_non_null(strstr(captured, "The assistant replied: Wardrobes are cosy for a ferret."));
+    /* the reply cited under its own day; the message with no fit id as "#m3" */
+    assert_non_null(strstr(captured, "#a2` (2024-08-02, Pets)"));
+    assert_non_null(strstr(captured, "#m3` (2024-08-01, Pets)"));
+    assert_null(strstr(captured, "##has space"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -298,6 +352,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ask_refuses_bad_questions),
         cmocka_unit_test(test_ask_small_read_budgets_stay_in_bounds),
         cmocka_unit_test(test_ask_cli_prints_the_answer),
+        cmocka_unit_test(test_ask_reads_a_message_with_the_reply_it_got),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

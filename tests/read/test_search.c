@@ -325,7 +325,14 @@ static void test_search_snippet_shows_the_match_window_wherever_it_is(void **sta
     const char *a[] = {deep, "Noted."}, *b[] = {paste, "Ok."};
     put(s, "snippet-deep", "Deep", 1717200000000, a, 2);
     put(s, "snippet-paste", "Paste", 1717200000000, b, 2);
+    const char *c[] = {"A quarzolith in a message whose id no footnote could carry.", "Ok."};
+    put(s, "no fit id", "Ids", 1717200000000, c, 2); /* its ids hold a space */
     dream_store_close(s);
+    /* a hit is cited as footnotes cite the message: "m" and its position (before, "#no fit id-m0") */
+    json_t *ids = search("quarzolith", "conversations", "1");
+    const char *cite = str(json_array_get(json_object_get(ids, "conversations"), 0), "cite");
+    assert_true(strlen(cite) > 3 && strcmp(cite + strlen(cite) - 3, "#m0") == 0);
+    json_decref(ids);
     json_t *o = search("quillwort", "conversations", "1");
     assert_int_equal(count_conv(o), 1);
     const char *sn = str(json_array_get(json_object_get(o, "conversations"), 0), "snippet");
