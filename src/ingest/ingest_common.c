@@ -468,7 +468,10 @@ int64_t ingest_time_iso(const char *s)
     int M = ingest_digits(&p, 2);
     if (M < 1 || M > 12 || *p++ != '-') return 0;
     int D = ingest_digits(&p, 2);
-    if (D < 1 || D > 31) return 0;
+    /* a day the month has (timegm would roll 2024-02-30 over into March) */
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
+    if (D < 1 || D > mdays[M - 1] || (M == 2 && D == 29 && !leap)) return 0;
     int h = 0, m = 0, sec = 0, ms = 0;
     if (*p == 'T' || *p == 't' || *p == ' ') {
         p++;

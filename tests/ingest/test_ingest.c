@@ -736,6 +736,30 @@ static void test_claude_code_shell_echoes_and_api_errors_are_not_messages(void *
     (void)state;
 }
 
+/* A timestamp naming a day the month does not have (2024-02-30, 2023-02-29) is no time at all,
+ * as any other malformed one: before, timegm rolled it over into March, and the message was
+ * stored (and cited) under a day nobody wrote it on. 2024-02-29 is a real day. */
+static void test_a_timestamp_on_a_day_the_month_lacks_is_unknown(void **state)
+{
+    static const char text[] =
+        "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"s-day\",\"timestamp\":\"2024-02-30T10:00:00Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"Which day is it?\"}}\n"
+        "{\"type\":\"assistant\",\"uuid\":\"u2\",\"parentUuid\":\"u1\",\"sessionId\":\"s-day\",\"timestamp\":\"2023-02-29T10:00:00Z\","
+        "\"message\":{\"id\":\"m1\",\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Not that one.\"}]}}\n"
+        "{\"type\":\"user\",\"uuid\":\"u3\",\"parentUuid\":\"u2\",\"sessionId\":\"s-day\",\"timestamp\":\"2024-02-29T10:00:00Z\","
+        "\"message\":{\"role\":\"user\",\"content\":\"And this one?\"}}\n";
+    dream_store *store = ingested_as(DREAM_FORMAT_CLAUDE_CODE, "s-day.jsonl", text, sizeof text - 1, NULL);
+    struct dream_store_conversation *c = NULL;
+    assert_int_equal(dream_store_get(store, "claude-code", "s-day", &c), 0);
+    assert_int_equal(c->n_messages, 3);
+    assert_int_equal(c->messages[0].time_ms, 0);
+    assert_int_equal(c->messages[1].time_ms, 0);
+    assert_int_equal(c->messages[2].time_ms, 1709200800000);
+    dream_store_conversation_free(c);
+    dream_store_close(store);
+    (void)state;
+}
+
 static void count_bad_text(void *ud, const struct dream_store_bad_text *bad)
 {
     (void)bad;
@@ -977,6 +1001,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pi_session_named_midway_keeps_what_came_before),
         cmocka_unit_test(test_claude_code_shell_echoes_and_api_errors_are_not_messages),
         cmocka_unit_test(test_a_file_name_not_in_utf8_stores_valid_text),
+        cmocka_unit_test(test_a_timestamp_on_a_day_the_month_lacks_is_unknown),
         cmocka_unit_test(test_a_symlinked_folder_is_read_once),
         cmocka_unit_test(test_chatgpt_voice_transcriptions_are_messages),
         cmocka_unit_test(test_openai_malformed_line_is_skipped_and_next_read),
