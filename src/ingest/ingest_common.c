@@ -364,8 +364,29 @@ int ingest_json_array(struct ingest_ctx *ctx, struct istream *in,
             break;
         }
         if (r < 0) {
+            /* The element never closed. A file cut short says "premature end" to the parser too;
+             * anything else is a byte that broke the JSON (a stray quote or a lost brace threw
+             * the scan's count off), and the parser names where: the person fixes it there. */
+            char why[1024];
+            snprintf(why, sizeof why, "%s", dream_error_last());
+            json_error_t err;
+            json_t *v = elem.len && !a.too_big ? json_loadb(elem.data, elem.len, 0, &err) : NULL;
+            /* an error before the text's end: where it broke (at its end: cut short) */
+            bool broken = !v && elem.len && !a.too_big && err.position >= 0 && (size_t)err.position < elem.len &&
+                          !strstr(err.text, "premature end");
+            json_decref(v);
+            if (broken)
+                snprintf(msg, sizeof msg, "malformed JSON at line %llu, column %d (byte %llu): %s",
+                         (unsigned long long)(a.elem_line + (err.line > 0 ? (uint64_t)err.line - 1 : 0)), err.column,
+                         (unsigned long long)(a.elem_offset + (uint64_t)err.position), err.text);
             snprintf(where, sizeof where, "%s", ctx->path);
-            ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; the conversations before it were kept", dream_error_last());
+            if (broken)
+                ingest_skip(ctx, DREAM_SKIP_MALFORMED, where,
+                            "%s, in the conversation that starts on line %llu; no conversation after it can be told apart, so the rest "
+                            "of the file was not read (fix the file there, or export it again); the conversations before it were kept",
+                            msg, (unsigned long long)a.elem_line);
+            else
+                ingest_skip(ctx, DREAM_SKIP_MALFORMED, where, "%s; the conversations before it were kept", why);
             break;
         }
         snprintf(where, sizeof where, "%s:%llu", ctx->path, (unsigned long long)a.elem_line);

@@ -271,6 +271,35 @@ static void test_truncated_json_names_file_and_keeps_store(void **state)
     (void)state;
 }
 
+/* A stray quote in one conversation throws the element scan's count off to the end of the file;
+ * the report names the byte the JSON broke at (its line and column), not "the file is truncated"
+ * at its last byte, so the person can fix it. */
+static void test_a_stray_quote_is_reported_where_the_json_breaks(void **state)
+{
+    static const char text[] = "[\n"
+                               "{\"id\": \"a\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
+                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"one\"]}}}}},\n"
+                               "{\"id\": \"b\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
+                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"a cat? \"BRANCHQ\"]}}}}},\n"
+                               "{\"id\": \"c\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
+                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"three\"]}}}}}\n"
+                               "]\n";
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct skips sk = {0};
+    struct dream_ingest_params p = params_with(&sk);
+    p.format = DREAM_FORMAT_CHATGPT;
+    struct dream_ingest_stats st = {0};
+    assert_int_equal(dream_ingest_buffer(store, "q/conversations.json", text, sizeof text - 1, &p, &st), 0);
+    assert_int_equal(st.added, 1);
+    assert_int_equal(st.skipped[DREAM_SKIP_MALFORMED], 1);
+    assert_null(strstr(sk.last_reason, "truncated"));
+    assert_non_null(strstr(sk.last_reason, "at line 5, column"));
+    assert_non_null(strstr(sk.last_reason, "starts on line 4"));
+    dream_store_close(store);
+    (void)state;
+}
+
 static void test_malformed_conversation_is_reported_with_line_and_next_is_read(void **state)
 {
     static const char text[] = "[\n"
@@ -1002,6 +1031,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_claude_code_shell_echoes_and_api_errors_are_not_messages),
         cmocka_unit_test(test_a_file_name_not_in_utf8_stores_valid_text),
         cmocka_unit_test(test_a_timestamp_on_a_day_the_month_lacks_is_unknown),
+        cmocka_unit_test(test_a_stray_quote_is_reported_where_the_json_breaks),
         cmocka_unit_test(test_a_symlinked_folder_is_read_once),
         cmocka_unit_test(test_chatgpt_voice_transcriptions_are_messages),
         cmocka_unit_test(test_openai_malformed_line_is_skipped_and_next_read),
