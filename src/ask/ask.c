@@ -252,7 +252,19 @@ static bool ask_stopword(const char *w)
 /* A byte of a word: a letter or digit, or any byte of a non-ASCII character. */
 static bool ask_wordch(char c) { return isalnum((unsigned char)c) || (unsigned char)c >= 0x80; }
 
-/* The question's content words (letters and digits; non-ASCII kept), at most ASK_MAX_WORDS. */
+/* Adds s[0..l) to words unless it is short, too long or a stopword. */
+static void ask_add_word(char words[][64], size_t *n, const char *s, size_t l)
+{
+    if (l < 3 || l >= 64 || *n >= ASK_MAX_WORDS) return;
+    snprintf(words[*n], 64, "%.*s", (int)l, s);
+    char *ap = strchr(words[*n], '\'');
+    if (ap) *ap = '\0'; /* the person's -> person */
+    if (strlen(words[*n]) >= 3 && !ask_stopword(words[*n])) (*n)++;
+}
+
+/* The question's content words (letters and digits; non-ASCII kept), at most ASK_MAX_WORDS. In
+ * Chinese and Japanese, which put no spaces between words, each Han or Katakana character is a
+ * word (the search index makes each one a token); Hiragana, mostly particles, is left out. */
 static size_t ask_words(const char *q, char words[][64])
 {
     size_t n = 0;
@@ -260,14 +272,29 @@ static size_t ask_words(const char *q, char words[][64])
         while (*p && !ask_wordch(*p)) p++;
         const char *s = p;
         while (*p && (ask_wordch(*p) || (*p == '\'' && isalpha((unsigned char)p[1])))) p++;
-        size_t l = (size_t)(p - s);
-        if (l < 3 || l >= 64) continue;
-        snprintf(words[n], 64, "%.*s", (int)l, s);
-        char *ap = strchr(words[n], '\'');
-        if (ap) *ap = '\0'; /* the person's -> person */
-        if (strlen(words[n]) >= 3 && !ask_stopword(words[n])) n++;
+        size_t run = (size_t)(p - s), from = 0;
+        for (size_t i = 0; i < run;) {
+            uint32_t cp;
+            int l = utf8_next(s + i, run - i, &cp);
+            int k = utf8_cjk(cp);
+            if (k) {
+                ask_add_word(words, &n, s + from, i - from);
+                if (k == UTF8_HAN) ask_add_word(words, &n, s + i, (size_t)l);
+                from = i + (size_t)l;
+            }
+            i += (size_t)l;
+        }
+        ask_add_word(words, &n, s + from, run - from);
     }
     return n;
+}
+
+/* Whether word is one Han or Katakana character (ask_words makes those words). */
+static bool ask_cjk_word(const char *w)
+{
+    uint32_t cp;
+    size_t l = strlen(w);
+    return l && (size_t)utf8_next(w, l, &cp) == l && utf8_cjk(cp) == UTF8_HAN;
 }
 
 /* Two words are the same word for ask_answers_the_question: equal, or alike over their first
@@ -292,6 +319,9 @@ static bool ask_answers_the_question(const char *answer, char words[][64], size_
     if (!nw) return true;
     size_t wl[ASK_MAX_WORDS];
     for (size_t i = 0; i < nw; i++) wl[i] = strlen(words[i]);
+    /* a character of a script without spaces is found anywhere in the answer */
+    for (size_t i = 0; i < nw; i++)
+        if (ask_cjk_word(words[i]) && strstr(answer, words[i])) return true;
     for (const char *p = answer; *p;) {
         if (p[0] == '[' && p[1] == '^') { /* a footnote marker */
             p += 2;

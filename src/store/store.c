@@ -144,8 +144,8 @@ int dream_store_open(const char *path, dream_store **out)
         return rc;
     }
     sqlite3_busy_timeout(store->db, STORE_BUSY_MS);
-    if (store_snippet_register(store->db)) {
-        int rc = dream_error_set(DREAM_EIO, "cannot open the store %s: this SQLite's FTS5 does not take an auxiliary function (%s)", path,
+    if (store_snippet_register(store->db) || store_tokenizer_register(store->db)) {
+        int rc = dream_error_set(DREAM_EIO, "cannot open the store %s: this SQLite's FTS5 does not take dream's snippet or tokenizer (%s)", path,
                                  sqlite3_errmsg(store->db));
         dream_store_close(store);
         return rc;

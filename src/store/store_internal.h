@@ -32,6 +32,9 @@ int store_exec(dream_store *store, const char *sql, const char *what);
  * 0, or -1 when this SQLite's FTS5 refuses it. */
 int store_snippet_register(sqlite3 *db);
 
+/* Registers the search index's tokenizer "dream" on db (store_tokenize.c); 0, or -1. */
+int store_tokenizer_register(sqlite3 *db);
+
 /* Schema migrations: store_migrations[i] takes the schema from version i to version i + 1.
  * Later stages add their tables and columns by appending here (never editing an entry that
  * has shipped). store_migration_count equals DREAM_STORE_SCHEMA_VERSION. */
@@ -48,11 +51,18 @@ extern const int store_migration_count;
  * read from the view in one pass ('rebuild'), with a 16 MB pending-terms buffer rather than
  * FTS5's 1 MB (each flush is a segment to merge later; set back after). */
 /* The index's tokenizer and its arguments, separated by spaces: the table's, and the one
- * dream_search_compile asks whether a query's term holds a word at all. */
-#define STORE_SEARCH_TOKENIZE "unicode61 remove_diacritics 2"
+ * dream_search_compile asks whether a query's term holds a word at all. Since migration 11 our
+ * own "dream" (store_tokenize.c: unicode61 with each CJK character a token), registered on
+ * every connection the store opens. */
+#define STORE_SEARCH_TOKENIZE "dream remove_diacritics 2"
 #define STORE_SEARCH_TABLE_SQL                                                                                          \
     "CREATE VIRTUAL TABLE search USING fts5(title, section, text, content = search_source, content_rowid = id,"        \
     " tokenize = '" STORE_SEARCH_TOKENIZE "');"
+/* Migrations 7 and 9 (shipped, so never edited): SQLite's unicode61. */
+#define STORE_SEARCH_TOKENIZE_V7 "unicode61 remove_diacritics 2"
+#define STORE_SEARCH_TABLE_V9_SQL                                                                                       \
+    "CREATE VIRTUAL TABLE search USING fts5(title, section, text, content = search_source, content_rowid = id,"        \
+    " tokenize = '" STORE_SEARCH_TOKENIZE_V7 "');"
 #define STORE_SEARCH_FILL_SQL                                                                                           \
     "INSERT INTO search (search, rank) VALUES ('hashsize', 16777216);"                                                 \
     "INSERT INTO search (search) VALUES ('rebuild');"                                                                   \
@@ -61,7 +71,7 @@ extern const int store_migration_count;
  * unicode61 tokenizer. */
 #define STORE_SEARCH_TABLE_V7_SQL                                                                                       \
     "CREATE VIRTUAL TABLE search USING fts5(title, section, text, date UNINDEXED,"                                     \
-    " tokenize = '" STORE_SEARCH_TOKENIZE "');"
+    " tokenize = '" STORE_SEARCH_TOKENIZE_V7 "');"
 #define STORE_SEARCH_FILL_V7_SQL                                                                                        \
     "INSERT INTO search (rowid, title, section, text, date)"                                                            \
     " SELECT (1 << 50) + m.conversation * 16777216 + m.position, '', '', m.text, coalesce(m.created_at, c.created_at)" \

@@ -220,7 +220,7 @@ const char *const store_migrations[] = {
     "CREATE TRIGGER search_subject_out AFTER DELETE ON pipeline_entities WHEN old.route IS NOT 'article' BEGIN"
     "  INSERT INTO search (search, rowid, title, section, text) VALUES ('delete', (1 << 48) + old.id, old.name, '', '');"
     " END;"
-    STORE_SEARCH_TABLE_SQL
+    STORE_SEARCH_TABLE_V9_SQL
     STORE_SEARCH_FILL_SQL,
     /* 9 → 10: the messages a later export replaced (an edited message and what followed it, or
      * a tail the export dropped). A footnote may cite one, so the store keeps its text for the
@@ -236,6 +236,12 @@ const char *const store_migrations[] = {
     "  replaced_at INTEGER NOT NULL"
     ");"
     "CREATE INDEX replaced_messages_by_id ON replaced_messages(conversation, source_id);",
+    /* 10 → 11: the index made again with our tokenizer "dream" (store_tokenize.c): Chinese and
+     * Japanese write no spaces between words, and unicode61 made a whole clause one token, so
+     * no word of theirs could be found. The articles' rows are made again from search_sections. */
+    "DROP TABLE search;"
+    STORE_SEARCH_TABLE_SQL
+    STORE_SEARCH_FILL_SQL,
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

@@ -43,7 +43,8 @@ static int search_tokenizer_open(struct search_tokenizer *t)
     fts5_api *fts5 = NULL;
     sqlite3_stmt *st = NULL;
     void *user = NULL;
-    int ok = sqlite3_open(":memory:", &t->db) == SQLITE_OK && sqlite3_prepare_v2(t->db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK &&
+    int ok = sqlite3_open(":memory:", &t->db) == SQLITE_OK && store_tokenizer_register(t->db) == 0 &&
+             sqlite3_prepare_v2(t->db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK &&
              sqlite3_bind_pointer(st, 1, &fts5, "fts5_api_ptr", NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && fts5 &&
              fts5->xFindTokenizer(fts5, argv[0], &user, &t->api) == SQLITE_OK &&
              t->api.xCreate(user, (const char **)argv + 1, argc - 1, &t->tok) == SQLITE_OK;

@@ -10,6 +10,7 @@
 #include "store_internal.h"
 
 #include "util/buf.h"
+#include "util/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,8 @@ static void dream_snippet(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3
     for (int i = 0; i < scan; i++) {
         int ph, col, off;
         if (api->xInst(ctx, i, &ph, &col, &off) != SQLITE_OK) break;
-        int from = off > 2 ? off - 2 : 0, score = 0;
+        /* near the start: from the start, as the text reads */
+        int from = off + 4 < width ? 0 : off - 2, score = 0;
         unsigned long long seen = 0;
         for (int j = 0; j < scan; j++) {
             int ph2, col2, off2;
@@ -112,7 +114,7 @@ static void dream_snippet(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3
     }
     struct dbuf b = {0};
     int rc = t.from > 0 ? dbuf_puts(&b, dots) : 0;
-    int at = t.start, depth = 0;
+    int at = t.from > 0 ? t.start : 0, depth = 0; /* from the first token, or the text's start */
     for (int i = 0; !rc && i < shown; i++) {
         rc = dbuf_append(&b, text + at, (size_t)(starts[i] - at));
         if (!rc && !depth && opens[i]) rc = dbuf_puts(&b, open);
@@ -123,6 +125,11 @@ static void dream_snippet(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3
         at = ends[i];
     }
     if (!rc && t.more) rc = dbuf_puts(&b, dots);
+    else if (!rc) { /* the column's end: its closing punctuation, not a tail of symbols or space */
+        int e = at + (int)utf8_prefix(text + at, (size_t)(len - at), 8);
+        while (e > at && (text[e - 1] == ' ' || text[e - 1] == '\n' || text[e - 1] == '\r' || text[e - 1] == '\t')) e--;
+        rc = dbuf_append(&b, text + at, (size_t)(e - at));
+    }
     if (rc) {
         dbuf_free(&b);
         sqlite3_result_error_nomem(out);

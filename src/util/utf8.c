@@ -100,3 +100,27 @@ char *utf8_repaired(const char *s)
     r[o] = '\0';
     return r;
 }
+
+int utf8_next(const char *s, size_t n, uint32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int l = utf8_seq_len(u, n);
+    if (l <= 0) {
+        *cp = u[0];
+        return 1;
+    }
+    *cp = l == 1   ? u[0]
+          : l == 2 ? (uint32_t)(u[0] & 0x1F) << 6 | (u[1] & 0x3F)
+          : l == 3 ? (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F)
+                   : (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3F) << 12 | (uint32_t)(u[2] & 0x3F) << 6 | (u[3] & 0x3F);
+    return l;
+}
+
+int utf8_cjk(uint32_t c)
+{
+    if (c >= 0x3040 && c <= 0x309F) return UTF8_HIRAGANA;
+    if ((c >= 0x30A0 && c <= 0x30FF) || (c >= 0x31F0 && c <= 0x31FF) || (c >= 0xFF66 && c <= 0xFF9F)) return UTF8_HAN; /* Katakana */
+    if ((c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x3134F))
+        return UTF8_HAN;
+    return 0;
+}

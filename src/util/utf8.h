@@ -4,6 +4,7 @@
 #define DREAM_UTIL_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The length (1..4) of the valid UTF-8 sequence at s[0..n); 0 when it is invalid (overlong
  * forms, surrogates and code points past U+10FFFF included); -(its length) when the bytes so far
@@ -42,5 +43,15 @@ size_t utf8_valid_prefix(const char *s, size_t len);
  * valid sequence: for text from outside that the store or a JSON answer must hold (a file name in
  * another encoding). NULL when out of memory. */
 char *utf8_repaired(const char *s);
+
+/* The code point at s[0..n) (n at least 1) into *cp and its length; a byte that starts no valid
+ * sequence is taken alone, as its own value. */
+int utf8_next(const char *s, size_t n, uint32_t *cp);
+
+/* Whether cp is written without spaces between words: UTF8_HAN for a Han character or Katakana
+ * (word stems, names, loanwords), UTF8_HIRAGANA for Hiragana (mostly particles and endings), 0
+ * otherwise. The search index makes each such character a token; ask looks for the first kind. */
+enum { UTF8_HAN = 1, UTF8_HIRAGANA = 2 };
+int utf8_cjk(uint32_t cp);
 
 #endif

@@ -78,6 +78,8 @@ out=$("$dream" check --wiki "$work/empty" --store "$work/s.sqlite" 2>&1); rc=$?
 printf '%s\n' "$out" | grep -q "^dream check: the store $work/s.sqlite: all its text is valid UTF-8$" || fail "clean store summary: $out"
 python3 -c "import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
+# the trigger that keeps the search index needs dream's own tokenizer, which Python lacks
+db.execute('DROP TRIGGER search_message_re')
 db.execute(\"UPDATE messages SET text = CAST(X'68C3' AS TEXT) WHERE conversation = 1 AND position = 0\")
 db.commit()" "$work/s.sqlite" || fail "python3 could not write the bad row"
 out=$("$dream" check --wiki "$work/empty" --store "$work/s.sqlite" 2>&1); rc=$?

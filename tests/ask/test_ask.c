@@ -282,13 +282,14 @@ static void test_ask_cli_prints_the_answer(void **state)
 
 /* The prompt of the last answer call, for tests that read what the model was given. */
 static char captured[16384];
+static const char *capture_reply = DREAM_ASK_NOTHING;
 
 static int capture_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts, char **out)
 {
     (void)ud, (void)opts;
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(stage, "answer")) snprintf(captured, sizeof captured, "%s", in[i].user);
-        out[i] = strdup(DREAM_ASK_NOTHING);
+        out[i] = strdup(capture_reply);
     }
     return 0;
 }
@@ -334,6 +335,40 @@ static void test_ask_reads_a_message_with_the_reply_it_got(void **state)
     assert_null(strstr(captured, "##has space"));
 }
 
+/* A question in Japanese (no spaces between words) reads the message that holds its words, and
+ * an answer that names them is an answer. Before, the whole question was one "word", the search
+ * found nothing and ask said nothing on file without asking the model. */
+static void test_ask_reads_a_question_in_a_script_without_spaces(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    struct dream_message m[] = {
+        {"user", "j1", 1725184800000, "うちの犬の名前はポチです。柴犬です。"},
+        {"assistant", "j2", 1725184860000, "いい名前ですね。"},
+    };
+    struct dream_conversation c = {"openai-jsonl", "ask-ja", "犬", m[0].time_ms, m[1].time_ms, "test", m, 2};
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    dream_store_close(s);
+    struct dream_backend cap = {.name = "capture", .call = capture_call};
+    assert_int_equal(dream_seam_set_backend(&cap), 0);
+    captured[0] = '\0';
+    capture_reply = "名前はポチです。[^1]";
+    dream_reader *r = open_reader();
+    json_t *out = NULL;
+    int rc = dream_ask(r, "犬の名前は?", NULL, &out);
+    dream_reader_close(r);
+    capture_reply = DREAM_ASK_NOTHING;
+    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
+    assert_int_equal(dream_seam_set_backend(&fake), 0);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(captured, "うちの犬の名前はポチです。"));
+    assert_true(json_is_true(json_object_get(out, "answered")));
+    assert_non_null(strstr(str(out, "answer"), "ポチ"));
+    json_decref(out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -353,6 +388,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ask_small_read_budgets_stay_in_bounds),
         cmocka_unit_test(test_ask_cli_prints_the_answer),
         cmocka_unit_test(test_ask_reads_a_message_with_the_reply_it_got),
+        cmocka_unit_test(test_ask_reads_a_question_in_a_script_without_spaces),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

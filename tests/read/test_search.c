@@ -350,6 +350,36 @@ static void test_search_snippet_shows_the_match_window_wherever_it_is(void **sta
     free(paste);
 }
 
+/* Chinese and Japanese write no spaces between words: each Han, Hiragana and Katakana character
+ * is a token of the index (the tokenizer "dream"), so a word of theirs is found wherever it
+ * stands, as a phrase of its characters, and not the same characters in another order. Before,
+ * unicode61 made each clause one token, and only the whole clause matched. */
+static void test_search_finds_words_in_scripts_without_spaces(void **state)
+{
+    (void)state;
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    const char *a[] = {"うちの犬の名前はポチです。柴犬です。", "ポチはいい名前ですね。"};
+    const char *b[] = {"我住在北京，周末去东城吃烤鸭。", "好的。"};
+    put(s, "cjk-ja", "犬", 1717200000000, a, 2);
+    put(s, "cjk-zh", "周末", 1717200000000, b, 2);
+    dream_store_close(s);
+    json_t *o = search("ポチ", "conversations", "1");
+    assert_int_equal(count_conv(o), 2);
+    assert_true(conv_snippet_has(o, "**ポチ**です"));
+    json_decref(o);
+    o = search("柴犬", "conversations", "1");
+    assert_int_equal(count_conv(o), 1);
+    json_decref(o);
+    o = search("烤鸭 北京", "conversations", "1");
+    assert_int_equal(count_conv(o), 1);
+    assert_true(conv_snippet_has(o, "**北京**"));
+    json_decref(o);
+    o = search("京北", "conversations", "1"); /* the characters, not in that order */
+    assert_int_equal(count_conv(o), 0);
+    json_decref(o);
+}
+
 static void test_search_bad_input_is_a_clear_error(void **state)
 {
     (void)state;
@@ -849,6 +879,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_finds_messages_with_citation_date_and_snippet),
         cmocka_unit_test(test_search_folds_case_and_diacritics_phrases_and_prefixes),
         cmocka_unit_test(test_search_snippet_shows_the_match_window_wherever_it_is),
+        cmocka_unit_test(test_search_finds_words_in_scripts_without_spaces),
         cmocka_unit_test(test_search_bad_input_is_a_clear_error),
         cmocka_unit_test(test_search_ranks_article_sections_first_with_their_citations),
         cmocka_unit_test(test_search_follows_hand_edits_of_the_wiki),
