@@ -12,6 +12,7 @@
 #include "util/utf8.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,40 @@ static bool fg_wiki_names(const struct forget *f, const char *hash)
     return false;
 }
 
+/* Whether name is a transcript note's file name for conv:<hash>: "... (HASH).md". */
+static bool fg_note_name(const char *name, const char *hash)
+{
+    size_t n = strlen(name), hl = strlen(hash);
+    return hl && n > hl + 5 && strcmp(name + n - 4, ").md") == 0 && name[n - hl - 5] == '(' && strncmp(name + n - hl - 4, hash, hl) == 0;
+}
+
+/* Whether the wiki still holds the transcript note of conv:<hash> (Sources/... (HASH).md), on
+ * disk or in HEAD: a forget killed after the store's commit left it, and running forget again
+ * takes it out. */
+static bool fg_wiki_note(const struct forget *f, const char *hash)
+{
+    struct dbuf p = {0};
+    if (!f->wiki || dbuf_printf(&p, "%s/%s", f->wiki, DREAM_SOURCES_DIR)) return false;
+    DIR *d = opendir(p.data);
+    dbuf_free(&p);
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;) found = fg_note_name(e->d_name, hash);
+    if (d) closedir(d);
+    if (found) return true;
+    git_libgit2_init();
+    git_repository *repo = NULL;
+    git_object *tree = NULL;
+    if (git_repository_open_ext(&repo, f->wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0 &&
+        git_revparse_single(&tree, repo, "HEAD:" DREAM_SOURCES_DIR) == 0 && git_object_type(tree) == GIT_OBJECT_TREE)
+        for (size_t i = 0; !found && i < git_tree_entrycount((git_tree *)tree); i++)
+            found = fg_note_name(git_tree_entry_name(git_tree_entry_byindex((git_tree *)tree, i)), hash);
+    git_object_free(tree);
+    git_repository_free(repo);
+    git_error_clear();
+    git_libgit2_shutdown();
+    return found;
+}
+
 static int fg_choose_by_hash(struct forget *f)
 {
     sqlite3_stmt *st;
@@ -137,7 +172,7 @@ static int fg_choose_by_hash(struct forget *f)
             rc = fg_add_conv(f, st);
         } else if (step != SQLITE_DONE) {
             rc = store_sql_error(f->store, "finding a conversation");
-        } else if (fg_wiki_names(f, hash)) { /* the store lost it; the wiki still cites it */
+        } else if (fg_wiki_names(f, hash) || fg_wiki_note(f, hash)) { /* the store lost it; the wiki still holds it */
             struct fg_conv *g = realloc(f->convs, (f->n_convs + 1) * sizeof *g);
             if (!g) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
             else {
@@ -430,11 +465,8 @@ static bool fg_touches(const struct forget *f, const char *rel, bool *removes)
         return false;
     }
     if (strncmp(rel, DREAM_SOURCES_DIR "/", sizeof DREAM_SOURCES_DIR) != 0) return false;
-    for (size_t k = 0; k < f->n_convs; k++) {
-        size_t h = strlen(f->hashes[k]);
-        if (n > h + 5 && strcmp(rel + n - 4, ").md") == 0 && rel[n - h - 5] == '(' && strncmp(rel + n - h - 4, f->hashes[k], h) == 0)
-            return *removes = true;
-    }
+    for (size_t k = 0; k < f->n_convs; k++)
+        if (fg_note_name(rel, f->hashes[k])) return *removes = true;
     return false;
 }
 

@@ -830,7 +830,56 @@ static void synth_git_marker(git_repository *repo, bool start)
     dbuf_free(&m);
 }
 
-/* The locks a killed dream commit left (the marker found): removed, when they date from it. */
+/* A dream commit killed after it moved the branch but before it wrote the index leaves the
+ * index at the commit before: git status then shows the commit's changes undone, and the
+ * person's next `git commit` would undo them (put back what forget took out). For each path
+ * HEAD's memory commit changed where the index still holds the parent's version, the index
+ * takes HEAD's; a path the person staged something else for keeps it. */
+static void synth_git_index_catch_up(git_repository *repo)
+{
+    git_oid head_id;
+    git_commit *head = NULL, *parent = NULL;
+    git_tree *htree = NULL, *ptree = NULL;
+    git_diff *diff = NULL;
+    git_index *idx = NULL;
+    const char *msg;
+    if (git_reference_name_to_id(&head_id, repo, "HEAD") || git_commit_lookup(&head, repo, &head_id) || !(msg = git_commit_message(head)) ||
+        strncmp(msg, "memory:", 7) != 0 || git_commit_parentcount(head) != 1 || git_commit_parent(&parent, head, 0) ||
+        git_commit_tree(&htree, head) || git_commit_tree(&ptree, parent) || git_diff_tree_to_tree(&diff, repo, ptree, htree, NULL) ||
+        git_repository_index(&idx, repo))
+        goto done;
+    size_t fixed = 0;
+    for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+        const git_diff_delta *d = git_diff_get_delta(diff, i);
+        const char *path = d->status == GIT_DELTA_DELETED ? d->old_file.path : d->new_file.path;
+        const git_index_entry *cur = git_index_get_bypath(idx, path, 0);
+        bool was_parent = d->status == GIT_DELTA_ADDED ? cur == NULL : cur && git_oid_equal(&cur->id, &d->old_file.id);
+        if (!was_parent) continue;
+        if (d->status == GIT_DELTA_DELETED) {
+            if (git_index_remove(idx, path, 0) == 0) fixed++;
+            continue;
+        }
+        git_index_entry e;
+        memset(&e, 0, sizeof e);
+        e.mode = d->new_file.mode;
+        e.id = d->new_file.id;
+        e.path = path;
+        if (git_index_add(idx, &e) == 0) fixed++;
+    }
+    if (fixed && git_index_write(idx) == 0)
+        dream_log(DREAM_LOG_WARN, "the git index of %s caught up with the interrupted commit's %zu path(s)", git_repository_workdir(repo), fixed);
+done:
+    git_index_free(idx);
+    git_diff_free(diff);
+    git_tree_free(htree);
+    git_tree_free(ptree);
+    git_commit_free(parent);
+    git_commit_free(head);
+    git_error_clear();
+}
+
+/* The locks a killed dream commit left (the marker found): removed, when they date from it; then
+ * the index catches up with the commit, if the kill came after it (synth_git_index_catch_up). */
 static void synth_git_clear_killed(git_repository *repo)
 {
     const char *gd = git_repository_path(repo), *cd = git_repository_commondir(repo);
@@ -851,13 +900,17 @@ static void synth_git_clear_killed(git_repository *repo)
         if (branch && !strstr(branch, "..") && !dbuf_printf(&b, "%s%s.lock", cd, branch)) locks[3] = dbuf_take(&b);
     }
     git_reference_free(head);
+    bool index_held = false; /* by a lock that is not the killed commit's: the index is someone else's now */
     for (size_t i = 0; i < 4; i++) {
         struct stat ls;
-        if (locks[i] && stat(locks[i], &ls) == 0 && ls.st_mtime + 2 >= ms.st_mtime && ls.st_mtime <= ms.st_mtime + SYNTH_GIT_COMMIT_SPAN_S &&
-            unlink(locks[i]) == 0)
-            dream_log(DREAM_LOG_WARN, "removed %s left by an interrupted commit", locks[i]);
+        if (locks[i] && stat(locks[i], &ls) == 0) {
+            if (ls.st_mtime + 2 >= ms.st_mtime && ls.st_mtime <= ms.st_mtime + SYNTH_GIT_COMMIT_SPAN_S && unlink(locks[i]) == 0)
+                dream_log(DREAM_LOG_WARN, "removed %s left by an interrupted commit", locks[i]);
+            else if (i == 0) index_held = true;
+        }
         free(locks[i]);
     }
+    if (!index_held) synth_git_index_catch_up(repo);
     unlink(m.data);
     dbuf_free(&m);
     git_error_clear();

@@ -34,6 +34,9 @@ cat > "$wiki/articles/Levain.md" <<MD
 [^1]: \`conv:$hash#p401\` (2024-09-14, Levain or starter)
 MD
 g add articles/Levain.md && g commit -qm "my article" || fail "git commit"
+# its transcript note (the sources stage needs no model)
+DREAM_MODEL="$dir/no-such-model.gguf" "$dream" run --stage sources >/dev/null 2>&1 || fail "run --stage sources"
+note=$(g ls-tree -r HEAD --name-only | grep "($hash)\.md$") || fail "no transcript note of conv:$hash"
 sum() { sha256sum "$store" "$wiki/articles/Levain.md" | awk '{print $1}' | tr '\n' ' '; g rev-parse HEAD; }
 
 # refused: $1 names the case, $2 what the error must say; nothing may change
@@ -90,4 +93,21 @@ grep -q "$hash" "$wiki/articles/Levain.md" && fail "the article still names conv
 [ "$(g log -1 --format='%an <%ae> / %cn')" = "Glob Al <glob@example.org> / Env Committer" ] ||
     fail "the commit's names: $(g log -1 --format='%an <%ae> / %cn')"
 [ -z "$(g status --porcelain)" ] || fail "the tree is not clean after forget: $(g status --porcelain)"
+# a dream commit killed after it moved the branch, before it wrote the index: the index is at
+# the commit before (forget's changes look undone to git, and a plain `git commit` would undo
+# them). The next dream command that commits brings the index up to HEAD (sources needs no model).
+g read-tree HEAD^ && touch "$marker" || fail "simulating the killed commit"
+[ -n "$(g status --porcelain)" ] || fail "the simulated index is not stale"
+out=$(DREAM_MODEL="$dir/no-such-model.gguf" "$dream" run --stage sources 2>&1) || fail "run --stage sources: $out"
+grep -q "caught up with the interrupted commit" <<<"$out" || fail "the catch-up is not reported: $out"
+[ -z "$(g status --porcelain)" ] || fail "the index did not catch up with HEAD: $(g status --porcelain)"
+
+# a forget killed after the store's commit, its transcript note still in HEAD (gone from disk):
+# forget again takes it out, where it said "no conversation" and left the conversation's text
+g ls-tree -r HEAD --name-only | grep -q "($hash)\.md$" && fail "forget left the transcript note in HEAD"
+g checkout -q "$(g log --format=%H --diff-filter=A -1 -- "$note")" -- "$note" && g commit -qm "the note back" && rm -f "$wiki/$note" ||
+    fail "simulating the killed forget"
+out=$("$dream" forget "$hash" 2>&1) || fail "forget of the note left behind: $out"
+g ls-tree -r HEAD --name-only | grep -q "($hash)\.md$" && fail "the transcript note is still in HEAD: $out"
+
 echo "PASS: wiki git: refused where git would refuse, nothing lost, the killed commit's lock cleared, the person's names"
