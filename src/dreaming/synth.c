@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <git2.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1173,12 +1174,40 @@ int synth_commit_files(dream_store *store, const char *wiki, const char *subject
     return synth_commit_all(store, wiki, subject, extra, n_extra, false, prune_sources, n_files);
 }
 
+/* A write killed between its temporary file and the rename leaves "<file>.md.tmp.<pid>"
+ * (file_write_atomic) in articles/ or Sources/: an untracked file `git add -A` would commit.
+ * Those of a process no longer running are removed. */
+static void synth_clean_temps(const char *wiki)
+{
+    static const char *const dirs[] = {"articles", DREAM_SOURCES_DIR};
+    for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+        struct dbuf p = {0};
+        if (dbuf_printf(&p, "%s/%s", wiki, dirs[k])) return;
+        DIR *d = opendir(p.data);
+        for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+            const char *t = strstr(e->d_name, ".md.tmp.");
+            if (!t || t == e->d_name) continue;
+            char *end = NULL;
+            long pid = strtol(t + 8, &end, 10);
+            if (pid <= 0 || *end || end == t + 8 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                continue; /* not such a name, or a running process's write (EPERM: running too) */
+            struct dbuf f = {0};
+            if (!dbuf_printf(&f, "%s/%s", p.data, e->d_name) && unlink(f.data) == 0)
+                dream_log(DREAM_LOG_INFO, "removed %s, left by a write that was killed", f.data);
+            dbuf_free(&f);
+        }
+        if (d) closedir(d);
+        dbuf_free(&p);
+    }
+}
+
 int dream_synth_recover(dream_store *store, const char *wiki, size_t *committed)
 {
     if (committed) *committed = 0;
     /* before anything is written: a wiki git would not commit in now is named, not written to */
     int rc0 = synth_git_ready(wiki);
     if (rc0) return rc0;
+    synth_clean_temps(wiki);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(store), "SELECT seq, path, before_text, text, removes FROM synth_writes WHERE state = 'pending' ORDER BY seq",
                            -1, &st, NULL))

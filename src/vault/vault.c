@@ -8,6 +8,7 @@
 #include "../util/buf.h"
 #include "../util/file.h"
 #include "dream/error.h"
+#include "dream/log.h"
 
 #include <errno.h>
 #include <git2.h>
@@ -90,6 +91,20 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
     return rc;
 }
 
+/* A `dream init` killed while libgit2 made the repository leaves a .git with no HEAD yet and its
+ * config.lock: no git repository, and every later init failed on the lock. No git command works
+ * in such a directory, so the lock is that killed init's; it goes, and init makes the repository
+ * again over what is there. */
+static void vault_clear_half_made(const char *dir)
+{
+    char *head = vault_join(dir, ".git/HEAD"), *gitdir = vault_join(dir, ".git"), *lock = vault_join(dir, ".git/config.lock");
+    if (head && gitdir && lock && file_is_dir(gitdir) && !file_exists(head) && unlink(lock) == 0)
+        dream_log(DREAM_LOG_WARN, "removed %s, left by a dream init that was killed", lock);
+    free(head);
+    free(gitdir);
+    free(lock);
+}
+
 /* Writes one seeded file unless present; reports what happened in *state. */
 static int vault_seed_one(const char *dir, const struct vault_seed_file *f, enum dream_vault_file_state *state)
 {
@@ -162,6 +177,7 @@ int dream_vault_init(const char *dir, struct dream_vault_init_result *out, dream
     git_libgit2_init();
     git_repository *repo = NULL;
     bool opened = git_repository_open_ext(&repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0;
+    if (!opened) vault_clear_half_made(dir);
     if (opened && git_repository_head_unborn(repo) != 1) {
         /* An existing vault: commit only what this call had to restore. */
         if (n_written) {

@@ -93,6 +93,11 @@ grep -q "$hash" "$wiki/articles/Levain.md" && fail "the article still names conv
 [ "$(g log -1 --format='%an <%ae> / %cn')" = "Glob Al <glob@example.org> / Env Committer" ] ||
     fail "the commit's names: $(g log -1 --format='%an <%ae> / %cn')"
 [ -z "$(g status --porcelain)" ] || fail "the tree is not clean after forget: $(g status --porcelain)"
+# a write killed between its temporary file and the rename: the next stage removes the file of
+# a process no longer running, and leaves a running one's (this shell's)
+sleep 0 & dead=$!; wait $dead
+echo partial > "$wiki/articles/Levain.md.tmp.$dead" && echo partial > "$wiki/articles/Levain.md.tmp.$$" || fail "temporary files"
+
 # a dream commit killed after it moved the branch, before it wrote the index: the index is at
 # the commit before (forget's changes look undone to git, and a plain `git commit` would undo
 # them). The next dream command that commits brings the index up to HEAD (sources needs no model).
@@ -100,6 +105,9 @@ g read-tree HEAD^ && touch "$marker" || fail "simulating the killed commit"
 [ -n "$(g status --porcelain)" ] || fail "the simulated index is not stale"
 out=$(DREAM_MODEL="$dir/no-such-model.gguf" "$dream" run --stage sources 2>&1) || fail "run --stage sources: $out"
 grep -q "caught up with the interrupted commit" <<<"$out" || fail "the catch-up is not reported: $out"
+[ -e "$wiki/articles/Levain.md.tmp.$dead" ] && fail "a killed write's temporary file is still there"
+[ -e "$wiki/articles/Levain.md.tmp.$$" ] || fail "a running process's temporary file was removed"
+rm -f "$wiki/articles/Levain.md.tmp.$$"
 [ -z "$(g status --porcelain)" ] || fail "the index did not catch up with HEAD: $(g status --porcelain)"
 
 # a forget killed after the store's commit, its transcript note still in HEAD (gone from disk):

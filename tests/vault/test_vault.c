@@ -254,6 +254,24 @@ static void test_vault_reinit_makes_a_first_commit_that_failed(void **state)
     assert_int_equal(commit_count(w), 1);
 }
 
+/* An init killed while libgit2 made the repository left .git with its config.lock and no HEAD:
+ * every later init failed on the lock ("failed to lock file"), and the wiki had no git at all.
+ * The next init makes the repository, and its first commit. */
+static void test_vault_init_finishes_a_repository_a_killed_init_left_half_made(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    char cmd[900];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/.git' && printf '[core]\\n' > '%s/.git/config' && touch '%s/.git/config.lock'", w, w, w);
+    assert_int_equal(system(cmd), 0);
+    struct dream_vault_init_result r;
+    int rc = dream_vault_init(w, &r, NULL, NULL);
+    if (rc) fprintf(stderr, "init: %s\n", dream_error_last());
+    assert_int_equal(rc, 0);
+    assert_int_equal(r.committed, 1);
+    assert_int_equal(commit_count(w), 1);
+}
+
 static void test_vault_init_rejects_a_file_path(void **state)
 {
     (void)state;
@@ -321,6 +339,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vault_reinit_restores_deleted_page_in_own_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_reinit_commits_only_its_own_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_reinit_makes_a_first_commit_that_failed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_init_finishes_a_repository_a_killed_init_left_half_made, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_a_file_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_unwritable_dir, setup, teardown),
         cmocka_unit_test(test_vault_meta_pages_are_schematic),
