@@ -266,13 +266,18 @@ int dream_read_search_index(dream_reader *r, const struct dream_read_search_para
     else json_decref(arts), arts = NULL;
     json_object_set_new(o, "conversations", convs);
     /* Within the budget (with room for "more"): the lowest-ranked hit of the longer list goes first. */
-    while (read_json_size(o) > DREAM_READ_BUDGET - 64 && (json_array_size(arts) || json_array_size(convs))) {
+    bool cut = false;
+    while (read_json_size(o) > DREAM_READ_BUDGET - 80 && (json_array_size(arts) || json_array_size(convs))) {
         json_t *l = json_array_size(convs) >= json_array_size(arts) ? convs : arts;
         json_array_remove(l, json_array_size(l) - 1);
         if (l == convs) more_c = true;
         else more_a = true;
+        cut = true;
     }
-    if (more_a || more_c) json_object_set_new(o, "more", json_pack("{sb sb}", "results", more_a, "conversations", more_c));
+    /* "by": what held the rest back, so the reader knows what would show it: the budget (a
+     * higher --limit would not: narrow the query) or the limit (at most 30) */
+    if (more_a || more_c)
+        json_object_set_new(o, "more", json_pack("{sb sb ss}", "results", more_a, "conversations", more_c, "by", cut ? "budget" : "limit"));
     *out = o;
     return 0;
 }

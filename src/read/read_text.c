@@ -159,7 +159,10 @@ static void text_search_index(struct dbuf *b, const json_t *o)
     json_t *v;
     size_t k;
     const json_t *res = json_object_get(o, "results"), *conv = json_object_get(o, "conversations"), *more = json_object_get(o, "more");
-    if (res) dbuf_printf(b, "%zu article hit(s)%s\n", json_array_size(res), json_is_true(json_object_get(more, "results")) ? " (more: --limit)" : "");
+    /* what would show the rest: a higher --limit, or (past the 2 KB every read tool keeps to) a
+     * narrower query */
+    const char *hint = !strcmp(s_(more, "by"), "budget") ? " (more than fit in 2 KB: add a word, a phrase or --since)" : " (more: --limit, up to 30)";
+    if (res) dbuf_printf(b, "%zu article hit(s)%s\n", json_array_size(res), json_is_true(json_object_get(more, "results")) ? hint : "");
     json_array_foreach(res, k, v) {
         if (!strcmp(s_(v, "kind"), "subject")) {
             dbuf_printf(b, "  captured subject %s (%lld chunk(s)): %s\n", s_(v, "name"), (long long)i_(v, "chunks"), s_(v, "snippet"));
@@ -170,7 +173,7 @@ static void text_search_index(struct dbuf *b, const json_t *o)
         if (json_is_string(json_object_get(v, "cite"))) dbuf_printf(b, " %s", s_(v, "cite"));
         dbuf_printf(b, ": %s\n", s_(v, "snippet"));
     }
-    dbuf_printf(b, "%zu message hit(s)%s\n", json_array_size(conv), json_is_true(json_object_get(more, "conversations")) ? " (more: --limit)" : "");
+    dbuf_printf(b, "%zu message hit(s)%s\n", json_array_size(conv), json_is_true(json_object_get(more, "conversations")) ? hint : "");
     json_array_foreach(conv, k, v) {
         dbuf_printf(b, "  %s %s", s_(v, "cite"), json_is_string(json_object_get(v, "date")) ? s_(v, "date") : DREAM_CITATION_UNDATED);
         dbuf_printf(b, " %s in \"%s\": %s\n", s_(v, "role"), s_(v, "conversation"), s_(v, "snippet"));

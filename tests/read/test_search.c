@@ -346,6 +346,14 @@ static void test_search_snippet_shows_the_match_window_wherever_it_is(void **sta
     assert_true(strncmp(sn, "**pastedword** **ipsum dolor** **pastedword** **ipsum dolor**", 61) == 0);
     assert_true(strlen(sn) < 240);
     json_decref(o);
+    /* what holds the rest back is named: the limit (a higher --limit shows more), or the 2 KB
+     * budget (where it would not: before, both said "more: --limit") */
+    o = search("pastedword OR quillwort", "limit", "1");
+    assert_string_equal(str(json_object_get(o, "more"), "by"), "limit");
+    json_decref(o);
+    o = search("the", "limit", "30");
+    assert_string_equal(str(json_object_get(o, "more"), "by"), "budget");
+    json_decref(o);
     free(deep);
     free(paste);
 }
