@@ -989,6 +989,15 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
             git_index_remove(idx, d[i].path, 0); /* absent from HEAD already: nothing to remove */
             continue;
         }
+        /* an article of the person's that their git rules ignore (.gitignore, info/exclude) and
+         * that was never committed stays out of git, as `git add` would leave it: a stage edited
+         * it (a link, a footnote), but it is theirs, kept out of history on purpose */
+        int ignored = 0;
+        if (!d[i].created && strncmp(d[i].path, "articles/", 9) == 0 && !git_index_get_bypath(idx, d[i].path, 0) &&
+            git_ignore_path_is_ignored(&ignored, repo, d[i].path) == 0 && ignored) {
+            dream_log(DREAM_LOG_INFO, "%s: ignored by the wiki's git rules and never committed: left out of the commit", d[i].path);
+            continue;
+        }
         size_t from = n_ents;
         if ((rc = synth_git_entries(repo, wiki, &d[i], ents, &n_ents))) break;
         for (size_t k = from; k < n_ents && !rc; k++) {
@@ -1096,7 +1105,8 @@ static int synth_commit_all(dream_store *store, const char *wiki, const char *su
     if (n_files) *n_files = 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(store),
-                           "SELECT path, text, removes FROM synth_writes WHERE seq IN (SELECT max(seq) FROM synth_writes WHERE state = 'written' "
+                           "SELECT path, text, removes, (SELECT f.before_text IS NULL FROM synth_writes f WHERE f.path = synth_writes.path "
+                           "ORDER BY f.seq LIMIT 1) FROM synth_writes WHERE seq IN (SELECT max(seq) FROM synth_writes WHERE state = 'written' "
                            "GROUP BY path) ORDER BY path",
                            -1, &st, NULL))
         return store_sql_error(store, "listing written articles");
@@ -1117,6 +1127,7 @@ static int synth_commit_all(dream_store *store, const char *wiki, const char *su
         d[n].path = strdup((const char *)sqlite3_column_text(st, 0));
         d[n].len = removes ? 0 : (size_t)sqlite3_column_bytes(st, 1);
         d[n].text = removes ? NULL : malloc(d[n].len + 1);
+        d[n].created = sqlite3_column_int(st, 3) != 0;
         if (d[n].text && d[n].len) memcpy(d[n].text, sqlite3_column_blob(st, 1), d[n].len);
         n++;
         if (!d[n - 1].path || (!removes && !d[n - 1].text)) rc = dream_error_set(DREAM_ENOMEM, "out of memory");

@@ -63,6 +63,7 @@ char *synth_source_note(const char *cite, const char *title, int64_t conv_ms);
 struct synth_file {
     char *path, *text;
     size_t len;
+    bool created; /* a stage of this commit made the file (it was not there before its write) */
 };
 void synth_files_free(struct synth_file *f, size_t n);
 

@@ -449,7 +449,7 @@ static int src_file_add(const char *wiki, const char *rel, struct synth_file **f
         free(text);
         return rc;
     }
-    (*files)[(*n)++] = (struct synth_file){path, text, len};
+    (*files)[(*n)++] = (struct synth_file){path, text, len, true}; /* a transcript note: dream's own */
     return DREAM_OK;
 }
 

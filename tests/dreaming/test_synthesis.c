@@ -1965,6 +1965,30 @@ static void test_a_symlinked_article_stays_a_link_in_git(void **state)
     assert_int_equal(st, 0);
 }
 
+/* An article of the person's that their git rules ignore and that was never committed stays out
+ * of git when a stage edits it (before, the sources stage's relinked footnote committed it, and
+ * with it whatever private text it held, under dream's name). */
+static void test_an_ignored_article_of_the_persons_stays_out_of_git(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && echo articles/Private.md >> .git/info/exclude && printf '# Private\n\n**Private** notes: my bank PIN hint.[^1]\n\n"
+             "## References\n\n[^1]: `conv:67195f89#p401` (2024-09-14, Levain or starter)\n' > articles/Private.md",
+             c->wiki);
+    assert_int_equal(system(cmd), 0);
+    sqlite3_exec(store_db(c->store), "UPDATE conversations SET title = title || ' again'", NULL, NULL, NULL);
+    sources_run(c);
+    char *t = article_text(c, "Private");
+    assert_non_null(strstr(t, " again")); /* the stage did edit it */
+    free(t);
+    snprintf(cmd, sizeof cmd, "cd '%s' && ! git cat-file -e HEAD:articles/Private.md 2>/dev/null && git cat-file -e HEAD:articles/Sourdough.md", c->wiki);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A later export that edits a cited message (a new id for the edit, as ChatGPT gives one) does
  * not cut the footnote that cites the old one loose: the transcript note keeps the replaced
  * message under its own heading with its block, so the link still lands (dream check). */
@@ -3346,6 +3370,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_sources_follow_the_citations_and_the_setting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sources_keep_a_cited_message_a_later_export_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_symlinked_article_stays_a_link_in_git, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_an_ignored_article_of_the_persons_stays_out_of_git, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_vault_for_obsidian, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_infobox_links_only_to_articles_that_exist, setup, teardown),
         cmocka_unit_test(test_infobox_values_are_held_by_the_notes),
