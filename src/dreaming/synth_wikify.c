@@ -109,6 +109,12 @@ static int wk_tighten(const struct wk_article *w, char **answers, dream_article 
             int num = atoi(m + 2);
             ok = num <= 0 || synth_has_marker(draft, num);
         }
+        /* and adds none: tightening cites nothing the section did not (a marker the model
+         * invents puts a claim on a message that never said it) */
+        for (const char *m = draft; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
+            int num = atoi(m + 2);
+            ok = num <= 0 || synth_has_marker(sec->body, num);
+        }
         long si = ok ? dream_article_section_find(after, sec->anchor) : -1;
         if (si >= 0) {
             /* keep the one-paragraph body shape: compare without the trailing newline */
@@ -177,6 +183,10 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
         for (size_t s = 0; !rc && s < dream_article_section_count(w[i].before) && w[i].n_sections < WIKIFY_MAX_SECTIONS; s++) {
             const struct dream_article_section *sec = dream_article_section(w[i].before, s);
             if (sec->kind != DREAM_SECTION_BODY || dream_article_words(sec->body, strlen(sec->body)) < 8) continue;
+            /* a section that cites nothing is the person's (dream cites what it writes): theirs
+             * to word, never tightened (a hand edit made wikify rewrite it, and the model's
+             * rewording lost what they wrote) */
+            if (!strstr(sec->body, "[^")) continue;
             struct dbuf b = {0};
             if (synth_policy(&b, p->wiki_dir, "Article_Conventions") ||
                 dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nCurrent text:\n<<<\n%s>>>\n\n%s", w[i].stem, sec->title, sec->body, tighten_task))
