@@ -6,6 +6,7 @@
 #include "util/edit_distance.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static int unknown_verb(const char *name)
 /* `dream help [VERB]`: the command's usage, or the verb's own --help. */
 static int help(int argc, char **argv)
 {
-    if (argc < 2) {
+    if (argc < 2 || (argc == 2 && !strcmp(argv[1], "help"))) { /* `dream help help`: this */
         usage(stdout);
         return 0;
     }
@@ -138,6 +139,20 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(argv[i], "help")) return help(argc - i, argv + i);
+    /* a path option given "" ($UNSET_VAR) is a usage error for the verbs that write: SQLite takes
+     * "" for a temporary store that is gone at exit (an ingest reported success and kept
+     * nothing), and a wiki "" wrote at the filesystem's root. (The read verbs take --store ""
+     * for no store at all.) */
+    static const char *const writers[] = {"ingest", "run", "forget", "init", "reindex", "schedule", "serve", NULL};
+    static const char *const paths[] = {"--store", "--wiki", "--model", "--from", "--adapter", "--trace", "--replay", "--host", NULL};
+    bool writer = false;
+    for (size_t k = 0; writers[k]; k++) writer |= !strcmp(argv[i], writers[k]);
+    for (int j = i + 1; writer && j + 1 < argc && strcmp(argv[j], "--") != 0; j++)
+        for (size_t k = 0; paths[k]; k++)
+            if (!strcmp(argv[j], paths[k]) && !argv[j + 1][0]) {
+                fprintf(stderr, "dream %s: %s is empty: give it a value, or leave the option out\n", argv[i], paths[k]);
+                return 2;
+            }
     const struct verb *v = find_verb(argv[i]);
     return v ? v->run(argc - i, argv + i) : unknown_verb(argv[i]);
 }

@@ -435,6 +435,22 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
                                p->stage);
     struct dream_pipeline_params q = *p;
     if (!q.batch) q.batch = 8;
+    /* a wiki named that is not one is refused before the model reads anything: "" would write
+     * at the filesystem's root ("/articles"), and a directory dream init never set up took all
+     * the model's work, then failed at the first article (the default wiki, when it is not set
+     * up, only leaves the writing stages out) */
+    bool writes = !q.stage || !(strcmp(q.stage, "segment") == 0 || strcmp(q.stage, "extract") == 0 || strcmp(q.stage, "resolve") == 0 ||
+                                strcmp(q.stage, "route") == 0);
+    if (q.wiki_dir && !*q.wiki_dir) return dream_error_set(DREAM_EINVAL, "the wiki path is empty: give the wiki's directory (or leave --wiki out)");
+    if (q.wiki_dir && writes && !q.dry_run) {
+        char meta[4200];
+        struct stat st;
+        snprintf(meta, sizeof meta, "%s/Meta", q.wiki_dir);
+        if (stat(meta, &st) != 0 || !S_ISDIR(st.st_mode))
+            return dream_error_set(DREAM_ENOTFOUND, "%s is not a wiki dream init set up (it has no Meta/ folder): create it with `dream init --wiki %s`, "
+                                   "then run again",
+                                   q.wiki_dir, q.wiki_dir);
+    }
     struct run x = {.p = &q};
     char *wiki_dflt = NULL;
     x.wiki = q.wiki_dir ? q.wiki_dir : (wiki_dflt = dream_pipeline_default_wiki());
@@ -443,9 +459,7 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
     if (!rc) rc = dream_store_open(q.store_path, &x.store);
     /* a wiki git would not commit in now (a rebase half way, a detached HEAD, a lock) is named
      * before the model reads anything, not after the stages that only fill the store */
-    bool writes = !q.stage || !(strcmp(q.stage, "segment") == 0 || strcmp(q.stage, "extract") == 0 || strcmp(q.stage, "resolve") == 0 ||
-                                strcmp(q.stage, "route") == 0);
-    if (!rc && !q.dry_run && writes) rc = synth_git_ready(x.wiki);
+    if (!rc && !q.dry_run && writes && x.wiki) rc = synth_git_ready(x.wiki);
     if (!rc && q.conversation) {
         const char *cite = strncmp(q.conversation, "conv:", 5) == 0 ? q.conversation + 5 : q.conversation;
         struct dream_store_conversation *c;

@@ -17,6 +17,7 @@ for v in $verbs; do
     has "$got" "usage: dream $v"
 done
 [ "$("$dream" help)" = "$("$dream" --help)" ] || fail "dream help alone is not dream --help"
+[ "$("$dream" help help)" = "$("$dream" --help)" ] || fail "dream help help is not dream --help (it said: unknown verb 'help')"
 has "$("$dream" --help)" "'dream help <verb>'"
 
 # typos: exit 2, the verb it meant
@@ -35,4 +36,25 @@ for word in xyzzy q banana; do
     has "$out" "dream: unknown verb '$word'; 'dream --help' lists the verbs"
 done
 out=$("$dream" help run status 2>&1); [ $? -eq 2 ] || fail "dream help with two verbs: $out"
+# a path option given "" (an unset variable) is a usage error that writes nothing: SQLite took ""
+# for a temporary store (ingest said it kept 8 conversations, and kept none), and run --wiki ""
+# wrote at the filesystem's root
+tmp=$(mktemp -d) || fail "mktemp"
+for args in "ingest --store '' $tmp" "run --wiki ''" "run --store ''" "forget --wiki '' deadbeef" "reindex --store ''" "init --wiki ''"; do
+    out=$(DREAM_HOME="$tmp/home" eval "\"$dream\" $args" 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "dream $args: exit $rc (want 2): $out"
+    has "$out" "is empty: give it a value, or leave the option out"
+    [ -e "$tmp/home" ] && fail "dream $args wrote $tmp/home"
+done
+# after --, "--store" and "" are words; and a read verb takes --store "" for no store
+out=$(DREAM_HOME="$tmp/home" "$dream" forget -- --store '' 2>&1)
+case "$out" in *"is empty"*) fail "forget -- --store '': $out" ;; esac
+out=$(DREAM_HOME="$tmp/home" "$dream" search --store '' x 2>&1)
+case "$out" in *"is empty"*) fail "search --store '': $out" ;; esac
+# a --wiki dream init never set up is refused before any model work
+out=$(DREAM_HOME="$tmp/home" "$dream" run --wiki "$tmp/no wiki" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "run --wiki (not set up): exit $rc: $out"
+has "$out" "is not a wiki dream init set up"
+[ -e "$tmp/no wiki" ] && fail "run --wiki (not set up) made the directory"
+rm -rf "$tmp"
 echo "PASS: dream help VERB is VERB --help for every verb; typos get their verb"
