@@ -3,8 +3,8 @@
  * The model names a chunk's subjects, and a small one often names only one of several: "Leonard"
  * is extracted from the one chunk where he is the whole topic and missed in the three where the
  * person mentions him beside something else, so he never recurs and never gets an article. After
- * resolve, every name already extracted and resolved is looked for in the person's messages of
- * the other chunks (the store's full-text index first, then an exact match): where it occurs as
+ * resolve, every name already extracted and resolved (and every subject with an article) is
+ * looked for in the person's messages of the other chunks (the store's full-text index first, then an exact match): where it occurs as
  * whole words, the chunk gets a mention of that entity too, and route counts it like any other.
  *
  * Only a name that reads as a name is spread: one of two or more words in lower case ("fan
@@ -112,8 +112,13 @@ int resolve_spread(dream_store *store, size_t *added)
     sqlite3 *db = store_db(store);
     sqlite3_stmt *names = NULL, *match = NULL, *msg = NULL, *chunk = NULL, *add = NULL;
     int rc = DREAM_OK;
-    if (sqlite3_prepare_v2(db, "SELECT DISTINCT surface, entity FROM chunk_mentions WHERE entity IS NOT NULL ORDER BY surface, entity", -1, &names,
-                           NULL) ||
+    /* the names the model gave, and every subject with an article by its own name: a re-export
+     * that replaces a conversation's chunks takes their mentions along, and a subject named only
+     * there would be forgotten, its article never patched again */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT surface, entity FROM chunk_mentions WHERE entity IS NOT NULL"
+                           " UNION SELECT name, id FROM pipeline_entities WHERE route = 'article' ORDER BY 1, 2",
+                           -1, &names, NULL) ||
         sqlite3_prepare_v2(db, "SELECT rowid FROM search WHERE search MATCH ?1 AND rowid >= (1 << 50) ORDER BY rowid", -1, &match, NULL) ||
         sqlite3_prepare_v2(db, "SELECT text FROM messages WHERE conversation = ?1 AND position = ?2 AND role = 'user'", -1, &msg, NULL) ||
         sqlite3_prepare_v2(db, "SELECT id FROM chunks WHERE conversation = ?1 AND ?2 BETWEEN first_position AND last_position", -1, &chunk,

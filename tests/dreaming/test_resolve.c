@@ -240,6 +240,17 @@ static void test_resolve_spreads_a_known_name_over_the_persons_chunks(void **sta
     assert_int_equal(dream_route_run(s, NULL, &rr), 0);
     assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE route = 'article'"), 2);
     assert_int_equal(test_store_scalar(s, "SELECT chunk_count FROM pipeline_entities WHERE name = 'Leonard'"), 2);
+    /* a re-export replaces the chunks that named him (their mentions go with them), and a new
+     * conversation names him where the model did not: he is still a subject with an article,
+     * so the new chunk is his too (before, the names came from the mentions alone, and he was
+     * forgotten, his article never patched again) */
+    char sql[200];
+    snprintf(sql, sizeof sql, "DELETE FROM chunks WHERE id IN (%lld, %lld)", (long long)met, (long long)both);
+    assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM chunk_mentions m JOIN pipeline_entities e ON e.id = m.entity WHERE e.name = 'Leonard'"), 0);
+    int64_t later = put_chunk_said(s, "Then Leonard brought tea to the studio.", "Lovely.", NULL);
+    r = resolve(s, NULL, false);
+    assert_string_equal(entity_of(s, later, "Leonard"), "Leonard");
 }
 
 static void test_resolve_seeded_aliases_page_lists_no_aliases(void **state)
