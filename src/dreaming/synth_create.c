@@ -756,13 +756,21 @@ static int cr_batch(dream_store *store, const struct dream_synth_params *p, stru
     return rc;
 }
 
-/* Whether create wrote the article stem before: its chunks are in the ledger of what was folded
- * into it (forget takes an article's rows out with the article). */
-static bool cr_written_before(dream_store *store, const char *stem)
+/* Whether create wrote the article stem (of entity id) before: create recorded it done, or its
+ * chunks are in the ledger of what was folded into it. The record of create's own comes first:
+ * a re-export that replaces a conversation's chunks takes their ledger rows along, and the
+ * article the person renamed was written again beside theirs. (Forget takes both out with an
+ * article it removes.) */
+static bool cr_written_before(dream_store *store, const char *stem, int64_t id)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM chunk_folded WHERE article = ? LIMIT 1", -1, &st, NULL)) return false;
+    if (sqlite3_prepare_v2(store_db(store),
+                           "SELECT 1 FROM stage_state WHERE stage = '" CREATE_STAGE "' AND item = ?2 AND status = 'done'"
+                           " UNION ALL SELECT 1 FROM chunk_folded WHERE article = ?1 LIMIT 1",
+                           -1, &st, NULL))
+        return false;
     sqlite3_bind_text(st, 1, stem, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, id);
     bool yes = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return yes;
@@ -783,7 +791,7 @@ int dream_synth_create(dream_store *store, const struct dream_synth_params *para
     for (size_t i = 0; !rc && i < n_all; i++) {
         char *path = synth_article_path(p.wiki_dir, all[i].stem);
         bool exists = path && access(path, F_OK) == 0;
-        if (!exists && path && cr_written_before(store, all[i].stem)) {
+        if (!exists && path && cr_written_before(store, all[i].stem, all[i].id)) {
             dream_log(DREAM_LOG_INFO, "create: %s was written before and is gone (renamed or deleted): not written again", path);
             exists = true;
         }
