@@ -367,7 +367,13 @@ static int schedule_cron_read(struct dbuf *rest, bool *had)
         char *nl = strchr(line, '\n');
         next = nl ? nl + 1 : line + strlen(line);
         size_t len = (size_t)(next - line);
-        if (memmem(line, nl ? (size_t)(nl - line) : len, SCHEDULE_CRON_TAG, strlen(SCHEDULE_CRON_TAG))) {
+        /* dream's line: a job (not a comment) that ends with the tag, as dream schedule writes
+         * it; a comment of the person's that names the tag is theirs, and stays */
+        size_t ll = nl ? (size_t)(nl - line) : len, tl = strlen(SCHEDULE_CRON_TAG);
+        while (ll && isspace((unsigned char)line[ll - 1])) ll--;
+        const char *first = line;
+        while (first < line + ll && isspace((unsigned char)*first)) first++;
+        if (ll >= tl && *first != '#' && memcmp(line + ll - tl, SCHEDULE_CRON_TAG, tl) == 0) {
             *had = true;
             continue;
         }

@@ -80,7 +80,7 @@ out=$(run unschedule); has "$out" "dream unschedule: nothing was scheduled"
 
 # systemd there but without a user manager: cron instead, the person's own lines kept
 touch "$work/systemd-broken"
-printf '0 9 * * 1 /usr/bin/backup --weekly\n' > "$cron"
+printf '0 9 * * 1 /usr/bin/backup --weekly\n# dream schedule moved to 04:00 by me\n' > "$cron"
 out=$(run schedule --at 23:05); rc=$?
 [ $rc -eq 0 ] || fail "cron fallback: exit $rc: $out"
 has "$out" "systemd passed over: systemctl --user daemon-reload failed (exit status 1): Failed to connect to bus"
@@ -96,7 +96,7 @@ out=$(run status); has "$out" "schedule: daily at 23:05 (cron); but its crontab 
 mv "$cron.kept" "$cron"
 # scheduling again replaces the line
 out=$(run schedule --at 04:00) || fail "reschedule: $out"
-[ "$(grep -c 'dream schedule' "$cron")" -eq 1 ] || fail "two dream lines: $(cat "$cron")"
+[ "$(grep -c ' # dream schedule$' "$cron")" -eq 1 ] || fail "two dream lines: $(cat "$cron")"
 has "$(cat "$cron")" "0 4 * * * "
 out=$(run status); has "$out" "schedule: daily at 04:00 (cron)"
 # a crontab that cannot be read is not an empty one: neither scheduling nor unscheduling
@@ -114,7 +114,9 @@ grep -q "crontab -$" "$log" && fail "crontab - ran over an unreadable crontab: $
 rm "$work/cron-unreadable"
 out=$(run status); has "$out" "schedule: daily at 04:00 (cron)"
 out=$(run unschedule); has "$out" "dream unschedule: removed (cron: crontab)"
-[ "$(cat "$cron")" = "0 9 * * 1 /usr/bin/backup --weekly" ] || fail "unschedule touched other lines: $(cat "$cron")"
+# the person's comment that names the tag is theirs (before, it went with dream's line)
+[ "$(cat "$cron")" = "0 9 * * 1 /usr/bin/backup --weekly
+# dream schedule moved to 04:00 by me" ] || fail "unschedule touched other lines: $(cat "$cron")"
 
 # a relative path is carried made absolute (the job starts in the home directory, not here);
 # a relative XDG_* directory is not carried (dream and systemd ignore one)
