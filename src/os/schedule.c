@@ -282,6 +282,13 @@ static int schedule_systemd_install(int hour, int minute, const char *self, stru
     dbuf_printf(&sp, "%s/dream.service", dir);
     dbuf_printf(&tp, "%s/dream.timer", dir);
     if (!svc.data || !tmr.data || !sp.data || !tp.data) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    /* the units of an earlier schedule, put back if this one fails: a failed reschedule took the
+     * working job away, and status still named it */
+    char *old_svc = NULL, *old_tmr = NULL;
+    size_t old_svc_len = 0, old_tmr_len = 0;
+    if (!rc && file_read_all(sp.data, 1 << 20, &old_svc, &old_svc_len) != 0) old_svc = NULL;
+    if (!rc && file_read_all(tp.data, 1 << 20, &old_tmr, &old_tmr_len) != 0) old_tmr = NULL;
+    dream_error_clear();
     if (!rc) rc = file_mkdirs(dir, 0755);
     if (!rc) rc = file_write_atomic(sp.data, svc.data, svc.len);
     if (!rc) rc = file_write_atomic(tp.data, tmr.data, tmr.len);
@@ -291,10 +298,14 @@ static int schedule_systemd_install(int hour, int minute, const char *self, stru
         rc = schedule_run(reload, NULL, "systemctl --user daemon-reload");
         if (!rc) rc = schedule_run(enable, NULL, "systemctl --user enable --now dream.timer");
         if (rc) { /* no user manager here (a container, no login session): take the files back */
-            unlink(sp.data);
-            unlink(tp.data);
+            if (old_svc) file_write_atomic(sp.data, old_svc, old_svc_len);
+            else unlink(sp.data);
+            if (old_tmr) file_write_atomic(tp.data, old_tmr, old_tmr_len);
+            else unlink(tp.data);
         }
     }
+    free(old_svc);
+    free(old_tmr);
     if (!rc) {
         snprintf(out->via, sizeof out->via, "systemd");
         snprintf(out->file, sizeof out->file, "%s", tp.data);

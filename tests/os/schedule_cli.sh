@@ -59,6 +59,15 @@ has "$svc" "ExecStart=$dream run"
 [ "$(cat "$log")" = "systemctl --user daemon-reload
 systemctl --user enable --now dream.timer
 crontab -l" ] || fail "systemd calls: $(cat "$log")"
+# a reschedule that fails (systemd without a user manager, and no crontab to fall back on) leaves
+# the working job as it was (before, its unit files were deleted, and status still named it)
+touch "$work/systemd-broken" && mv "$work/bin/crontab" "$work/crontab.away"
+again=$(run schedule --at 05:00); rc=$?
+[ $rc -ne 0 ] || fail "a reschedule that cannot work: exit 0: $again"
+has "$(cat "$units/dream.timer")" "OnCalendar=*-*-* 03:30:00"
+[ -f "$units/dream.service" ] || fail "the working job's service unit is gone"
+rm "$work/systemd-broken" && mv "$work/crontab.away" "$work/bin/crontab"
+: > "$log"
 out=$(run status); has "$out" "schedule: daily at 03:30 (systemd)"
 printf '%s\n' "$out" | grep -q "not enabled" && fail "status doubts an enabled timer: $out"
 has "$(cat "$log")" "systemctl --user is-enabled dream.timer"
