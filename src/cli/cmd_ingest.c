@@ -10,6 +10,8 @@
 #include "util/utf8.h"
 
 #include <stdbool.h>
+#include <sys/stat.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +196,17 @@ int cmd_ingest(int argc, char **argv)
         ingest_usage(stderr);
         free(paths);
         return 2;
+    }
+    /* only paths that are not there, and no agent to read: said, and no store made for it */
+    bool any = n_from > 0;
+    for (int k = 0; k < n_paths && !any; k++) {
+        struct stat st;
+        any = stat(paths[k], &st) == 0;
+    }
+    if (!any) {
+        for (int k = 0; k < n_paths; k++) fprintf(stderr, "dream ingest: %s: %s\n", paths[k], strerror(errno ? errno : ENOENT));
+        free(paths);
+        return 1;
     }
     char *default_store = NULL;
     if (!store_path) {

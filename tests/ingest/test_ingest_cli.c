@@ -122,6 +122,10 @@ static void test_cli_ingest_missing_path_exits_1(void **state)
 {
     assert_int_equal(run("'%s' ingest --store '%s/x.sqlite' '%s/nope'", dream_bin, tmpdir, tmpdir), 1);
     assert_non_null(strstr(out, "nope"));
+    /* nothing to read: no store is made for it (before, an empty one was left behind) */
+    char store[400];
+    snprintf(store, sizeof store, "%s/x.sqlite", tmpdir);
+    assert_int_not_equal(access(store, F_OK), 0);
     (void)state;
 }
 
