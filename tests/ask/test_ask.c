@@ -294,6 +294,36 @@ static int capture_call(void *ud, const char *stage, const struct dream_local_in
     return 0;
 }
 
+/* Stores the conversation id (title) of messages m[0..n) in the test store. */
+static void put_conversation(const char *id, const char *title, struct dream_message *m, size_t n)
+{
+    dream_store *s = NULL;
+    assert_int_equal(dream_store_open(store_path, &s), 0);
+    struct dream_conversation c = {"openai-jsonl", id, title, m[0].time_ms, m[n - 1].time_ms, "test", m, n};
+    enum dream_store_outcome o;
+    assert_int_equal(dream_store_put(s, &c, &o), 0);
+    dream_store_close(s);
+}
+
+/* dream_ask with the capturing backend answering reply; the prompt is in captured after. */
+static json_t *ask_captured(const char *question, const char *reply)
+{
+    struct dream_backend cap = {.name = "capture", .call = capture_call};
+    assert_int_equal(dream_seam_set_backend(&cap), 0);
+    captured[0] = '\0';
+    capture_reply = reply;
+    dream_reader *r = open_reader();
+    json_t *out = NULL;
+    int rc = dream_ask(r, question, NULL, &out);
+    dream_reader_close(r);
+    capture_reply = DREAM_ASK_NOTHING;
+    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
+    assert_int_equal(dream_seam_set_backend(&fake), 0);
+    assert_int_equal(rc, 0);
+    if (getenv("ASK_DEBUG")) fprintf(stderr, "%s\n", captured);
+    return out;
+}
+
 /* A message hit is read with the reply it got: the assistant's next message, cited as footnotes
  * cite it and dated by its own day. Before, the person's next message was given as "the assistant
  * replied" (the tool-call reply between them ingest leaves out), under the hit's date, and a
@@ -301,8 +331,6 @@ static int capture_call(void *ud, const char *stage, const struct dream_local_in
 static void test_ask_reads_a_message_with_the_reply_it_got(void **state)
 {
     (void)state;
-    dream_store *s = NULL;
-    assert_int_equal(dream_store_open(store_path, &s), 0);
     struct dream_message m[] = {
         {"user", "q1", 1722556600000, "My ferret is called Quimby."}, /* 2024-08-01 23:56 */
         {"user", "q2", 1722556660000, "I think they smell, honestly."},
@@ -310,22 +338,8 @@ static void test_ask_reads_a_message_with_the_reply_it_got(void **state)
         {"user", "has space", 1722556740000, "Quimby sleeps in the wardrobe."}, /* 23:59 */
         {"assistant", "a2", 1722556860000, "Wardrobes are cosy for a ferret."}, /* 2024-08-02 00:01 */
     };
-    struct dream_conversation c = {"openai-jsonl", "ask-reply", "Pets", m[0].time_ms, m[4].time_ms, "test", m, 5};
-    enum dream_store_outcome o;
-    assert_int_equal(dream_store_put(s, &c, &o), 0);
-    dream_store_close(s);
-    struct dream_backend cap = {.name = "capture", .call = capture_call};
-    assert_int_equal(dream_seam_set_backend(&cap), 0);
-    captured[0] = '\0';
-    dream_reader *r = open_reader();
-    json_t *out = NULL;
-    int rc = dream_ask(r, "What is Quimby called and where does Quimby sleep?", NULL, &out);
-    dream_reader_close(r);
-    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
-    assert_int_equal(dream_seam_set_backend(&fake), 0);
-    assert_int_equal(rc, 0);
-    json_decref(out);
-    if (getenv("ASK_DEBUG")) fprintf(stderr, "%s\n", captured);
+    put_conversation("ask-reply", "Pets", m, 5);
+    json_decref(ask_captured("What is Quimby called and where does Quimby sleep?", DREAM_ASK_NOTHING));
     assert_non_null(strstr(captured, "My ferret is called Quimby."));
     assert_null(strstr(captured, "The assistant replied: I think they smell"));
     assert_non_null(strstr(captured, "The assistant replied: Wardrobes are cosy for a ferret."));
@@ -341,28 +355,12 @@ static void test_ask_reads_a_message_with_the_reply_it_got(void **state)
 static void test_ask_reads_a_question_in_a_script_without_spaces(void **state)
 {
     (void)state;
-    dream_store *s = NULL;
-    assert_int_equal(dream_store_open(store_path, &s), 0);
     struct dream_message m[] = {
         {"user", "j1", 1725184800000, "うちの犬の名前はポチです。柴犬です。"},
         {"assistant", "j2", 1725184860000, "いい名前ですね。"},
     };
-    struct dream_conversation c = {"openai-jsonl", "ask-ja", "犬", m[0].time_ms, m[1].time_ms, "test", m, 2};
-    enum dream_store_outcome o;
-    assert_int_equal(dream_store_put(s, &c, &o), 0);
-    dream_store_close(s);
-    struct dream_backend cap = {.name = "capture", .call = capture_call};
-    assert_int_equal(dream_seam_set_backend(&cap), 0);
-    captured[0] = '\0';
-    capture_reply = "名前はポチです。[^1]";
-    dream_reader *r = open_reader();
-    json_t *out = NULL;
-    int rc = dream_ask(r, "犬の名前は?", NULL, &out);
-    dream_reader_close(r);
-    capture_reply = DREAM_ASK_NOTHING;
-    struct dream_backend fake = {.name = "dreaming-fixture-fake", .call = dreaming_fake_call};
-    assert_int_equal(dream_seam_set_backend(&fake), 0);
-    assert_int_equal(rc, 0);
+    put_conversation("ask-ja", "犬", m, 2);
+    json_t *out = ask_captured("犬の名前は?", "名前はポチです。[^1]");
     assert_non_null(strstr(captured, "うちの犬の名前はポチです。"));
     assert_true(json_is_true(json_object_get(out, "answered")));
     assert_non_null(strstr(str(out, "answer"), "ポチ"));
