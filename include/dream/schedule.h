@@ -45,6 +45,12 @@ int dream_schedule_remove(struct dream_schedule_result *out);
  * place, 0 not, -1 when it cannot tell (the tool is not on PATH or cannot run). */
 int dream_schedule_live(const char *via);
 
+/* Whether the job recorded as via dreams this memory: the DREAM_HOME it carries is this
+ * process's (or both are the default). There is one job per user, and a schedule made from
+ * another DREAM_HOME replaces it while this one's record stays. 1 yes, 0 another memory's, -1
+ * when it cannot tell. */
+int dream_schedule_ours(const char *via);
+
 #ifdef __cplusplus
 }
 #endif

@@ -534,3 +534,54 @@ int dream_schedule_live(const char *via)
     }
     return -1;
 }
+
+/* The DREAM_HOME value text carries after key (up to the closing quote), malloc'd; NULL when the
+ * text names none (the job dreams the default memory). */
+static char *schedule_home_in(const char *text, const char *key, char close)
+{
+    const char *p = text ? strstr(text, key) : NULL;
+    if (!p) return NULL;
+    p += strlen(key);
+    const char *e = strchr(p, close);
+    return e ? strndup(p, (size_t)(e - p)) : NULL;
+}
+
+int dream_schedule_ours(const char *via)
+{
+    char *want = NULL, *have = NULL, *text = NULL;
+    if (schedule_env_value("DREAM_HOME", &want)) {
+        dream_error_clear();
+        return -1;
+    }
+    int r = -1;
+    if (via && strcmp(via, "systemd") == 0) {
+        char *dir = NULL;
+        size_t len = 0;
+        struct dbuf sp = {0};
+        if (!schedule_unit_dir(&dir) && !dbuf_printf(&sp, "%s/dream.service", dir) && !file_read_all(sp.data, 1 << 20, &text, &len)) {
+            have = schedule_home_in(text, "Environment=\"DREAM_HOME=", '"');
+            r = 1;
+        }
+        dbuf_free(&sp);
+        free(dir);
+    } else if (via && strcmp(via, "cron") == 0 && schedule_on_path("crontab")) {
+        char *list[] = {"crontab", "-l", NULL};
+        struct dbuf cur = {0};
+        if (schedule_exec(list, NULL, &cur) == 0 && cur.data) {
+            char *save = NULL;
+            for (char *line = strtok_r(cur.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+                if (strstr(line, " " SCHEDULE_CRON_TAG)) {
+                    have = schedule_home_in(line, "DREAM_HOME='", '\'');
+                    r = 1;
+                    break;
+                }
+        }
+        dbuf_free(&cur);
+    }
+    if (r == 1) r = (!want && !have) || (want && have && strcmp(want, have) == 0);
+    dream_error_clear();
+    free(want);
+    free(have);
+    free(text);
+    return r;
+}

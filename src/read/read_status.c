@@ -94,6 +94,8 @@ static json_t *read_schedule_state(void)
         /* the state file says what was installed; the scheduler says whether it still is */
         int live = dream_schedule_live(json_string_value(json_object_get(o, "via")));
         json_object_set_new(o, "live", live < 0 ? json_null() : json_boolean(live));
+        int ours = live == 1 ? dream_schedule_ours(json_string_value(json_object_get(o, "via"))) : -1;
+        if (ours == 0) json_object_set_new(o, "ours", json_false());
     }
     dbuf_free(&p);
     return o;

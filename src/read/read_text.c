@@ -141,6 +141,8 @@ static void text_status(struct dbuf *b, const json_t *o)
             gone = strcmp(s_(s, "via"), "systemd") == 0
                        ? "; but the timer is not enabled now (systemctl --user enable --now dream.timer, or dream schedule again)"
                        : "; but its crontab line is gone (dream schedule again)";
+        else if (json_is_false(json_object_get(s, "ours")))
+            gone = "; but the job now dreams another memory (a schedule made with another DREAM_HOME replaced it: dream schedule here takes it back)";
         dbuf_printf(b, "schedule: daily at %s (%s)%s\n", s_(s, "at"), s_(s, "via"), gone);
     }
     else dbuf_puts(b, "schedule: none (dream schedule --at HH:MM)\n");

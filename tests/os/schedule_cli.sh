@@ -70,6 +70,14 @@ rm "$work/systemd-broken" && mv "$work/crontab.away" "$work/bin/crontab"
 : > "$log"
 out=$(run status); has "$out" "schedule: daily at 03:30 (systemd)"
 printf '%s\n' "$out" | grep -q "not enabled" && fail "status doubts an enabled timer: $out"
+printf '%s\n' "$out" | grep -q "another memory" && fail "status doubts its own job: $out"
+# one job per user: a schedule made with another DREAM_HOME replaces it, and status here says so
+# (before, it still named its own schedule as the live one)
+other=$(env -u XDG_CONFIG_HOME HOME="$work/home" DREAM_HOME="$work/dh2" PATH="$work/bin:/usr/bin:/bin" "$dream" schedule --at 01:00 2>&1) ||
+    fail "schedule from another DREAM_HOME: $other"
+out=$(run status); has "$out" "schedule: daily at 03:30 (systemd); but the job now dreams another memory"
+out=$(run schedule --at 3:30) || fail "taking the job back: $out"
+out=$(run status); printf '%s\n' "$out" | grep -q "another memory" && fail "status after taking the job back: $out"
 has "$(cat "$log")" "systemctl --user is-enabled dream.timer"
 # the timer disabled behind dream's back: status asks systemd, not only its own state file
 touch "$work/timer-off"
