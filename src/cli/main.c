@@ -153,6 +153,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, "dream %s: %s is empty: give it a value, or leave the option out\n", argv[i], paths[k]);
                 return 2;
             }
+    /* an option that takes a value, given last with none: said so for every verb alike (some
+     * verbs' own parsers took it for an unknown argument) */
+    static const char *const valued[] = {"--at", "--wiki", "--store", "--model", "--limit", "--offset", "--from", "--stage", NULL};
+    if (argc - i >= 2 && !cli_wants_help(argv[argc - 1]))
+        for (size_t k = 0; valued[k]; k++)
+            if (!strcmp(argv[argc - 1], valued[k]) && strcmp(argv[argc - 2], "--") != 0) {
+                fprintf(stderr, "dream %s: %s needs a value\n", argv[i], valued[k]);
+                return 2;
+            }
     const struct verb *v = find_verb(argv[i]);
     return v ? v->run(argc - i, argv + i) : unknown_verb(argv[i]);
 }

@@ -51,6 +51,13 @@ out=$(DREAM_HOME="$tmp/home" "$dream" forget -- --store '' 2>&1)
 case "$out" in *"is empty"*) fail "forget -- --store '': $out" ;; esac
 out=$(DREAM_HOME="$tmp/home" "$dream" search --store '' x 2>&1)
 case "$out" in *"is empty"*) fail "search --store '': $out" ;; esac
+# an option given last without its value is named as such by every verb (some said "unknown
+# argument '--at'")
+for args in "schedule --at" "init --wiki" "check --store" "reindex --wiki" "tokenize --model" "search x --limit"; do
+    out=$(DREAM_HOME="$tmp/home" eval "\"$dream\" $args" 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "dream $args: exit $rc (want 2): $out"
+    has "$out" "${args##* } needs a value"
+done
 # a --wiki dream init never set up is refused before any model work
 out=$(DREAM_HOME="$tmp/home" "$dream" run --wiki "$tmp/no wiki" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "run --wiki (not set up): exit $rc: $out"
