@@ -116,6 +116,9 @@ static void dream_snippet(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3
     int rc = t.from > 0 ? dbuf_puts(&b, dots) : 0;
     int at = t.from > 0 ? t.start : 0, depth = 0; /* from the first token, or the text's start */
     for (int i = 0; !rc && i < shown; i++) {
+        /* a tokenizer's offsets never going back is what the window stands on: hold it to that */
+        if (starts[i] < at) starts[i] = at;
+        if (ends[i] < starts[i]) ends[i] = starts[i];
         rc = dbuf_append(&b, text + at, (size_t)(starts[i] - at));
         if (!rc && !depth && opens[i]) rc = dbuf_puts(&b, open);
         depth += opens[i];

@@ -26,7 +26,8 @@ struct dream_tok_ctx {
 
 /* A unicode61 token, passed on whole, or cut into its runs of other characters and its CJK
  * characters one by one. A token as long as its text (nothing folded away) has exact offsets
- * for each piece; otherwise each piece has the whole token's. */
+ * for each piece; otherwise the first piece has the whole token's and the others none (at its
+ * end), so offsets never go back (a snippet reads the text between them). */
 static int store_tok_split(void *p, int flags, const char *tok, int n, int start, int end)
 {
     struct dream_tok_ctx *c = p;
@@ -39,18 +40,21 @@ static int store_tok_split(void *p, int flags, const char *tok, int n, int start
     if (!any) return c->token(c->ctx, flags, tok, n, start, end);
     bool exact = n == end - start;
     int run = 0, rc = SQLITE_OK; /* run: where the pending non-CJK run starts */
+    bool first = true;            /* no piece passed on yet */
     for (int i = 0; i < n && rc == SQLITE_OK;) {
         uint32_t cp;
         int l = utf8_next(tok + i, (size_t)(n - i), &cp);
         if (utf8_cjk(cp)) {
-            if (run < i) rc = c->token(c->ctx, flags, tok + run, i - run, exact ? start + run : start, exact ? start + i : end);
+            if (run < i) rc = c->token(c->ctx, flags, tok + run, i - run, exact ? start + run : first ? start : end, exact ? start + i : end);
+            if (run < i) first = false;
             flags &= ~FTS5_TOKEN_COLOCATED; /* only the first piece stands where the token did */
-            if (rc == SQLITE_OK) rc = c->token(c->ctx, flags, tok + i, l, exact ? start + i : start, exact ? start + i + l : end);
+            if (rc == SQLITE_OK) rc = c->token(c->ctx, flags, tok + i, l, exact ? start + i : first ? start : end, exact ? start + i + l : end);
+            first = false;
             run = i + l;
         }
         i += l;
     }
-    if (rc == SQLITE_OK && run < n) rc = c->token(c->ctx, flags, tok + run, n - run, exact ? start + run : start, end);
+    if (rc == SQLITE_OK && run < n) rc = c->token(c->ctx, flags, tok + run, n - run, exact ? start + run : first ? start : end, end);
     return rc;
 }
 
