@@ -252,10 +252,24 @@ static bool ask_stopword(const char *w)
 /* A byte of a word: a letter or digit, or any byte of a non-ASCII character. */
 static bool ask_wordch(char c) { return isalnum((unsigned char)c) || (unsigned char)c >= 0x80; }
 
-/* Adds s[0..l) to words unless it is short, too long or a stopword. */
+/* Whether s[0..l) holds a letter or digit: not only punctuation of the CJK and full-width
+ * blocks ("？", "。"), whose bytes ask_wordch takes for a word's. */
+static bool ask_has_letter(const char *s, size_t l)
+{
+    for (size_t i = 0; i < l;) {
+        uint32_t cp;
+        i += (size_t)utf8_next(s + i, l - i, &cp);
+        bool punct = (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFF01 && cp <= 0xFF0F) || (cp >= 0xFF1A && cp <= 0xFF20) ||
+                     (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65) || (cp >= 0x2000 && cp <= 0x206F);
+        if (!punct && (cp >= 0x80 || isalnum((int)cp))) return true;
+    }
+    return false;
+}
+
+/* Adds s[0..l) to words unless it is short, too long, punctuation or a stopword. */
 static void ask_add_word(char words[][64], size_t *n, const char *s, size_t l)
 {
-    if (l < 3 || l >= 64 || *n >= ASK_MAX_WORDS) return;
+    if (l < 3 || l >= 64 || *n >= ASK_MAX_WORDS || !ask_has_letter(s, l)) return;
     snprintf(words[*n], 64, "%.*s", (int)l, s);
     char *ap = strchr(words[*n], '\'');
     if (ap) *ap = '\0'; /* the person's -> person */

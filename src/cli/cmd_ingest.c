@@ -204,7 +204,11 @@ int cmd_ingest(int argc, char **argv)
         any = stat(paths[k], &st) == 0;
     }
     if (!any) {
-        for (int k = 0; k < n_paths; k++) fprintf(stderr, "dream ingest: %s: %s\n", paths[k], strerror(errno ? errno : ENOENT));
+        for (int k = 0; k < n_paths; k++) {
+            struct stat st;
+            int e = stat(paths[k], &st) == 0 ? 0 : errno;
+            fprintf(stderr, "dream ingest: %s: %s\n", paths[k], strerror(e ? e : ENOENT));
+        }
         free(paths);
         return 1;
     }

@@ -819,14 +819,19 @@ static int synth_git_entries(git_repository *repo, const char *wiki, const struc
  * a lock younger than that is a git command the person started since, and is left alone. */
 #define SYNTH_GIT_COMMIT_SPAN_S 300
 
-static void synth_git_marker(git_repository *repo, bool start)
+static void synth_git_marker(git_repository *repo, bool start, const git_oid *parent)
 {
     struct dbuf m = {0};
     if (dbuf_printf(&m, "%s%s", git_repository_path(repo), SYNTH_GIT_MARKER)) return;
     if (!start) unlink(m.data);
-    else {
+    else { /* the commit it is made on: what a killed commit's catch-up checks HEAD against */
+        char hex[GIT_OID_HEXSZ + 1] = "none";
+        if (parent) git_oid_tostr(hex, sizeof hex, parent);
         FILE *f = fopen(m.data, "w");
-        if (f) fclose(f);
+        if (f) {
+            fprintf(f, "%s\n", hex);
+            fclose(f);
+        }
     }
     dbuf_free(&m);
 }
@@ -836,7 +841,7 @@ static void synth_git_marker(git_repository *repo, bool start)
  * person's next `git commit` would undo them (put back what forget took out). For each path
  * HEAD's memory commit changed where the index still holds the parent's version, the index
  * takes HEAD's; a path the person staged something else for keeps it. */
-static void synth_git_index_catch_up(git_repository *repo)
+static void synth_git_index_catch_up(git_repository *repo, const char *made_on)
 {
     git_oid head_id;
     git_commit *head = NULL, *parent = NULL;
@@ -844,8 +849,12 @@ static void synth_git_index_catch_up(git_repository *repo)
     git_diff *diff = NULL;
     git_index *idx = NULL;
     const char *msg;
+    char phex[GIT_OID_HEXSZ + 1] = "";
+    /* only when the killed commit is HEAD: a memory commit whose parent is the one the marker
+     * names (killed before it moved the branch, HEAD is an older commit, and nothing is owed) */
     if (git_reference_name_to_id(&head_id, repo, "HEAD") || git_commit_lookup(&head, repo, &head_id) || !(msg = git_commit_message(head)) ||
         strncmp(msg, "memory:", 7) != 0 || git_commit_parentcount(head) != 1 || git_commit_parent(&parent, head, 0) ||
+        !git_oid_tostr(phex, sizeof phex, git_commit_id(parent)) || !made_on || strcmp(phex, made_on) != 0 ||
         git_commit_tree(&htree, head) || git_commit_tree(&ptree, parent) || git_diff_tree_to_tree(&diff, repo, ptree, htree, NULL) ||
         git_repository_index(&idx, repo))
         goto done;
@@ -901,18 +910,27 @@ static void synth_git_clear_killed(git_repository *repo)
         if (branch && !strstr(branch, "..") && !dbuf_printf(&b, "%s%s.lock", cd, branch)) locks[3] = dbuf_take(&b);
     }
     git_reference_free(head);
-    bool index_held = false; /* by a lock that is not the killed commit's: the index is someone else's now */
+    bool held = false; /* a lock that is not the killed commit's: someone else's git is at work */
     for (size_t i = 0; i < 4; i++) {
         struct stat ls;
         if (locks[i] && stat(locks[i], &ls) == 0) {
             if (ls.st_mtime + 2 >= ms.st_mtime && ls.st_mtime <= ms.st_mtime + SYNTH_GIT_COMMIT_SPAN_S && unlink(locks[i]) == 0)
                 dream_log(DREAM_LOG_WARN, "removed %s left by an interrupted commit", locks[i]);
-            else if (i == 0) index_held = true;
+            else held = true;
         }
         free(locks[i]);
     }
-    if (!index_held) synth_git_index_catch_up(repo);
-    unlink(m.data);
+    /* the marker stays until the catch-up has run: with a lock of someone else's, at a later
+     * commit (dream_vault_git_ready refuses this one and names the lock) */
+    if (!held) {
+        char *made_on = NULL;
+        size_t len = 0;
+        if (file_read_all(m.data, 256, &made_on, &len) == 0) made_on[strcspn(made_on, "\r\n")] = '\0';
+        else made_on = NULL;
+        synth_git_index_catch_up(repo, made_on);
+        free(made_on);
+        unlink(m.data);
+    }
     dbuf_free(&m);
     git_error_clear();
     dream_error_clear();
@@ -1036,10 +1054,10 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
         *made = nd;
     }
     const git_commit *parents[1] = {parent};
-    synth_git_marker(repo, true);
+    synth_git_marker(repo, true, parent ? git_commit_id(parent) : NULL);
     if (git_commit_create(&commit_id, repo, "HEAD", author, committer, NULL, message, tree, parent ? 1 : 0, parents)) {
         rc = synth_git_error("committing", wiki);
-        synth_git_marker(repo, false);
+        synth_git_marker(repo, false, NULL);
         goto done;
     }
     /* The index follows for our paths, unless the person staged something else there. */
@@ -1070,7 +1088,7 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
         }
         if (git_index_write(ridx)) dream_log(DREAM_LOG_WARN, "the wiki %s: could not update the git index after committing", wiki);
     }
-    synth_git_marker(repo, false);
+    synth_git_marker(repo, false, NULL);
 done:
     for (size_t i = 0; ents && i < n_ents; i++) free(ents[i].path);
     free(ents);

@@ -348,6 +348,17 @@ static int schedule_systemd_remove(bool *removed, char *file, size_t n)
 
 /* ---- cron --------------------------------------------------------------------------------- */
 
+/* Whether line[0..n) is dream's crontab line: a job (not a comment) that ends with the tag, as
+ * dream schedule writes it; a comment of the person's that names the tag is theirs. */
+static bool schedule_cron_ours(const char *line, size_t n)
+{
+    size_t tl = strlen(SCHEDULE_CRON_TAG);
+    while (n && isspace((unsigned char)line[n - 1])) n--;
+    const char *first = line;
+    while (first < line + n && isspace((unsigned char)*first)) first++;
+    return n >= tl && *first != '#' && memcmp(line + n - tl, SCHEDULE_CRON_TAG, tl) == 0;
+}
+
 /* The current crontab without dream's line in *rest; *had says whether dream's line was there.
  * crontab -l fails both when there is no crontab (cron's "no crontab for <user>", busybox's "No
  * such file or directory") and when the crontab could not be read; only the first is an empty
@@ -378,13 +389,7 @@ static int schedule_cron_read(struct dbuf *rest, bool *had)
         char *nl = strchr(line, '\n');
         next = nl ? nl + 1 : line + strlen(line);
         size_t len = (size_t)(next - line);
-        /* dream's line: a job (not a comment) that ends with the tag, as dream schedule writes
-         * it; a comment of the person's that names the tag is theirs, and stays */
-        size_t ll = nl ? (size_t)(nl - line) : len, tl = strlen(SCHEDULE_CRON_TAG);
-        while (ll && isspace((unsigned char)line[ll - 1])) ll--;
-        const char *first = line;
-        while (first < line + ll && isspace((unsigned char)*first)) first++;
-        if (ll >= tl && *first != '#' && memcmp(line + ll - tl, SCHEDULE_CRON_TAG, tl) == 0) {
+        if (schedule_cron_ours(line, nl ? (size_t)(nl - line) : len)) {
             *had = true;
             continue;
         }
@@ -570,7 +575,7 @@ int dream_schedule_ours(const char *via)
         if (schedule_exec(list, NULL, &cur) == 0 && cur.data) {
             char *save = NULL;
             for (char *line = strtok_r(cur.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-                if (strstr(line, " " SCHEDULE_CRON_TAG)) {
+                if (schedule_cron_ours(line, strlen(line))) {
                     have = schedule_home_in(line, "DREAM_HOME='", '\'');
                     r = 1;
                     break;

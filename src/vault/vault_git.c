@@ -1,13 +1,15 @@
 /* vault_git.c — what every commit dream makes to the wiki checks first, and whose name it bears.
  *
  * dream commits with libgit2, straight onto HEAD's branch. git itself refuses to commit in a
- * repository half way through a merge or a rebase, and every git command waits on the locks
- * another one holds; a commit of ours must do no less, or the person's next `git commit` (or
- * `git rebase --abort`) brings back what dream took out. */
+ * repository half way through a merge or a rebase, and a git command refuses while another holds
+ * the index or branch lock; a commit of ours must do no less, or the person's next `git commit`
+ * (or `git rebase --abort`) brings back what dream took out. A lock is waited on for up to two
+ * seconds first: an editor's `git status` takes the index lock for a moment. */
 #include "vault_internal.h"
 
 #include "../util/buf.h"
 #include "dream/error.h"
+#include "dream/log.h"
 
 #include <git2.h>
 #include <stdlib.h>
@@ -65,15 +67,23 @@ int vault_git_ready_repo(git_repository *repo, const char *wiki)
                                "the wiki %s has a detached HEAD (a commit is checked out, not a branch): dream's commit would be on no "
                                "branch and lost at the next checkout; check out a branch (git -C '%s' switch -), then run dream again",
                                wiki, wiki);
-    int rc = vault_git_lock(wiki, git_repository_path(repo), "index");
-    if (!rc) rc = vault_git_lock(wiki, git_repository_path(repo), "HEAD");
-    git_reference *head = NULL;
-    if (!rc && git_reference_lookup(&head, repo, "HEAD") == 0 && git_reference_type(head) == GIT_REFERENCE_SYMBOLIC) {
-        const char *branch = git_reference_symbolic_target(head);
-        if (branch && !strstr(branch, "..")) rc = vault_git_lock(wiki, git_repository_commondir(repo), branch);
+    int rc = DREAM_OK;
+    for (int tries = 0; tries < 20; tries++) { /* 20 x 100 ms */
+        if (rc) {
+            dream_error_clear();
+            usleep(100 * 1000);
+        }
+        rc = vault_git_lock(wiki, git_repository_path(repo), "index");
+        if (!rc) rc = vault_git_lock(wiki, git_repository_path(repo), "HEAD");
+        git_reference *head = NULL;
+        if (!rc && git_reference_lookup(&head, repo, "HEAD") == 0 && git_reference_type(head) == GIT_REFERENCE_SYMBOLIC) {
+            const char *branch = git_reference_symbolic_target(head);
+            if (branch && !strstr(branch, "..")) rc = vault_git_lock(wiki, git_repository_commondir(repo), branch);
+        }
+        git_reference_free(head);
+        git_error_clear();
+        if (!rc) break;
     }
-    git_reference_free(head);
-    git_error_clear();
     return rc;
 }
 
@@ -129,9 +139,21 @@ int dream_vault_git_signatures(git_repository *repo, git_signature **author, git
     char *ae = vault_git_ident(local, global, rest, "GIT_AUTHOR_EMAIL", "user.email");
     char *cn = vault_git_ident(local, global, rest, "GIT_COMMITTER_NAME", "user.name");
     char *ce = vault_git_ident(local, global, rest, "GIT_COMMITTER_EMAIL", "user.email");
-    /* a machine where git was never configured: a neutral identity, so dream still commits */
+    /* a machine where git was never configured: a neutral identity, so dream still commits; and
+     * a name libgit2 refuses (angle brackets, only spaces), which git would have trimmed: the
+     * neutral one too, said once */
     int rc = git_signature_now(author, an ? an : "dream", ae ? ae : "dream@localhost");
+    if (rc) {
+        git_error_clear();
+        rc = git_signature_now(author, "dream", "dream@localhost");
+        if (!rc) dream_log(DREAM_LOG_WARN, "git refuses the author name <%s> <%s>: dream's commits are made as dream <dream@localhost>", an ? an : "",
+                           ae ? ae : "");
+    }
     if (!rc) rc = git_signature_now(committer, cn ? cn : "dream", ce ? ce : "dream@localhost");
+    if (rc) {
+        git_error_clear();
+        rc = git_signature_now(committer, "dream", "dream@localhost");
+    }
     free(an);
     free(ae);
     free(cn);

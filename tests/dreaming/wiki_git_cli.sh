@@ -66,6 +66,10 @@ g rebase --abort || fail "git rebase --abort"
 touch "$wiki/.git/index.lock"
 refused "index lock" "locked by git (.*index.lock exists)"
 rm -f "$wiki/.git/index.lock"
+# a lock held for a moment (an editor's git status) is waited out
+touch "$wiki/.git/index.lock" && { sleep 0.5; rm -f "$wiki/.git/index.lock"; } &
+out=$(DREAM_MODEL="$dir/no-such-model.gguf" "$dream" run --stage sources 2>&1) || fail "a lock held for a moment: $out"
+wait
 
 sed -i 's/calls a starter/calls their starter/' "$wiki/articles/Levain.md" && g add articles/Levain.md
 refused "staged edit" "articles/Levain.md has changes staged in git"
@@ -101,7 +105,7 @@ echo partial > "$wiki/articles/Levain.md.tmp.$dead" && echo partial > "$wiki/art
 # a dream commit killed after it moved the branch, before it wrote the index: the index is at
 # the commit before (forget's changes look undone to git, and a plain `git commit` would undo
 # them). The next dream command that commits brings the index up to HEAD (sources needs no model).
-g read-tree HEAD^ && touch "$marker" || fail "simulating the killed commit"
+g read-tree HEAD^ && g rev-parse HEAD^ > "$marker" || fail "simulating the killed commit"
 [ -n "$(g status --porcelain)" ] || fail "the simulated index is not stale"
 out=$(DREAM_MODEL="$dir/no-such-model.gguf" "$dream" run --stage sources 2>&1) || fail "run --stage sources: $out"
 grep -q "caught up with the interrupted commit" <<<"$out" || fail "the catch-up is not reported: $out"
@@ -109,6 +113,15 @@ grep -q "caught up with the interrupted commit" <<<"$out" || fail "the catch-up 
 [ -e "$wiki/articles/Levain.md.tmp.$$" ] || fail "a running process's temporary file was removed"
 rm -f "$wiki/articles/Levain.md.tmp.$$"
 [ -z "$(g status --porcelain)" ] || fail "the index did not catch up with HEAD: $(g status --porcelain)"
+
+# a commit killed before it moved the branch (the marker names HEAD itself as the commit it was
+# made on): nothing is owed, and what the person staged stays (before, the index was "caught
+# up" against the last memory commit, undoing their staging)
+g checkout -q HEAD^ -- articles/Levain.md && g rev-parse HEAD > "$marker" || fail "simulating the earlier kill"
+out=$(DREAM_MODEL="$dir/no-such-model.gguf" "$dream" run --stage sources 2>&1) || fail "run --stage sources: $out"
+grep -q "caught up" <<<"$out" && fail "a catch-up for a commit that never moved the branch: $out"
+g diff --cached --name-only | grep -qx articles/Levain.md || fail "the person's staged file was unstaged"
+g checkout -q HEAD -- articles/Levain.md || fail "git checkout"
 
 # a forget killed after the store's commit, its transcript note still in HEAD (gone from disk):
 # forget again takes it out, where it said "no conversation" and left the conversation's text

@@ -272,6 +272,23 @@ static void test_vault_init_finishes_a_repository_a_killed_init_left_half_made(v
     assert_int_equal(commit_count(w), 1);
 }
 
+/* A name libgit2 refuses in a signature (angle brackets; git itself would trim them) makes the
+ * commit dream's own, with a warning, rather than no commit at all. */
+static void test_vault_init_commits_as_dream_under_a_name_git_refuses(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    setenv("GIT_AUTHOR_NAME", "<nobody>", 1);
+    struct dream_vault_init_result r;
+    int rc = dream_vault_init(w, &r, NULL, NULL);
+    unsetenv("GIT_AUTHOR_NAME");
+    assert_int_equal(rc, 0);
+    assert_int_equal(r.committed, 1);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "test \"$(git -C '%s' log -1 --format=%%an)\" = dream", w);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_vault_init_rejects_a_file_path(void **state)
 {
     (void)state;
@@ -340,6 +357,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vault_reinit_commits_only_its_own_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_reinit_makes_a_first_commit_that_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_finishes_a_repository_a_killed_init_left_half_made, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_init_commits_as_dream_under_a_name_git_refuses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_a_file_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_unwritable_dir, setup, teardown),
         cmocka_unit_test(test_vault_meta_pages_are_schematic),
