@@ -65,21 +65,22 @@ int dream_vault_sources(const char *dir, bool *on);
  * run writes or removes the notes and relinks the footnotes). DREAM_EIO when dir is no repository. */
 int dream_vault_set_sources(const char *dir, bool on);
 
-/* Whether dream may commit to the wiki at dir now, as git itself would: DREAM_EBUSY with an error
- * naming what stands in the way and what to do when the repository is half way through a merge,
- * rebase, revert, cherry-pick, bisect or `git am`, when its HEAD is detached (the commit would be on
- * no branch), or when git's index, HEAD or branch lock file exists (a git command is running, or a
- * killed one left it). DREAM_OK when it may, and when dir is no git repository. Every stage that
- * writes, and forget, asks before they change anything. */
-int dream_vault_git_ready(const char *dir);
+struct git_repository;
+struct git_signature;
+
+/* Whether dream may commit to repo (the wiki at dir, which the error names) now, as git itself
+ * would: DREAM_EBUSY with an error naming what stands in the way and what to do when the
+ * repository is half way through a merge, rebase, revert, cherry-pick, bisect or `git am`, when
+ * its HEAD is detached (the commit would be on no branch), or when git's index, HEAD or branch
+ * lock file exists two seconds on (a git command is running, or a killed one left it). Every
+ * stage that writes, and forget, asks before they change anything, and each commit again. */
+int dream_vault_git_ready(struct git_repository *repo, const char *dir);
 
 /* The author and committer of a commit dream makes in repo, as git names them: GIT_AUTHOR_NAME,
  * GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL when set, else user.name and
  * user.email from the repository's config and the global one (the file GIT_CONFIG_GLOBAL names
  * when it is set, as git reads it), else "dream <dream@localhost>". Free both with
  * git_signature_free. */
-struct git_repository;
-struct git_signature;
 int dream_vault_git_signatures(struct git_repository *repo, struct git_signature **author, struct git_signature **committer);
 
 /* The seeded text of Meta page `name`, or NULL when there is no such seeded page. */

@@ -6,6 +6,7 @@
 #include "dream/model.h"
 #include "dream/store.h"
 #include "util/buf.h"
+#include "util/day.h"
 #include "util/utf8.h"
 
 #include <ctype.h>
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <strings.h>
 
 #define ASK_MAX_WORDS 12
@@ -174,14 +174,6 @@ out:
 
 /* A message the search found, whole (clipped), with the reply to it when it is the person's;
  * each with its own footnote. A message already among the sources is not read twice. */
-/* The day (YYYY-MM-DD, UTC) of Unix ms, into out; fallback when the time is unknown. */
-static void ask_day(int64_t ms, const char *fallback, char out[16])
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    if (ms <= 0 || !gmtime_r(&t, &tm) || !strftime(out, 16, "%Y-%m-%d", &tm)) snprintf(out, 16, "%s", fallback ? fallback : "");
-}
-
 static int ask_read_message(dream_reader *r, const json_t *hit, const struct dream_ask_params *p, struct ask_sources *s, struct ask_read *reads,
                             size_t *n, size_t cap)
 {
@@ -219,11 +211,11 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
          * the reply between was a tool call ingest left out), dated by its own time */
         if (!strcmp(c->messages[i].role, "user") && i + 1 < c->n_messages && !strcmp(c->messages[i + 1].role, "assistant")) {
             const char *m1 = c->messages[i + 1].text;
-            char *id1 = dream_store_message_cite_id(c->messages[i + 1].id, (int64_t)(i + 1)), day[16];
-            ask_day(c->messages[i + 1].time_ms, date, day);
+            char *id1 = dream_store_message_cite_id(c->messages[i + 1].id, (int64_t)(i + 1)), day[11];
+            day_format(c->messages[i + 1].time_ms, day);
             if (id1)
                 dbuf_printf(&b, "\nThe assistant replied: %.*s%s [^%zu]", (int)utf8_prefix(m1, strlen(m1), share), m1, strlen(m1) > share ? "…" : "",
-                            ask_source(s, h, id1, day, c->title));
+                            ask_source(s, h, id1, day[0] ? day : date, c->title));
             free(id1);
         }
         free(id);

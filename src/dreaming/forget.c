@@ -119,13 +119,6 @@ static bool fg_wiki_names(const struct forget *f, const char *hash)
     return false;
 }
 
-/* Whether name is a transcript note's file name for conv:<hash>: "... (HASH).md". */
-static bool fg_note_name(const char *name, const char *hash)
-{
-    size_t n = strlen(name), hl = strlen(hash);
-    return hl && n > hl + 5 && strcmp(name + n - 4, ").md") == 0 && name[n - hl - 5] == '(' && strncmp(name + n - hl - 4, hash, hl) == 0;
-}
-
 /* Whether the wiki still holds the transcript note of conv:<hash> (Sources/... (HASH).md), on
  * disk or in HEAD: a forget killed after the store's commit left it, and running forget again
  * takes it out. */
@@ -136,7 +129,7 @@ static bool fg_wiki_note(const struct forget *f, const char *hash)
     DIR *d = opendir(p.data);
     dbuf_free(&p);
     bool found = false;
-    for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;) found = fg_note_name(e->d_name, hash);
+    for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;) found = synth_source_note_of(e->d_name, hash);
     if (d) closedir(d);
     if (found) return true;
     git_libgit2_init();
@@ -145,7 +138,7 @@ static bool fg_wiki_note(const struct forget *f, const char *hash)
     if (git_repository_open_ext(&repo, f->wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0 &&
         git_revparse_single(&tree, repo, "HEAD:" DREAM_SOURCES_DIR) == 0 && git_object_type(tree) == GIT_OBJECT_TREE)
         for (size_t i = 0; !found && i < git_tree_entrycount((git_tree *)tree); i++)
-            found = fg_note_name(git_tree_entry_name(git_tree_entry_byindex((git_tree *)tree, i)), hash);
+            found = synth_source_note_of(git_tree_entry_name(git_tree_entry_byindex((git_tree *)tree, i)), hash);
     git_object_free(tree);
     git_repository_free(repo);
     git_error_clear();
@@ -449,7 +442,7 @@ static int fg_plan(struct forget *f)
 
 /* Whether rel (relative to the wiki) is a file forget writes or removes: an article it edits or
  * removes, or the transcript note of a forgotten conversation ("Sources/... (HASH).md"); *removes
- * says the file goes with text of its own (not a redirect). */
+ * says an article goes with text of its own (not a redirect). */
 static bool fg_touches(const struct forget *f, const char *rel, bool *removes)
 {
     *removes = false;
@@ -466,7 +459,7 @@ static bool fg_touches(const struct forget *f, const char *rel, bool *removes)
     }
     if (strncmp(rel, DREAM_SOURCES_DIR "/", sizeof DREAM_SOURCES_DIR) != 0) return false;
     for (size_t k = 0; k < f->n_convs; k++)
-        if (fg_note_name(rel, f->hashes[k])) return *removes = true;
+        if (synth_source_note_of(rel, f->hashes[k])) return true; /* dream's own file: no text of the person's */
     return false;
 }
 
@@ -502,7 +495,7 @@ static int fg_git_uncommitted(const struct forget *f)
                                      "would bring the forgotten text back; commit them (git -C '%s' commit) or unstage them (git -C '%s' "
                                      "restore --staged '%s'), then run dream forget again",
                                      f->wiki, rel, f->wiki, f->wiki, rel);
-            else if (removes && strncmp(rel, "articles/", 9) == 0 && (e->status & unstaged))
+            else if (removes && (e->status & unstaged))
                 rc = dream_error_set(DREAM_EBUSY,
                                      "%s/%s has changes git holds no commit of, and forget removes the file: they would be lost; "
                                      "commit them (git -C '%s' add '%s' && git -C '%s' commit), or move them elsewhere, then run dream "

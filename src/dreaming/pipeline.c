@@ -24,6 +24,16 @@
 #include <unistd.h>
 
 const char *const dream_pipeline_stages[] = {"segment", "extract", "resolve", "route", "create", "fold", "reconcile", "link", "wikify", "sources", NULL};
+/* The first stage that writes the wiki (create); those before it fill the store only. */
+#define PIPELINE_FIRST_WRITER 4
+
+/* Whether a run of stage (NULL: all of them) writes the wiki. */
+static bool pipeline_writes(const char *stage)
+{
+    for (size_t i = 0; stage && dream_pipeline_stages[i]; i++)
+        if (!strcmp(stage, dream_pipeline_stages[i])) return i >= PIPELINE_FIRST_WRITER;
+    return true;
+}
 
 bool dream_pipeline_stage_known(const char *name)
 {
@@ -408,7 +418,7 @@ static int run_stages(struct run *x)
         const char *stage = dream_pipeline_stages[i];
         if (p->stage && strcmp(p->stage, stage) != 0) continue;
         if (p->stop && p->stop(p->stop_ud)) return DREAM_OK;
-        if (i >= 4 && !migrated) { /* the writing stages: create on */
+        if (i >= PIPELINE_FIRST_WRITER && !migrated) { /* the writing stages: create on */
             int rc = run_migrate(x);
             if (rc) return rc;
             migrated = true;
@@ -439,8 +449,7 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
      * at the filesystem's root ("/articles"), and a directory dream init never set up took all
      * the model's work, then failed at the first article (the default wiki, when it is not set
      * up, only leaves the writing stages out) */
-    bool writes = !q.stage || !(strcmp(q.stage, "segment") == 0 || strcmp(q.stage, "extract") == 0 || strcmp(q.stage, "resolve") == 0 ||
-                                strcmp(q.stage, "route") == 0);
+    bool writes = pipeline_writes(q.stage);
     if (q.wiki_dir && !*q.wiki_dir) return dream_error_set(DREAM_EINVAL, "the wiki path is empty: give the wiki's directory (or leave --wiki out)");
     if (q.wiki_dir && writes && !q.dry_run) {
         char meta[4200];

@@ -6,6 +6,7 @@
 #include "stage_state.h"
 
 #include "../util/buf.h"
+#include "../util/day.h"
 #include "../util/file.h"
 #include "dream/error.h"
 #include "dream/log.h"
@@ -56,15 +57,7 @@ static char *synth_strdup(const unsigned char *s)
     return strdup(s ? (const char *)s : "");
 }
 
-void synth_day(int64_t ms, char out[11])
-{
-    out[0] = '\0';
-    if (ms <= 0) return;
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    snprintf(out, 11, "%04d-%02d-%02d", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100);
-}
+void synth_day(int64_t ms, char out[11]) { day_format(ms, out); }
 
 /* synth_day, or DREAM_CITATION_UNDATED when ms is unknown (what a citation shows). */
 static void synth_date(int64_t ms, char out[11])
@@ -936,14 +929,21 @@ static void synth_git_clear_killed(git_repository *repo)
     dream_error_clear();
 }
 
+/* synth_git_ready on a repository already open. */
+static int synth_git_ready_repo(git_repository *repo, const char *wiki)
+{
+    synth_git_clear_killed(repo);
+    return dream_vault_git_ready(repo, wiki);
+}
+
 int synth_git_ready(const char *wiki)
 {
     git_libgit2_init();
     git_repository *repo = NULL;
-    if (git_repository_open_ext(&repo, wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) synth_git_clear_killed(repo);
-    git_error_clear();
+    int rc = DREAM_OK;
+    if (git_repository_open_ext(&repo, wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) rc = synth_git_ready_repo(repo, wiki);
+    else git_error_clear(); /* no repository: nothing to commit to (the commit says so) */
     git_repository_free(repo);
-    int rc = dream_vault_git_ready(wiki);
     git_libgit2_shutdown();
     return rc;
 }
@@ -972,6 +972,7 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
         dream_log(DREAM_LOG_WARN, "the wiki %s is not a git repository (run dream init): %zu written file(s) left uncommitted", wiki, n);
         return DREAM_OK;
     }
+    if ((rc = synth_git_ready_repo(repo, wiki))) goto done;
     if (git_reference_name_to_id(&parent_id, repo, "HEAD") == 0) {
         if (git_commit_lookup(&parent, repo, &parent_id) || git_commit_tree(&ptree, parent)) {
             rc = synth_git_error("reading HEAD", wiki);
@@ -1170,9 +1171,8 @@ static int synth_commit_all(dream_store *store, const char *wiki, const char *su
     for (size_t i = 0; all && i < n_extra; i++) all[n + i] = extra[i];
     if (!rc && (n + n_extra || prune_sources)) {
         size_t made = 0;
-        rc = synth_git_ready(wiki);
         git_libgit2_init();
-        if (!rc) rc = synth_git_commit(wiki, all, n + n_extra, subject, prune_sources, &made);
+        rc = synth_git_commit(wiki, all, n + n_extra, subject, prune_sources, &made);
         git_libgit2_shutdown();
         if (!rc) rc = store_exec(store, "BEGIN IMMEDIATE", "clearing committed writes");
         if (!rc) {

@@ -273,6 +273,9 @@ int synth_commit(dream_store *store, const char *wiki, const char *subject, size
  * under Sources/ are left as they are. */
 bool synth_source_note_is_ours(const char *rel, const char *text, size_t len);
 
+/* Whether the file name (or path) name is the transcript note of conv:<hash>: "... (HASH).md". */
+bool synth_source_note_of(const char *name, const char *hash);
+
 /* Removes from disk the transcript notes of the conversations hashes (Sources/... (HASH).md),
  * *removed counting them, and reads every other note into *kept (synth_files_free): with
  * synth_commit_files(..., prune_sources = true) the notes leave the vault in that commit. */

@@ -453,6 +453,12 @@ static int src_file_add(const char *wiki, const char *rel, struct synth_file **f
     return DREAM_OK;
 }
 
+bool synth_source_note_of(const char *name, const char *hash)
+{
+    size_t l = strlen(name), hl = strlen(hash);
+    return hl && l > hl + 5 && !strcmp(name + l - 4, ").md") && !strncmp(name + l - 4 - hl, hash, hl) && name[l - 5 - hl] == '(';
+}
+
 int synth_sources_drop(const char *wiki, const char *const *hashes, size_t n, struct synth_file **kept, size_t *n_kept, size_t *removed)
 {
     *kept = NULL, *n_kept = 0, *removed = 0;
@@ -460,12 +466,8 @@ int synth_sources_drop(const char *wiki, const char *const *hashes, size_t n, st
     int rc = src_on_disk(wiki, &disk);
     for (size_t i = 0; !rc && i < disk.n; i++) {
         const char *name = disk.v[i];
-        size_t l = strlen(name);
         bool drop = false;
-        for (size_t k = 0; k < n && !drop; k++) { /* "... (HASH).md" */
-            size_t hl = strlen(hashes[k]);
-            drop = l > hl + 5 && !strcmp(name + l - 4, ").md") && !strncmp(name + l - 4 - hl, hashes[k], hl) && name[l - 5 - hl] == '(';
-        }
+        for (size_t k = 0; k < n && !drop; k++) drop = synth_source_note_of(name, hashes[k]);
         if (!drop) {
             rc = src_file_add(wiki, name, kept, n_kept);
             continue;

@@ -8,6 +8,7 @@
 #include "dream/search.h"
 #include "store_internal.h"
 #include "util/buf.h"
+#include "util/day.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,12 +52,9 @@ static void read_search_sync(dream_reader *r, json_t *o)
 /* YYYY-MM-DD of Unix ms (UTC), or NULL for 0. */
 static json_t *read_search_date(int64_t ms)
 {
-    if (ms <= 0) return json_null();
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    char d[16];
-    if (!gmtime_r(&t, &tm) || !strftime(d, sizeof d, "%Y-%m-%d", &tm)) return json_null();
-    return json_string(d);
+    char d[11];
+    day_format(ms, d);
+    return d[0] ? json_string(d) : json_null();
 }
 
 /* The snippet of row id for match: the best column's best 14 tokens, matches in **bold**,

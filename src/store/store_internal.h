@@ -32,6 +32,9 @@ int store_exec(dream_store *store, const char *sql, const char *what);
  * 0, or -1 when this SQLite's FTS5 refuses it. */
 int store_snippet_register(sqlite3 *db);
 
+/* db's FTS5 API (SQLite hands it out through `SELECT fts5(?)`), or NULL. */
+fts5_api *store_fts5(sqlite3 *db);
+
 /* Registers the search index's tokenizer "dream" on db (store_tokenize.c); 0, or -1. */
 int store_tokenizer_register(sqlite3 *db);
 

@@ -41,14 +41,10 @@ static int search_tokenizer_open(struct search_tokenizer *t)
     int argc = 0;
     for (char *w = strtok_r(spec, " ", &save); w && argc < 8; w = strtok_r(NULL, " ", &save)) argv[argc++] = w;
     fts5_api *fts5 = NULL;
-    sqlite3_stmt *st = NULL;
     void *user = NULL;
-    int ok = sqlite3_open(":memory:", &t->db) == SQLITE_OK && store_tokenizer_register(t->db) == 0 &&
-             sqlite3_prepare_v2(t->db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK &&
-             sqlite3_bind_pointer(st, 1, &fts5, "fts5_api_ptr", NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && fts5 &&
+    int ok = sqlite3_open(":memory:", &t->db) == SQLITE_OK && store_tokenizer_register(t->db) == 0 && (fts5 = store_fts5(t->db)) &&
              fts5->xFindTokenizer(fts5, argv[0], &user, &t->api) == SQLITE_OK &&
              t->api.xCreate(user, (const char **)argv + 1, argc - 1, &t->tok) == SQLITE_OK;
-    sqlite3_finalize(st);
     if (ok) return 0;
     int rc = dream_error_set(DREAM_EIO, "SQLite's FTS5 tokenizer '%s' is not available (%s): this SQLite cannot search", STORE_SEARCH_TOKENIZE,
                              t->db ? sqlite3_errmsg(t->db) : "out of memory");

@@ -145,11 +145,6 @@ static void dream_snippet(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3
 
 int store_snippet_register(sqlite3 *db)
 {
-    fts5_api *fts5 = NULL;
-    sqlite3_stmt *st = NULL;
-    int ok = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK &&
-             sqlite3_bind_pointer(st, 1, &fts5, "fts5_api_ptr", NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && fts5 &&
-             fts5->xCreateFunction(fts5, "dream_snippet", NULL, dream_snippet, NULL) == SQLITE_OK;
-    sqlite3_finalize(st);
-    return ok ? 0 : -1;
+    fts5_api *fts5 = store_fts5(db);
+    return fts5 && fts5->xCreateFunction(fts5, "dream_snippet", NULL, dream_snippet, NULL) == SQLITE_OK ? 0 : -1;
 }

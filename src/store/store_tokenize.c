@@ -90,13 +90,20 @@ static int store_tok_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char
     return t->base_api.xTokenize(t->base, &c, flags, text, n, store_tok_split);
 }
 
-int store_tokenizer_register(sqlite3 *db)
+fts5_api *store_fts5(sqlite3 *db)
 {
     fts5_api *fts5 = NULL;
     sqlite3_stmt *st = NULL;
-    int ok = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK &&
-             sqlite3_bind_pointer(st, 1, &fts5, "fts5_api_ptr", NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && fts5;
+    if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK || sqlite3_bind_pointer(st, 1, &fts5, "fts5_api_ptr", NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW)
+        fts5 = NULL;
     sqlite3_finalize(st);
+    return fts5;
+}
+
+int store_tokenizer_register(sqlite3 *db)
+{
+    fts5_api *fts5 = store_fts5(db);
     fts5_tokenizer tk = {store_tok_create, store_tok_delete, store_tok_tokenize};
-    return ok && fts5->xCreateTokenizer(fts5, "dream", fts5, &tk, NULL) == SQLITE_OK ? 0 : -1;
+    return fts5 && fts5->xCreateTokenizer(fts5, "dream", fts5, &tk, NULL) == SQLITE_OK ? 0 : -1;
 }

@@ -21,3 +21,12 @@ bool day_parse(const char *s, int64_t *ms)
     if (ok) *ms = (int64_t)t * 1000;
     return ok;
 }
+
+void day_format(int64_t ms, char out[11])
+{
+    out[0] = '\0';
+    if (ms <= 0) return;
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&t, &tm)) snprintf(out, 11, "%04d-%02d-%02d", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100);
+}

@@ -9,4 +9,7 @@
  * (UTC). */
 bool day_parse(const char *s, int64_t *ms);
 
+/* The day (YYYY-MM-DD, UTC) of Unix ms into out; "" when ms is unknown (0 or less). */
+void day_format(int64_t ms, char out[11]);
+
 #endif

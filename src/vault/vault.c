@@ -45,7 +45,7 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
     git_tree *tree = NULL, *ptree = NULL;
     git_commit *parent = NULL;
     git_signature *author = NULL, *committer = NULL;
-    int rc = vault_git_ready_repo(repo, dir);
+    int rc = dream_vault_git_ready(repo, dir);
 
     if (!rc && git_reference_name_to_id(&parent_id, repo, "HEAD") == 0 &&
         (git_commit_lookup(&parent, repo, &parent_id) || git_commit_tree(&ptree, parent)))

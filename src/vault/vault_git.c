@@ -51,7 +51,7 @@ static int vault_git_lock(const char *wiki, const char *dir, const char *name)
     return rc;
 }
 
-int vault_git_ready_repo(git_repository *repo, const char *wiki)
+int dream_vault_git_ready(git_repository *repo, const char *wiki)
 {
     const char *how;
     int state = git_repository_state(repo);
@@ -84,18 +84,6 @@ int vault_git_ready_repo(git_repository *repo, const char *wiki)
         git_error_clear();
         if (!rc) break;
     }
-    return rc;
-}
-
-int dream_vault_git_ready(const char *wiki)
-{
-    git_libgit2_init();
-    git_repository *repo = NULL;
-    int rc = DREAM_OK;
-    if (git_repository_open_ext(&repo, wiki, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) rc = vault_git_ready_repo(repo, wiki);
-    else git_error_clear(); /* no repository: nothing to commit to (the commit says so) */
-    git_repository_free(repo);
-    git_libgit2_shutdown();
     return rc;
 }
 

@@ -4,7 +4,6 @@
 
 #include "dream/vault.h"
 
-#include <git2.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -15,8 +14,5 @@ struct vault_seed_file {
 
 /* The seeded files, in the order init writes them; *n is their count. */
 const struct vault_seed_file *vault_seed_files(size_t *n);
-
-/* dream_vault_git_ready on a repository already open (wiki names it in the error). */
-int vault_git_ready_repo(git_repository *repo, const char *wiki);
 
 #endif

@@ -271,26 +271,39 @@ static void test_truncated_json_names_file_and_keeps_store(void **state)
     (void)state;
 }
 
+/* The first and the last of three one-message ChatGPT conversations (lines 2-3 and 6-7 of an
+ * export whose second conversation the test writes on lines 4-5). */
+#define CHATGPT_CONV_A                                                                                                              \
+    "{\"id\": \"a\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"                                   \
+    "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"one\"]}}}}},\n"
+#define CHATGPT_CONV_C                                                                                                              \
+    "{\"id\": \"c\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"                                   \
+    "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"three\"]}}}}}\n"
+
+/* text, a ChatGPT export, ingested as file name into a fresh in-memory store; what ingest skipped
+ * in *sk, its counts in *st. */
+static dream_store *ingest_chatgpt_text(const char *name, const char *text, size_t len, struct skips *sk, struct dream_ingest_stats *st)
+{
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_params p = params_with(sk);
+    p.format = DREAM_FORMAT_CHATGPT;
+    assert_int_equal(dream_ingest_buffer(store, name, text, len, &p, st), 0);
+    return store;
+}
+
 /* A stray quote in one conversation throws the element scan's count off to the end of the file;
  * the report names the byte the JSON broke at (its line and column), not "the file is truncated"
  * at its last byte, so the person can fix it. */
 static void test_a_stray_quote_is_reported_where_the_json_breaks(void **state)
 {
-    static const char text[] = "[\n"
-                               "{\"id\": \"a\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
-                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"one\"]}}}}},\n"
+    static const char text[] = "[\n" CHATGPT_CONV_A
                                "{\"id\": \"b\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
                                "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"a cat? \"BRANCHQ\"]}}}}},\n"
-                               "{\"id\": \"c\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
-                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"three\"]}}}}}\n"
-                               "]\n";
-    dream_store *store;
-    assert_int_equal(dream_store_open(":memory:", &store), 0);
+                               CHATGPT_CONV_C "]\n";
     struct skips sk = {0};
-    struct dream_ingest_params p = params_with(&sk);
-    p.format = DREAM_FORMAT_CHATGPT;
     struct dream_ingest_stats st = {0};
-    assert_int_equal(dream_ingest_buffer(store, "q/conversations.json", text, sizeof text - 1, &p, &st), 0);
+    dream_store *store = ingest_chatgpt_text("q/conversations.json", text, sizeof text - 1, &sk, &st);
     assert_int_equal(st.added, 1);
     assert_int_equal(st.skipped[DREAM_SKIP_MALFORMED], 1);
     assert_null(strstr(sk.last_reason, "truncated"));
@@ -302,20 +315,10 @@ static void test_a_stray_quote_is_reported_where_the_json_breaks(void **state)
 
 static void test_malformed_conversation_is_reported_with_line_and_next_is_read(void **state)
 {
-    static const char text[] = "[\n"
-                               "{\"id\": \"a\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
-                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"one\"]}}}}},\n"
-                               "{\"id\": \"b\", \"mapping\": {\n  \"x\": [1,,2]}},\n"
-                               "{\"id\": \"c\", \"current_node\": \"n\", \"mapping\": {\"n\": {\"id\": \"n\", \"parent\": null,\n"
-                               "  \"message\": {\"id\": \"n\", \"author\": {\"role\": \"user\"}, \"content\": {\"content_type\": \"text\", \"parts\": [\"three\"]}}}}}\n"
-                               "]\n";
-    dream_store *store;
-    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    static const char text[] = "[\n" CHATGPT_CONV_A "{\"id\": \"b\", \"mapping\": {\n  \"x\": [1,,2]}},\n" CHATGPT_CONV_C "]\n";
     struct skips sk = {0};
-    struct dream_ingest_params p = params_with(&sk);
-    p.format = DREAM_FORMAT_CHATGPT;
     struct dream_ingest_stats stats = {0};
-    assert_int_equal(dream_ingest_buffer(store, "bad.json", text, sizeof text - 1, &p, &stats), 0);
+    dream_store *store = ingest_chatgpt_text("bad.json", text, sizeof text - 1, &sk, &stats);
     assert_int_equal(stats.added, 2);
     assert_int_equal(stats.skipped[DREAM_SKIP_MALFORMED], 1);
     assert_string_equal(sk.last_where, "bad.json:4");
