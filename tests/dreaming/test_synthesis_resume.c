@@ -200,7 +200,12 @@ static void check_vault(const char *store_path, const char *wiki, int round)
 {
     const char *b = getenv("DREAM_TEST_BUILD");
     char cmd[9000];
-    snprintf(cmd, sizeof cmd, "'%s/bin/dream' check --wiki '%s' --store '%s' --quiet", b, wiki, store_path);
+    /* a kill timed before the run made its store leaves none to check the footnotes against (and
+     * `--store` naming nothing is an error): the wiki is checked alone, in a home with no store */
+    if (access(store_path, F_OK) == 0)
+        snprintf(cmd, sizeof cmd, "'%s/bin/dream' check --wiki '%s' --store '%s' --quiet", b, wiki, store_path);
+    else
+        snprintf(cmd, sizeof cmd, "DREAM_HOME='%s.nohome' '%s/bin/dream' check --wiki '%s' --quiet", store_path, b, wiki);
     int st = system(cmd);
     if (st != 0) fprintf(stderr, "round %d: dream check failed after a kill in %s\n", round, shared->stage);
     assert_int_equal(st, 0);
