@@ -51,6 +51,12 @@ int dream_schedule_live(const char *via);
  * when it cannot tell. */
 int dream_schedule_ours(const char *via);
 
+/* Whether the job in place (systemd's unit or the crontab line, whichever is there) dreams
+ * another memory than this process's DREAM_HOME: 1 with *home its DREAM_HOME (malloc'd; "" for
+ * the default memory), 0 when no job is there or it is this memory's, -1 when it cannot tell.
+ * `dream schedule` and `dream unschedule` ask before replacing or removing it. */
+int dream_schedule_other(char **home);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,10 @@ bool cli_wants_help(const char *arg);
 /* Prints "dream <verb>: <message>\n" with the last error to stderr; returns exit status 1. */
 int cli_fail(const char *verb, int code);
 
+/* Before `dream schedule` or `dream unschedule` (verb) replaces or removes the nightly job: 1,
+ * with the error said, when the job dreams another memory and force is false; else 0. */
+int cli_schedule_guard(const char *verb, bool force);
+
 /* Parses a non-negative integer option value; on failure prints an error naming the option. */
 bool cli_parse_int(const char *verb, const char *opt, const char *val, long min, long max, long *out);
 

@@ -20,22 +20,44 @@ static void schedule_usage(FILE *f)
                "the next boot when a night was missed) where systemd is there, else a crontab line\n"
                "(the crontab's other lines are kept). The job keeps the DREAM_* variables set now, so\n"
                "it dreams into the same wiki. Scheduling again replaces it; `dream unschedule`\n"
-               "removes it; `dream status` shows it.\n"
+               "removes it; `dream status` shows it. There is one job per user: a job that dreams\n"
+               "another memory (another DREAM_HOME) is replaced only with --force.\n"
                "\n"
                "options:\n"
                "  --at HH:MM   the time of day, 24-hour clock (e.g. 03:30)\n"
+               "  --force      replace a job that dreams another memory\n"
                "  -h, --help   this text\n");
+}
+
+int cli_schedule_guard(const char *verb, bool force)
+{
+    char *home = NULL;
+    int other = dream_schedule_other(&home);
+    if (other == 1 && !force) {
+        fprintf(stderr,
+                "dream %s: the nightly job dreams another memory (%s%s), not this one; there is one job per user: "
+                "run `dream %s` with that DREAM_HOME, or add --force to %s it\n",
+                verb, home[0] ? "DREAM_HOME=" : "", home[0] ? home : "the default memory, no DREAM_HOME", verb,
+                strcmp(verb, "schedule") == 0 ? "replace" : "remove");
+        free(home);
+        return 1;
+    }
+    free(home);
+    return 0;
 }
 
 int cmd_schedule(int argc, char **argv)
 {
     const char *at = NULL;
+    bool force = false;
     for (int i = 1; i < argc; i++) {
         if (cli_wants_help(argv[i])) {
             schedule_usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc) {
             at = argv[++i];
+        } else if (strcmp(argv[i], "--force") == 0) {
+            force = true;
         } else {
             fprintf(stderr, "dream schedule: unknown argument '%s'\n", argv[i]);
             schedule_usage(stderr);
@@ -52,6 +74,7 @@ int cmd_schedule(int argc, char **argv)
         fprintf(stderr, "dream schedule: %s\n", dream_error_last());
         return 2;
     }
+    if (cli_schedule_guard("schedule", force)) return 1;
     struct dream_schedule_result res;
     int rc = dream_schedule_install(hour, minute, NULL, &res);
     if (rc) return cli_fail("schedule", rc);

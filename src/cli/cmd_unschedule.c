@@ -3,20 +3,29 @@
 
 #include "dream/schedule.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 const char cmd_unschedule_summary[] = "remove the nightly job that `dream schedule` installed";
 
 int cmd_unschedule(int argc, char **argv)
 {
+    bool force = false;
     for (int i = 1; i < argc; i++) {
         if (cli_wants_help(argv[i])) {
-            printf("usage: dream unschedule\n\nRemoves the systemd user timer or crontab line that `dream schedule` installed.\n");
+            printf("usage: dream unschedule [--force]\n\nRemoves the systemd user timer or crontab line that `dream schedule` installed.\n"
+                   "A job that dreams another memory (another DREAM_HOME) is removed only with --force.\n");
             return 0;
         }
-        fprintf(stderr, "dream unschedule: unknown argument '%s'\nusage: dream unschedule\n", argv[i]);
+        if (strcmp(argv[i], "--force") == 0) {
+            force = true;
+            continue;
+        }
+        fprintf(stderr, "dream unschedule: unknown argument '%s'\nusage: dream unschedule [--force]\n", argv[i]);
         return 2;
     }
+    if (cli_schedule_guard("unschedule", force)) return 1;
     struct dream_schedule_result res;
     int rc = dream_schedule_remove(&res);
     if (rc) return cli_fail("unschedule", rc);

@@ -359,12 +359,13 @@ static bool schedule_cron_ours(const char *line, size_t n)
     return n >= tl && *first != '#' && memcmp(line + n - tl, SCHEDULE_CRON_TAG, tl) == 0;
 }
 
-/* The current crontab without dream's line in *rest; *had says whether dream's line was there.
+/* The current crontab without dream's line in *rest; *had says whether dream's line was there
+ * (and ours, when not NULL, gets that line).
  * crontab -l fails both when there is no crontab (cron's "no crontab for <user>", busybox's "No
  * such file or directory") and when the crontab could not be read; only the first is an empty
  * crontab. Reading the second as empty would have the caller install a crontab of dream's line
  * alone, in place of every line the person had. */
-static int schedule_cron_read(struct dbuf *rest, bool *had)
+static int schedule_cron_read(struct dbuf *rest, bool *had, struct dbuf *ours)
 {
     char *list[] = {"crontab", "-l", NULL};
     struct dbuf cur = {0};
@@ -391,6 +392,7 @@ static int schedule_cron_read(struct dbuf *rest, bool *had)
         size_t len = (size_t)(next - line);
         if (schedule_cron_ours(line, nl ? (size_t)(nl - line) : len)) {
             *had = true;
+            if (ours) dbuf_append(ours, line, nl ? (size_t)(nl - line) : len);
             continue;
         }
         dbuf_append(rest, line, len);
@@ -423,7 +425,7 @@ static int schedule_cron_install(int hour, int minute, const char *self, struct 
     }
     bool had = false;
     if (!rc) rc = file_mkdirs(cache, 0755);
-    if (!rc) rc = schedule_cron_read(&text, &had);
+    if (!rc) rc = schedule_cron_read(&text, &had, NULL);
     if (!rc) {
         const char *e = env.data ? env.data : "";
         dbuf_printf(&text, "%d %d * * * %s'%s' ingest --from claude-code --from codex --from pi >>'%s/schedule.log' 2>&1; %s'%s' run >>'%s/schedule.log' 2>&1 %s\n",
@@ -478,7 +480,7 @@ int dream_schedule_install(int hour, int minute, const char *dream_path, struct 
     } else if (cron) {
         struct dbuf rest = {0};
         bool had = false;
-        if (schedule_cron_read(&rest, &had) != 0) dream_error_clear(); /* unreadable: nothing to take out */
+        if (schedule_cron_read(&rest, &had, NULL) != 0) dream_error_clear(); /* unreadable: nothing to take out */
         else if (had) rc = schedule_cron_write(&rest);
         dbuf_free(&rest);
         if (rc) return rc;
@@ -500,7 +502,7 @@ int dream_schedule_remove(struct dream_schedule_result *out)
     if (schedule_on_path("crontab")) {
         struct dbuf rest = {0};
         bool had = false;
-        rc = schedule_cron_read(&rest, &had);
+        rc = schedule_cron_read(&rest, &had, NULL);
         if (!rc && had) {
             rc = schedule_cron_write(&rest);
             if (!rc) {
@@ -532,7 +534,7 @@ int dream_schedule_live(const char *via)
         if (!schedule_on_path("crontab")) return -1;
         struct dbuf rest = {0};
         bool had = false;
-        int rc = schedule_cron_read(&rest, &had);
+        int rc = schedule_cron_read(&rest, &had, NULL);
         dbuf_free(&rest);
         if (rc) dream_error_clear();
         return rc ? -1 : had;
@@ -551,42 +553,81 @@ static char *schedule_home_in(const char *text, const char *key, char close)
     return e ? strndup(p, (size_t)(e - p)) : NULL;
 }
 
+/* Whether a job of kind via is in place; 1 with *have the DREAM_HOME it carries (malloc'd, NULL
+ * for the default memory), 0 when there is none, -1 when it cannot tell. */
+static int schedule_job_home(const char *via, char **have)
+{
+    *have = NULL;
+    int r = -1;
+    if (via && strcmp(via, "systemd") == 0) {
+        char *dir = NULL, *text = NULL;
+        size_t len = 0;
+        struct dbuf sp = {0};
+        if (!schedule_unit_dir(&dir) && !dbuf_printf(&sp, "%s/dream.service", dir)) {
+            if (!file_exists(sp.data)) r = 0;
+            else if (!file_read_all(sp.data, 1 << 20, &text, &len)) {
+                *have = schedule_home_in(text, "Environment=\"DREAM_HOME=", '"');
+                r = 1;
+            }
+        }
+        dbuf_free(&sp);
+        free(dir);
+        free(text);
+    } else if (via && strcmp(via, "cron") == 0 && schedule_on_path("crontab")) {
+        struct dbuf rest = {0}, line = {0};
+        bool had = false;
+        if (schedule_cron_read(&rest, &had, &line) == 0) {
+            r = had;
+            if (had) *have = schedule_home_in(line.data, "DREAM_HOME='", '\'');
+        }
+        dbuf_free(&rest);
+        dbuf_free(&line);
+    }
+    dream_error_clear();
+    return r;
+}
+
+/* 1 when want and have name the same memory (both NULL: the default one). */
+static bool schedule_same_home(const char *want, const char *have)
+{
+    return (!want && !have) || (want && have && strcmp(want, have) == 0);
+}
+
 int dream_schedule_ours(const char *via)
 {
-    char *want = NULL, *have = NULL, *text = NULL;
+    char *want = NULL, *have = NULL;
     if (schedule_env_value("DREAM_HOME", &want)) {
         dream_error_clear();
         return -1;
     }
-    int r = -1;
-    if (via && strcmp(via, "systemd") == 0) {
-        char *dir = NULL;
-        size_t len = 0;
-        struct dbuf sp = {0};
-        if (!schedule_unit_dir(&dir) && !dbuf_printf(&sp, "%s/dream.service", dir) && !file_read_all(sp.data, 1 << 20, &text, &len)) {
-            have = schedule_home_in(text, "Environment=\"DREAM_HOME=", '"');
-            r = 1;
-        }
-        dbuf_free(&sp);
-        free(dir);
-    } else if (via && strcmp(via, "cron") == 0 && schedule_on_path("crontab")) {
-        char *list[] = {"crontab", "-l", NULL};
-        struct dbuf cur = {0};
-        if (schedule_exec(list, NULL, &cur) == 0 && cur.data) {
-            char *save = NULL;
-            for (char *line = strtok_r(cur.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-                if (schedule_cron_ours(line, strlen(line))) {
-                    have = schedule_home_in(line, "DREAM_HOME='", '\'');
-                    r = 1;
-                    break;
-                }
-        }
-        dbuf_free(&cur);
-    }
-    if (r == 1) r = (!want && !have) || (want && have && strcmp(want, have) == 0);
-    dream_error_clear();
+    int r = schedule_job_home(via, &have);
+    if (r == 1) r = schedule_same_home(want, have);
+    else r = -1;
     free(want);
     free(have);
-    free(text);
+    return r;
+}
+
+int dream_schedule_other(char **home)
+{
+    *home = NULL;
+    char *want = NULL;
+    if (schedule_env_value("DREAM_HOME", &want)) {
+        dream_error_clear();
+        return -1;
+    }
+    int r = 0;
+    const char *const kinds[] = {"systemd", "cron"};
+    for (size_t i = 0; i < 2 && r == 0; i++) {
+        char *have = NULL;
+        if (schedule_job_home(kinds[i], &have) == 1 && !schedule_same_home(want, have)) {
+            r = 1;
+            *home = have ? have : strdup("");
+            if (!*home) r = -1;
+        } else {
+            free(have);
+        }
+    }
+    free(want);
     return r;
 }

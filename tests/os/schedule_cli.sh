@@ -56,7 +56,8 @@ has "$out" "loginctl enable-linger"
 has "$out" "Claude Code deletes its session logs after 30 days"
 has "$svc" "ExecStart=-$dream ingest --from claude-code --from codex --from pi"
 has "$svc" "ExecStart=$dream run"
-[ "$(cat "$log")" = "systemctl --user daemon-reload
+[ "$(cat "$log")" = "crontab -l
+systemctl --user daemon-reload
 systemctl --user enable --now dream.timer
 crontab -l" ] || fail "systemd calls: $(cat "$log")"
 # a reschedule that fails (systemd without a user manager, and no crontab to fall back on) leaves
@@ -71,12 +72,35 @@ rm "$work/systemd-broken" && mv "$work/crontab.away" "$work/bin/crontab"
 out=$(run status); has "$out" "schedule: daily at 03:30 (systemd)"
 printf '%s\n' "$out" | grep -q "not enabled" && fail "status doubts an enabled timer: $out"
 printf '%s\n' "$out" | grep -q "another memory" && fail "status doubts its own job: $out"
-# one job per user: a schedule made with another DREAM_HOME replaces it, and status here says so
-# (before, it still named its own schedule as the live one)
-other=$(env -u XDG_CONFIG_HOME HOME="$work/home" DREAM_HOME="$work/dh2" PATH="$work/bin:/usr/bin:/bin" "$dream" schedule --at 01:00 2>&1) ||
-    fail "schedule from another DREAM_HOME: $other"
+# one job per user: a schedule or unschedule from another DREAM_HOME leaves this memory's job as it
+# is and names the memory it dreams (before, it replaced or removed it without a word)
+other() { env -u XDG_CONFIG_HOME HOME="$work/home" DREAM_HOME="$work/dh2" PATH="$work/bin:/usr/bin:/bin" "$dream" "$@" 2>&1; }
+out=$(other schedule --at 01:00); rc=$?
+[ $rc -eq 1 ] || fail "schedule over another memory's job: exit $rc: $out"
+has "$out" "dream schedule: the nightly job dreams another memory (DREAM_HOME=$work/dh), not this one; there is one job per user"
+has "$out" "add --force to replace it"
+out=$(other unschedule); rc=$?
+[ $rc -eq 1 ] || fail "unschedule of another memory's job: exit $rc: $out"
+has "$out" "dream unschedule: the nightly job dreams another memory (DREAM_HOME=$work/dh)"
+has "$out" "add --force to remove it"
+has "$(cat "$units/dream.timer")" "OnCalendar=*-*-* 03:30:00"
+has "$(cat "$units/dream.service")" "Environment=\"DREAM_HOME=$work/dh\""
+# the default memory is named as such
+out=$(env -u XDG_CONFIG_HOME -u DREAM_HOME HOME="$work/home" PATH="$work/bin:/usr/bin:/bin" "$dream" unschedule 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "unschedule from the default memory: exit $rc: $out"
+has "$out" "dreams another memory (DREAM_HOME=$work/dh)"
+# with --force the job is replaced, and status here says so (before, it still named its own
+# schedule as the live one)
+out=$(other schedule --at 01:00 --force) || fail "schedule --force from another DREAM_HOME: $out"
+has "$(cat "$units/dream.service")" "Environment=\"DREAM_HOME=$work/dh2\""
 out=$(run status); has "$out" "schedule: daily at 03:30 (systemd); but the job now dreams another memory"
-out=$(run schedule --at 3:30) || fail "taking the job back: $out"
+out=$(run unschedule); rc=$?
+[ $rc -eq 1 ] || fail "unschedule of dh2's job from dh: exit $rc: $out"
+has "$out" "(DREAM_HOME=$work/dh2)"
+[ -f "$units/dream.timer" ] || fail "another memory's job was removed without --force"
+out=$(run schedule --at 3:30); rc=$?
+[ $rc -eq 1 ] || fail "taking the job back without --force: exit $rc: $out"
+out=$(run schedule --at 3:30 --force) || fail "taking the job back: $out"
 out=$(run status); printf '%s\n' "$out" | grep -q "another memory" && fail "status after taking the job back: $out"
 has "$(cat "$log")" "systemctl --user is-enabled dream.timer"
 # the timer disabled behind dream's back: status asks systemd, not only its own state file
