@@ -12,10 +12,13 @@
 #include "dream/log.h"
 #include "dream/model.h"
 
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #define CHAT_MAX_STOPS 4
@@ -118,8 +121,11 @@ static void job_finish(struct serve_chat *c, struct chat_job *j, int rc, const c
     j->n_completion = j->req.n_completion;
     j->stopped_at_eog = j->req.stopped_at_eog;
     j->done = true;
+    bool left = j->cancelled;
+    int n = j->n_completion;
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&c->mu);
+    if (left) dream_log(DREAM_LOG_INFO, "chat: %s stopped after %d generated token(s): its client went away", j->id, n);
     job_unref(c, j);
 }
 
@@ -245,6 +251,18 @@ static const char *role_name(const char *role)
 }
 
 /* Fills j from the request body; on a bad request writes the message into err and returns -1. */
+/* Whether the client on fd has closed its side: the socket reads as ended (a pipelined next
+ * request reads as data, which is not an end) or reports a hang-up or an error. */
+static bool chat_client_gone(int fd)
+{
+    struct pollfd pf = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&pf, 1, 0) <= 0) return false;
+    if (pf.revents & (POLLHUP | POLLERR | POLLRDHUP)) return true;
+    char b;
+    ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 static int parse_request(const struct dream_serve_params *sp, struct chat_job *j, char *err, size_t errlen, const char **param)
 {
     json_t *root = j->json;
@@ -507,7 +525,8 @@ enum MHD_Result serve_chat_completions(struct serve_request *rq)
     const char *param = NULL;
     if (parse_request(&s->p, j, err, sizeof err, &param)) {
         job_unref(c, j);
-        return serve_reply_error(rq, 400, "invalid_request_error", param ? "invalid_value" : NULL, "%s", err);
+        return param ? serve_reply_error_param(rq, 400, "invalid_value", param, "%s", err)
+                     : serve_reply_error(rq, 400, "invalid_request_error", NULL, "%s", err);
     }
     j->created = (long)time(NULL);
     pthread_mutex_lock(&c->mu);
@@ -537,9 +556,38 @@ enum MHD_Result serve_chat_completions(struct serve_request *rq)
         *st = (struct chat_stream){.c = c, .j = j, .model = s->model_name};
         return serve_reply_stream(rq, stream_read, st, stream_done);
     }
+    /* Waits for the answer, looking at the client's socket every 200 ms: a client that went away
+     * (timed out, gave up) stops its generation as a streaming one does, rather than holding its
+     * batch slot to max_tokens. */
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int fd = ci ? ci->connect_fd : -1;
+    bool gone = false;
     pthread_mutex_lock(&c->mu);
-    while (!j->done) pthread_cond_wait(&j->cv, &c->mu);
+    struct timespec until; /* the next look at the socket (every token wakes this wait too) */
+    clock_gettime(CLOCK_REALTIME, &until);
+    while (!j->done) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if (now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec)) {
+            until = now;
+            until.tv_nsec += 200 * 1000000L;
+            if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&j->cv, &c->mu, &until);
+        clock_gettime(CLOCK_REALTIME, &now);
+        bool due = now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec);
+        if (j->done || gone || fd < 0 || !due) continue;
+        if (chat_client_gone(fd)) {
+            gone = true;
+            j->cancelled = true;
+            pthread_cond_broadcast(&c->cv);
+        }
+    }
     pthread_mutex_unlock(&c->mu);
+    if (gone) {
+        job_unref(c, j);
+        return MHD_NO; /* nobody to answer */
+    }
     enum MHD_Result ok;
     if (j->status) {
         unsigned code = error_status(j->status);

@@ -18,6 +18,7 @@ int dbuf_reserve(struct dbuf *b, size_t extra)
     while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     char *p = realloc(b->data, cap);
     if (!p) return dream_error_set(DREAM_ENOMEM, "out of memory growing a buffer to %zu bytes", cap);
+    p[b->len] = '\0'; /* data is a string whenever it is non-NULL, a first reserve included */
     b->data = p;
     b->cap = cap;
     return 0;

@@ -16,7 +16,7 @@ EXPECT=$("$DREAM" generate --model "$MODEL" --chat "$USER_TEXT" --max-tokens 24)
 [ -n "$EXPECT" ] || fail "dream generate --chat printed nothing"
 printf '%s' "$EXPECT" >"$WORK/expect.txt"
 
-start_server "$WORK/serve.log" --parallel 4
+DREAM_LOG=info start_server "$WORK/serve.log" --parallel 4
 URL=http://127.0.0.1:$PORT
 JSON_TYPE='Content-Type: application/json' # every POST body must say so (415 otherwise: tests/serve/test_serve_guard.sh)
 body=$(python3 -c 'import json,sys; print(json.dumps({"model":"x","messages":[{"role":"user","content":sys.argv[1]}],"temperature":0,"max_tokens":24}))' "$USER_TEXT")
@@ -67,6 +67,27 @@ assert d['choices'][0]['finish_reason'] == 'stop'
 print(f"ok: stop string {stop!r} cut the answer to {len(got)} bytes")
 PY
 
+# a stop string at the very start: an empty answer, every time (before, the empty text's buffer
+# was never terminated: stray heap bytes came back as the content, or a 500 "out of memory")
+st0body=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["stop"]=[sys.argv[2][:2]]; print(json.dumps(d))' "$body" "$EXPECT")
+for i in 1 2 3 4 5; do
+  code=$(curl -s -o "$WORK/stop0.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" -d "$st0body")
+  [ "$code" = 200 ] || fail "a stop string at the start, try $i: HTTP $code: $(cat "$WORK/stop0.json")"
+  [ "$(json "$WORK/stop0.json" "repr(d['choices'][0]['message']['content'])")" = "''" ] \
+    || fail "a stop string at the start, try $i: content is not empty: $(cat "$WORK/stop0.json")"
+done
+echo "ok: a stop string at the start gives an empty answer"
+
+# a client that gives up on a plain (non-streaming) request stops its generation, as a streaming
+# one does (before, it ran on to max_tokens holding its batch slot); the server says so at info
+curl -s --max-time 1 "$URL/v1/chat/completions" -H "$JSON_TYPE" \
+  -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":4096,"grammar":"root ::= \"a\" root"}' >/dev/null || true
+for _ in $(seq 1 600); do grep -q "its client went away" "$WORK/serve.log" && break; sleep 0.1; done
+left=$(sed -n 's/.*stopped after \([0-9]*\) generated token(s): its client went away.*/\1/p' "$WORK/serve.log" | head -n 1)
+[ -n "$left" ] || fail "a plain request whose client left was not stopped: $(tail -n 5 "$WORK/serve.log")"
+[ "$left" -lt 4096 ] || fail "a plain request whose client left ran to max_tokens ($left)"
+echo "ok: a plain request whose client left after 1 s stopped after $left of 4096 tokens"
+
 # errors in OpenAI's shape
 check_error() { # NAME EXPECTED_CODE FILE
   python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['error']; assert e['message'] and e['type']=='invalid_request_error', e" "$3" \
@@ -79,6 +100,8 @@ code=$(curl -s -o "$WORK/bad2.json" -w '%{http_code}' "$URL/v1/chat/completions"
 [ "$code" = 400 ] || fail "bad role: HTTP $code"; check_error "bad role" 400 "$WORK/bad2.json"
 code=$(curl -s -o "$WORK/bad3.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" -d '{"messages":[{"role":"user","content":"x"}],"max_tokens":100000}')
 [ "$code" = 400 ] || fail "max_tokens over the limit: HTTP $code"; check_error "max_tokens over the limit" 400 "$WORK/bad3.json"
+[ "$(json "$WORK/bad3.json" "(d['error']['code'], d['error']['param'])")" = "('invalid_value', 'max_tokens')" ] \
+  || fail "max_tokens over the limit: the error does not name the parameter: $(cat "$WORK/bad3.json")"
 head -c 1100000 /dev/zero | tr '\0' a >"$WORK/big.txt"
 code=$(curl -s -o "$WORK/big.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" --data-binary @"$WORK/big.txt")
 [ "$code" = 413 ] || fail "body over --max-body: HTTP $code"; check_error "body too large (Content-Length)" 413 "$WORK/big.json"

@@ -67,6 +67,13 @@ get typo 'list?nmae=x' 400
 [ "$(json "$WORK/typo.json" "d['error']['message']")" = "unknown parameter 'nmae' for /v1/memory/list; it takes: category, type, kind, series, limit, offset" ] \
   || fail "unknown parameter: $(cat "$WORK/typo.json")"
 [ "$(json "$WORK/typo.json" "(d['error']['code'], d['error']['param'])")" = "('unknown_parameter', 'nmae')" ] || fail "unknown parameter shape: $(cat "$WORK/typo.json")"
+# a parameter without a name: the error's param is "", every time (before, the buffer it came
+# from was never terminated, so it held stray heap bytes, or the reply was a 500 or nothing)
+for i in 1 2 3 4 5; do
+  get noname 'list?=x' 400
+  [ "$(json "$WORK/noname.json" "(d['error']['code'], d['error']['param'])")" = "('unknown_parameter', '')" ] \
+    || fail "a nameless parameter, try $i: $(cat "$WORK/noname.json")"
+done
 get typo2 'section?name=Sourdough&anchr=feeding-schedule' 400
 json "$WORK/typo2.json" "d['error']['message']" | grep -q "unknown parameter 'anchr' for /v1/memory/section; it takes: name, anchor" \
   || fail "unknown parameter on section: $(cat "$WORK/typo2.json")"
