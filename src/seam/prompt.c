@@ -41,6 +41,15 @@ int seam_chat_tokens(dream_model *m, const dream_template *t, const struct dream
     rc = dream_template_render(t, &in, &r);
     if (!rc) rc = dream_tokenize_prompt(m, r.text, r.len, r.spans, r.n_spans, out);
     else dream_error_wrap(rc, "rendering the chat template of %s", dream_model_path(m));
+    if (!rc && out->n == 0) {
+        /* a template that ignores the messages (an empty or commented-out one) gives the model
+         * nothing to read: the model's fault, said once, not an empty answer per call */
+        dream_tokens_free(out);
+        rc = dream_error_set(DREAM_EFORMAT,
+                             "the chat template of %s renders nothing for a conversation of %zu message(s): the model's template is "
+                             "unusable; use another model or remake this one with a working template",
+                             dream_model_path(m), n);
+    }
     dream_render_free(&r);
     return rc;
 }

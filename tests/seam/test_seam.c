@@ -16,6 +16,8 @@
 #include "util/file.h"
 
 #include <ctype.h>
+#include <ggml.h>
+#include <gguf.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -544,6 +546,43 @@ static void test_adapter_for_another_model_is_refused(void **state)
     free(ok);
 }
 
+/* A copy of the GGUF src at dst whose chat template is tmpl (the tensors as loaded). */
+static void copy_with_template(const char *src, const char *dst, const char *tmpl)
+{
+    struct ggml_context *gctx = NULL;
+    struct gguf_init_params ip = {.no_alloc = false, .ctx = &gctx};
+    struct gguf_context *g = gguf_init_from_file(src, ip), *o = gguf_init_empty();
+    assert_non_null(g);
+    gguf_set_kv(o, g);
+    for (int64_t i = 0; i < gguf_get_n_tensors(g); i++) gguf_add_tensor(o, ggml_get_tensor(gctx, gguf_get_tensor_name(g, i)));
+    gguf_set_val_str(o, "tokenizer.chat_template", tmpl);
+    assert_true(gguf_write_to_file(o, dst, false));
+    gguf_free(o);
+    gguf_free(g);
+    ggml_free(gctx);
+}
+
+/* A template that renders nothing is the model's fault, said with its file, for a single call
+ * and a batch alike (before, the call returned success with no answer: `dream ask` crashed on
+ * it, and `dream run` charged every conversation a failed attempt until it gave them up). */
+static void test_template_that_renders_nothing_is_an_error(void **state)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/blank-template.gguf", dir);
+    copy_with_template(gemma, path, "{# nothing #}");
+    configure(path, dir, 4);
+    struct dream_local_input in[2] = {{.user = users[0]}, {.user = users[1]}};
+    char *one = NULL, *two[2] = {NULL, NULL};
+    assert_int_equal(dream_call_local("entity", &in[0], NULL, &one), DREAM_EFORMAT);
+    assert_null(one);
+    assert_non_null(strstr(dream_error_last(), "renders nothing"));
+    assert_non_null(strstr(dream_error_last(), "blank-template.gguf"));
+    assert_int_equal(dream_call_local_batch("entity", in, 2, NULL, two), DREAM_EFORMAT);
+    assert_null(two[0]);
+    assert_null(two[1]);
+    assert_non_null(strstr(dream_error_last(), "renders nothing"));
+}
+
 static void *concurrent_caller(void *arg)
 {
     return call1("entity", (const char *)arg, 1.0f);
@@ -845,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_names_from_text_follows_the_model_and_env),
         cmocka_unit_test(test_stage_adapter_is_used_and_always_cleared),
         cmocka_unit_test(test_adapter_for_another_model_is_refused),
+        cmocka_unit_test(test_template_that_renders_nothing_is_an_error),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),
         cmocka_unit_test(test_backend_switch_routes_every_call),
         cmocka_unit_test(test_stats_count_calls_and_tokens),
