@@ -7,6 +7,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -229,6 +230,10 @@ static void watch_emit(const struct dream_seam_event *ev)
 
 /* Loads the model, its template and the serial session on first use; the watcher hears when
  * loading starts and how long it took. */
+static int stage_adapter(const char *stage, dream_adapter **out);
+static int check_stage(const char *stage);
+static int runtime_adapters_check(void);
+
 static int runtime_load(void)
 {
     if (!rt.configured) {
@@ -256,7 +261,49 @@ static int runtime_load(void)
         sp.flash_attn = dream_model_flash_attn_choice(rt.model, rt.cfg.flash_attn);
         rc = dream_session_new(rt.model, &sp, &rt.session);
     }
+    if (!rc) rc = runtime_adapters_check();
     if (rc) runtime_unload();
+    return rc;
+}
+
+/* Every adapter installed for the model, loaded with it (op_lock held, the model loaded): one
+ * made for another model, damaged, or unreadable fails the load, naming its file, so `dream run`
+ * stops at its first call, before any stage has written, instead of at the stage that mounts it
+ * after earlier stages committed. A DREAM_ADAPTERS that names a file, a missing directory (the
+ * default one may be missing: no adapters) or one that cannot be read is an error too. */
+static int runtime_adapters_check(void)
+{
+    const char *d = rt.cfg.adapters_dir;
+    if (!d || !*d) return 0;
+    const char *env = getenv("DREAM_ADAPTERS");
+    bool named = env && !strcmp(env, d);
+    DIR *dir = opendir(d);
+    if (!dir) {
+        if (errno == ENOENT && !named) return 0;
+        return dream_error_set(errno == ENOENT ? DREAM_ENOTFOUND : DREAM_EIO,
+                               "the adapters directory %s%s %s: give DREAM_ADAPTERS a directory of memory-<stage>.gguf files, or unset it",
+                               d, named ? " (DREAM_ADAPTERS)" : "",
+                               errno == ENOENT ? "does not exist" : errno == ENOTDIR ? "is not a directory" : strerror(errno));
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (!rc && (e = readdir(dir))) {
+        size_t n = strlen(e->d_name);
+        if (n <= 12 || strncmp(e->d_name, "memory-", 7) || strcmp(e->d_name + n - 5, ".gguf")) continue;
+        char stage[64];
+        if (n - 12 >= sizeof stage) continue;
+        memcpy(stage, e->d_name + 7, n - 12);
+        stage[n - 12] = '\0';
+        if (check_stage(stage)) {
+            dream_error_clear();
+            continue;
+        }
+        if (strcmp(stage, "chunk") && !dream_stage_default_system(stage))
+            dream_log(DREAM_LOG_WARN, "%s/%s is for a stage dream does not have ('%s'): no call mounts it", d, e->d_name, stage);
+        dream_adapter *a;
+        rc = stage_adapter(stage, &a);
+    }
+    closedir(dir);
     return rc;
 }
 

@@ -540,7 +540,40 @@ static void test_adapter_for_another_model_is_refused(void **state)
     assert_null(out);
     assert_non_null(strstr(dream_error_last(), "architecture"));
     assert_non_null(strstr(dream_error_last(), "memory-route.gguf"));
-    /* nothing crashed: another stage still answers */
+    /* the adapters load with the model: another stage's call fails alike, naming the file (before,
+     * a run went on through the stages before route, writing, and stopped only at route) */
+    struct dream_local_input ein = {.user = users[0]};
+    assert_int_equal(dream_call_local("entity", &ein, NULL, &out), DREAM_EINVAL);
+    assert_null(out);
+    assert_non_null(strstr(dream_error_last(), "memory-route.gguf"));
+    /* nothing crashed: once the adapter is gone, every stage answers */
+    assert_int_equal(unlink(path), 0);
+    char *ok = call1("entity", users[0], 1.0f);
+    assert_non_null(ok);
+    free(ok);
+}
+
+/* DREAM_ADAPTERS that names a file, or a directory that is not there, is an error that names it
+ * (before, the run went on without adapters and said nothing); the default directory may be
+ * missing (no adapters installed). */
+static void test_adapters_dir_that_is_no_directory_is_named(void **state)
+{
+    char file[4400], missing[4400];
+    snprintf(file, sizeof file, "%s/adapters-file", dir);
+    snprintf(missing, sizeof missing, "%s/adaptres", dir);
+    copy_file(gemma_lora, file);
+    struct dream_local_input in = {.user = users[0]};
+    char *out = NULL;
+    setenv("DREAM_ADAPTERS", file, 1);
+    configure(gemma, file, 1);
+    assert_int_equal(dream_call_local("entity", &in, NULL, &out), DREAM_EIO);
+    assert_non_null(strstr(dream_error_last(), "adapters-file (DREAM_ADAPTERS) is not a directory"));
+    setenv("DREAM_ADAPTERS", missing, 1);
+    configure(gemma, missing, 1);
+    assert_int_equal(dream_call_local("entity", &in, NULL, &out), DREAM_ENOTFOUND);
+    assert_non_null(strstr(dream_error_last(), "adaptres (DREAM_ADAPTERS) does not exist"));
+    unsetenv("DREAM_ADAPTERS");
+    configure(gemma, missing, 1); /* not named by DREAM_ADAPTERS: the default place, no adapters */
     char *ok = call1("entity", users[0], 1.0f);
     assert_non_null(ok);
     free(ok);
@@ -885,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_stage_adapter_is_used_and_always_cleared),
         cmocka_unit_test(test_adapter_for_another_model_is_refused),
         cmocka_unit_test(test_template_that_renders_nothing_is_an_error),
+        cmocka_unit_test(test_adapters_dir_that_is_no_directory_is_named),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),
         cmocka_unit_test(test_backend_switch_routes_every_call),
         cmocka_unit_test(test_stats_count_calls_and_tokens),
