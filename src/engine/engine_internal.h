@@ -99,6 +99,11 @@ struct engine_grammar;
 int engine_grammar_new(dream_model *m, const char *gbnf, struct engine_grammar **out);
 void engine_grammar_free(struct engine_grammar *g);
 int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_token_data **scratch, dream_token *out);
+
+/* 0 when the chosen token's logit is finite; else DREAM_EMODEL naming m's file. A NaN or an
+ * infinity there (all logits NaN make every argmax token 0) is a damaged model, not an answer:
+ * decoding on would write whatever token 0 or the grammar's first choice spells. */
+int engine_logit_check(const dream_model *m, const float *logits, dream_token best);
 void engine_grammar_accept(struct engine_grammar *g, dream_token t);
 /* Adds g's picks to picks: by the argmax alone, within the best 32 tokens, over the whole
  * vocabulary (nothing when g is NULL). */

@@ -150,6 +150,8 @@ int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_tok
     int best = 0;
     for (int v = 1; v < n; v++)
         if (logits[v] > logits[best]) best = v;
+    int bad = engine_logit_check(g->model, logits, best);
+    if (bad) return bad;
     llama_token_data one = {.id = best};
     if (!grammar_never(g, best)) {
         grammar_ask(g, &one, 1);
@@ -213,6 +215,15 @@ int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_tok
     }
 dead_end:
     return dream_error_set(DREAM_EFORMAT, "the answer grammar allows no token here (a grammar that can dead-end; fix the grammar)");
+}
+
+int engine_logit_check(const dream_model *m, const float *logits, dream_token best)
+{
+    if (isfinite(logits[best])) return 0;
+    return dream_error_set(DREAM_EMODEL,
+                           "the model %s gives logits that are not numbers (%s): the file is damaged, or a setting in it is (rope base, norm "
+                           "epsilon); re-download or re-make it",
+                           m->path, isnan(logits[best]) ? "NaN" : "infinite");
 }
 
 void engine_grammar_accept(struct engine_grammar *g, dream_token t) { llama_sampler_accept(g->sampler, t); }

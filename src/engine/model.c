@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <gguf.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +97,71 @@ struct dream_model_params dream_model_default_params(void)
     return p;
 }
 
+/* The integer value of key k, whatever integer type it has; false for another type. */
+static bool kv_int(const struct gguf_context *g, int64_t k, int64_t *v)
+{
+    switch (gguf_get_kv_type(g, k)) {
+    case GGUF_TYPE_UINT8: *v = gguf_get_val_u8(g, k); return true;
+    case GGUF_TYPE_INT8: *v = gguf_get_val_i8(g, k); return true;
+    case GGUF_TYPE_UINT16: *v = gguf_get_val_u16(g, k); return true;
+    case GGUF_TYPE_INT16: *v = gguf_get_val_i16(g, k); return true;
+    case GGUF_TYPE_UINT32: *v = gguf_get_val_u32(g, k); return true;
+    case GGUF_TYPE_INT32: *v = gguf_get_val_i32(g, k); return true;
+    case GGUF_TYPE_UINT64: *v = (int64_t)gguf_get_val_u64(g, k); return true;
+    case GGUF_TYPE_INT64: *v = gguf_get_val_i64(g, k); return true;
+    default: return false;
+    }
+}
+
+/* The settings in a model's metadata that llama.cpp asserts on, or that make every logit NaN,
+ * checked first so that a damaged file is an error naming it rather than an abort or an answer
+ * decoded from NaNs: <arch>.block_count in 1..512, every norm epsilon finite and not negative,
+ * the rope base finite and positive, and no token text twice in the vocabulary. */
+static int check_hparams(const struct gguf_context *g, const char *path)
+{
+    int64_t ka = gguf_find_key(g, "general.architecture");
+    if (ka < 0 || gguf_get_kv_type(g, ka) != GGUF_TYPE_STRING) return 0; /* llama.cpp says what is missing */
+    const char *arch = gguf_get_val_str(g, ka);
+    char key[256];
+    snprintf(key, sizeof key, "%s.block_count", arch);
+    int64_t kb = gguf_find_key(g, key), v = 0;
+    if (kb >= 0 && (!kv_int(g, kb, &v) || v < 1 || v > 512))
+        return dream_error_set(DREAM_EFORMAT, "%s is damaged: %s is %" PRId64 " (a model has 1 to 512 layers); re-download or re-make it", path, key, v);
+    for (int64_t k = 0; k < gguf_get_n_kv(g); k++) {
+        const char *name = gguf_get_key(g, k);
+        size_t n = strlen(name);
+        bool eps = n > 7 && !strcmp(name + n - 7, "epsilon"), rope = strstr(name, ".rope.freq_base") != NULL;
+        if (!eps && !rope) continue;
+        float f = gguf_get_kv_type(g, k) == GGUF_TYPE_FLOAT32 ? gguf_get_val_f32(g, k) : NAN;
+        if (!isfinite(f) || f < 0 || (rope && f == 0))
+            return dream_error_set(DREAM_EFORMAT, "%s is damaged: %s is %g (%s); re-download or re-make it", path, name, (double)f,
+                                   rope ? "a rope base is a positive number" : "an epsilon is a small positive number");
+    }
+    int64_t kt = gguf_find_key(g, "tokenizer.ggml.tokens");
+    if (kt < 0 || gguf_get_kv_type(g, kt) != GGUF_TYPE_ARRAY || gguf_get_arr_type(g, kt) != GGUF_TYPE_STRING) return 0;
+    size_t nt = gguf_get_arr_n(g, kt), cap = 1;
+    while (cap < nt * 2) cap <<= 1;
+    int64_t *seen = malloc(cap * sizeof *seen); /* open addressing over token ids, -1 empty */
+    if (!seen) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    memset(seen, 0xff, cap * sizeof *seen);
+    int rc = 0;
+    for (size_t i = 0; i < nt && !rc; i++) {
+        const char *t = gguf_get_arr_str(g, kt, i);
+        uint64_t h = 1469598103934665603ULL;
+        for (const unsigned char *c = (const unsigned char *)t; *c; c++) h = (h ^ *c) * 1099511628211ULL;
+        size_t j = (size_t)h & (cap - 1);
+        for (; seen[j] >= 0; j = (j + 1) & (cap - 1))
+            if (!strcmp(gguf_get_arr_str(g, kt, (size_t)seen[j]), t)) {
+                rc = dream_error_set(DREAM_EFORMAT, "%s is damaged: tokens %" PRId64 " and %zu of its vocabulary are both '%.40s'; re-download or re-make it",
+                                     path, seen[j], i, t);
+                break;
+            }
+        seen[j] = (int64_t)i;
+    }
+    free(seen);
+    return rc;
+}
+
 /* Checks that path is a complete GGUF file before llama.cpp maps it: the magic, a parseable
  * header, and every tensor's data inside the file (a truncated file would otherwise fault when
  * a tensor is first touched). From the same header read, *untrained (malloc'd, or NULL) gets
@@ -127,6 +194,11 @@ static int check_gguf(const char *path, bool vocab_only, int32_t **untrained, si
             gguf_free(g);
             return rc;
         }
+    }
+    int rc0 = check_hparams(g, path);
+    if (rc0) {
+        gguf_free(g);
+        return rc0;
     }
     int64_t k = gguf_find_key(g, "dream.untrained_tokens");
     if (k >= 0) {

@@ -398,9 +398,12 @@ static int take_token(dream_batcher *b, struct slot *s, int i, const struct drea
                 return 0;
             }
         } else if (gp->choose) best = gp->choose(gp->hook_ud, s->req, logits, n_vocab);
-        else
+        else {
             for (int v = 1; v < n_vocab; v++)
                 if (logits[v] > logits[best]) best = v;
+            int e = engine_logit_check(b->model, logits, best);
+            if (e) return e; /* the model, not this request: the whole run fails */
+        }
     }
     struct dream_gen_result *res = &out[s->req];
     if (gp->forced && (best = engine_forced_token(&gp->forced[s->req], n_gen[s->req])) == LLAMA_TOKEN_NULL) {

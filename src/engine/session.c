@@ -216,6 +216,7 @@ int dream_generate(dream_session *s, const dream_token *prompt, int n_prompt, co
                 break;
             }
             t = argmax(logits, n_vocab, gp.digest ? &digest : NULL);
+            if ((rc = engine_logit_check(s->model, logits, t))) break;
             if (grammar && (rc = engine_grammar_pick(grammar, logits, &scratch, &t))) {
                 rc = dream_error_wrap(rc, "after %d generated tokens", n_gen);
                 break;

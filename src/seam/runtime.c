@@ -279,11 +279,13 @@ static int runtime_adapters_check(void)
     bool named = env && !strcmp(env, d);
     DIR *dir = opendir(d);
     if (!dir) {
-        if (errno == ENOENT && !named) return 0;
-        return dream_error_set(errno == ENOENT ? DREAM_ENOTFOUND : DREAM_EIO,
-                               "the adapters directory %s%s %s: give DREAM_ADAPTERS a directory of memory-<stage>.gguf files, or unset it",
-                               d, named ? " (DREAM_ADAPTERS)" : "",
-                               errno == ENOENT ? "does not exist" : errno == ENOTDIR ? "is not a directory" : strerror(errno));
+        if (errno == ENOENT) {
+            /* the default place may be missing (no adapters installed); one named may be a typo */
+            if (named) dream_log(DREAM_LOG_WARN, "DREAM_ADAPTERS names %s, which does not exist: no adapters are mounted", d);
+            return 0;
+        }
+        return dream_error_set(DREAM_EIO, "the adapters directory %s%s %s: give DREAM_ADAPTERS a directory of memory-<stage>.gguf files, or unset it",
+                               d, named ? " (DREAM_ADAPTERS)" : "", errno == ENOTDIR ? "is not a directory" : strerror(errno));
     }
     int rc = 0;
     struct dirent *e;
