@@ -857,7 +857,19 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
     if (strcmp(tool, "search") == 0) {
         const char *q = read_arg(args, "query");
         if ((rc = read_need(tool, "a query", q, out))) return rc;
-        if (!r->store) return dream_read_search(r, q, (size_t)limit, out);
+        if (!r->store) {
+            /* the wiki's own search needs no store; a search of the conversations does, and
+             * answering it from the articles would pass one off as the other */
+            const char *only = read_arg_bool(args, "conversations") ? "conversations" : read_arg(args, "since") ? "since" : read_arg(args, "until") ? "until" : NULL;
+            if (only) {
+                dream_error_set(DREAM_ENOTFOUND,
+                                "search with %s looks in the conversations, and there is no store to read them from (none yet: dream ingest "
+                                "makes it; or it could not be opened: dream status says why)",
+                                only);
+                return read_error_object(out, DREAM_ENOTFOUND);
+            }
+            return dream_read_search(r, q, (size_t)limit, out);
+        }
         struct dream_read_search_params sp;
         dream_read_search_default_params(&sp);
         sp.query = q;

@@ -27,6 +27,7 @@ struct serve_request {
     struct MHD_Connection *conn;
     struct dream_server *server;
     const char *method;
+    const char *version; /* "HTTP/1.1", "HTTP/1.0" */
     const char *path;
     const char *subpath; /* the path after a prefix route ("" for an exact route) */
     const char *body;    /* NUL-terminated; "" when none */

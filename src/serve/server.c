@@ -44,10 +44,15 @@ void dream_serve_default_params(struct dream_serve_params *p)
     };
 }
 
+/* How much of a body over --max-body is read and thrown away before the 413 is sent anyway. */
+#define SERVE_DISCARD_MAX ((size_t)4 << 20)
+
 /* Per-connection state across the access handler's calls. */
 struct conn_state {
     struct dbuf body;
-    bool too_big;
+    bool too_big;     /* over --max-body: the rest is counted and thrown away */
+    bool answered;    /* its 413 queued before the body ended */
+    size_t discarded; /* bytes thrown away */
     const struct serve_route *route; /* matched when the headers arrived */
     size_t subpath_at;               /* where rq.subpath begins in the path */
     const char *cors_origin;         /* MHD's copy of the Origin header, when --cors let it in */
@@ -58,6 +63,7 @@ enum MHD_Result serve_queue(struct serve_request *rq, unsigned status, struct MH
     MHD_add_response_header(r, "Vary", "Origin");
     if (rq->cors_origin) MHD_add_response_header(r, "Access-Control-Allow-Origin", rq->cors_origin);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED && rq->allow) MHD_add_response_header(r, "Allow", rq->allow);
+    if (status == MHD_HTTP_UNAUTHORIZED) MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
     return MHD_queue_response(rq->conn, status, r);
 }
 
@@ -216,10 +222,16 @@ static enum MHD_Result on_headers(struct dream_server *s, struct serve_request *
     struct MHD_Connection *conn = rq->conn;
     const char *host = header(conn, MHD_HTTP_HEADER_HOST);
     /* one Host, one Origin: with two, the checks would read one and something after us the other */
-    const char *twice = header_times(conn, MHD_HTTP_HEADER_HOST) > 1 ? "Host" : header_times(conn, "Origin") > 1 ? "Origin" : NULL;
+    const char *twice = header_times(conn, MHD_HTTP_HEADER_HOST) > 1        ? "Host"
+                        : header_times(conn, "Origin") > 1                     ? "Origin"
+                        : header_times(conn, MHD_HTTP_HEADER_CONTENT_LENGTH) > 1 ? "Content-Length"
+                                                                               : NULL;
     if (twice)
         return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "bad_host", "the request carries more than one %s header: send one",
                                  twice);
+    if (!host && rq->version && !strcmp(rq->version, MHD_HTTP_VERSION_1_1))
+        return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "bad_host",
+                                 "an HTTP/1.1 request must carry a Host header (RFC 9112): send the host of the URL");
     if (host && !serve_guard_host_allowed(&s->guard, host)) {
         char name[256];
         if (!serve_guard_host_name(host, name, sizeof name))
@@ -296,6 +308,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     struct serve_request rq = {.conn = conn,
                                .server = s,
                                .method = method,
+                               .version = version,
                                .path = url,
                                .subpath = "",
                                .body = "",
@@ -304,14 +317,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                .allow = NULL};
     if (!st) return on_headers(s, &rq, con_cls);
     if (*upload_size) { /* a piece of the body */
-        if (!st->too_big && st->body.len + *upload_size > s->p.max_body) st->too_big = true;
-        if (!st->too_big && dbuf_append(&st->body, upload, *upload_size)) return MHD_NO;
+        if (!st->too_big && st->body.len + *upload_size > s->p.max_body) {
+            st->too_big = true;
+            dbuf_free(&st->body);
+        }
+        if (st->too_big) {
+            /* thrown away as it comes; the 413 follows the body's end, so that a client that
+             * sends its whole body before it reads gets it. A chunked body has no length to refuse
+             * up front: one that goes on past SERVE_DISCARD_MAX more is answered now and the
+             * connection closed, rather than read for as long as the client sends. */
+            st->discarded += *upload_size;
+            *upload_size = 0;
+            if (st->discarded <= SERVE_DISCARD_MAX || st->answered) return MHD_YES;
+            st->answered = true;
+            return serve_reply_error(&rq, 413, "invalid_request_error", "body_too_large",
+                                     "the request body is over %zu bytes, the most this server takes (dream serve --max-body)", s->p.max_body);
+        }
+        if (dbuf_append(&st->body, upload, *upload_size)) return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
     if (st->too_big)
-        return serve_reply_error(&rq, 413, "invalid_request_error", "body_too_large",
-                                 "the request body is over %zu bytes, the most this server takes (dream serve --max-body)", s->p.max_body);
+        return st->answered ? MHD_YES
+                            : serve_reply_error(&rq, 413, "invalid_request_error", "body_too_large",
+                                                "the request body is over %zu bytes, the most this server takes (dream serve --max-body)",
+                                                s->p.max_body);
     if (st->body.data) {
         rq.body = st->body.data;
         rq.body_len = st->body.len;

@@ -386,6 +386,22 @@ static void test_mcp_conversations_searches_the_stored_messages(void **state)
     json_decref(r);
     dream_mcp_free(m);
 
+    /* a store path with no store there: an error, not the wiki's article hits in the
+     * conversations' place (before, isError false with articles, and the bad day let through) */
+    char none[96];
+    snprintf(none, sizeof none, "%s/none.sqlite", dir);
+    p.store = none;
+    m = dream_mcp_new(&p);
+    assert_non_null(m);
+    r = tool(m, "conversations", "{\"query\":\"rye\",\"since\":\"not-a-day\"}", &err, NULL);
+    assert_true(err);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "error")), "there is no store to read them from"));
+    json_decref(r);
+    r = tool(m, "search", "{\"query\":\"rye\",\"until\":\"2024-01-01\"}", &err, NULL);
+    assert_true(err);
+    json_decref(r);
+    dream_mcp_free(m);
+
     m = session(true); /* --store '': nothing to search, and it says so */
     r = tool(m, "conversations", "{\"query\":\"rye\"}", &err, NULL);
     assert_true(err);
