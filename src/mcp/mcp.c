@@ -323,7 +323,7 @@ int dream_mcp_handle(dream_mcp *m, const char *msg, size_t len, json_t **reply)
 {
     *reply = NULL;
     json_error_t je;
-    json_t *root = json_loadb(msg, len, JSON_DECODE_ANY, &je);
+    json_t *root = json_loadb(msg, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
     if (!root) {
         *reply = mcp_error(NULL, DREAM_MCP_PARSE_ERROR, NULL, "parse error: %s (line %d, column %d)", je.text, je.line, je.column);
         return *reply ? DREAM_EFORMAT : DREAM_ENOMEM;

@@ -843,7 +843,7 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
     if (strcmp(tool, "status") == 0) return dream_read_status(r, out);
     long limit = read_arg_count(args, "limit"), offset = read_arg_count(args, "offset");
     if (limit < 0 || offset < 0) {
-        dream_error_set(DREAM_EINVAL, "limit and offset are counts (whole numbers from 0)");
+        dream_error_set(DREAM_EINVAL, "limit and offset are counts: whole numbers from 0 to 999999");
         return read_error_object(out, DREAM_EINVAL);
     }
     if (strcmp(tool, "list") == 0 || strcmp(tool, "category") == 0) {

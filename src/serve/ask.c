@@ -15,7 +15,7 @@
 enum MHD_Result serve_ask(struct serve_request *rq)
 {
     json_error_t je;
-    json_t *b = json_loadb(rq->body, rq->body_len, 0, &je);
+    json_t *b = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
     json_t *q = json_object_get(b, "question");
     if (!b || !json_is_object(b) || !json_is_string(q)) {
         json_decref(b);

@@ -193,7 +193,7 @@ int serve_dream_parse(const char *body, size_t len, struct serve_dream_body *out
     dream_pipeline_default_params(&out->p);
     if (!len) return 0;
     json_error_t je;
-    json_t *b = json_loadb(body, len, 0, &je);
+    json_t *b = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!b || !json_is_object(b)) {
         snprintf(err, errlen, "the body must be a JSON object (or empty)%s%s", b ? "" : ": ", b ? "" : je.text);
         json_decref(b);
@@ -207,8 +207,10 @@ int serve_dream_parse(const char *body, size_t len, struct serve_dream_body *out
         if (!strcmp(key, "stage") || !strcmp(key, "conversation")) {
             ok = json_is_string(v);
             if (ok && !strcmp(key, "stage") && !dream_pipeline_stage_known(json_string_value(v))) {
-                snprintf(err, errlen, "unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify)",
-                         json_string_value(v));
+                char names[256] = "";
+                for (size_t i = 0; dream_pipeline_stages[i]; i++)
+                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", dream_pipeline_stages[i]);
+                snprintf(err, errlen, "unknown stage '%.60s' (the stages: %s)", json_string_value(v), names);
                 goto fail;
             }
             char **dst = !strcmp(key, "stage") ? &out->stage : &out->conversation;

@@ -69,6 +69,8 @@ static void test_mcp_malformed_messages_get_jsonrpc_error_codes(void **state)
     expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":1,", DREAM_EFORMAT, DREAM_MCP_PARSE_ERROR);
     expect_error(m, "not json", DREAM_EFORMAT, DREAM_MCP_PARSE_ERROR);
     expect_error(m, "\xff\xfe", DREAM_EFORMAT, DREAM_MCP_PARSE_ERROR);
+    /* a key twice: which one counts is not the server's guess to make (before, the last won) */
+    expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"method\":\"ping\"}", DREAM_EFORMAT, DREAM_MCP_PARSE_ERROR);
     expect_error(m, "42", DREAM_EFORMAT, DREAM_MCP_INVALID_REQUEST);
     expect_error(m, "[]", DREAM_EFORMAT, DREAM_MCP_INVALID_REQUEST);
     expect_error(m, "{\"id\":1,\"method\":\"ping\"}", DREAM_EFORMAT, DREAM_MCP_INVALID_REQUEST);

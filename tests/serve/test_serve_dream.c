@@ -255,6 +255,8 @@ static void test_bad_bodies_are_400s_naming_the_field(void **state)
         const char *body, *says;
     } bad[] = {
         {"{\"stage\": \"dreamy\"}", "unknown stage 'dreamy'"},
+        {"{\"stage\": \"dreamy\"}", "wikify, sources)"}, /* every stage named, sources too */
+        {"{\"stage\": \"segment\", \"stage\": \"wikify\"}", "duplicate object key"}, /* not the last one silently */
         {"{\"limit\": \"ten\"}", "'limit' has the wrong type"},
         {"{\"batch\": 0}", "'batch' has the wrong type or is out of range"},
         {"{\"dry\": true}", "unknown field 'dry'"},

@@ -104,6 +104,9 @@ ask() { # ask NAME BODY WANT_STATUS
   code=$(curl -s -o "$WORK/$1.json" -w '%{http_code}' -H 'Content-Type: application/json' -d "$2" "$URL/ask")
   [ "$code" = "$3" ] || fail "POST /v1/memory/ask $2: HTTP $code (want $3): $(cat "$WORK/$1.json")"
 }
+# a key given twice is refused, not answered by its last value
+ask askdup '{"question": "What is my passport number?", "question": "x"}' 400
+json "$WORK/askdup.json" "d['error']['message']" | grep -q "duplicate object key" || fail "ask, a key twice: $(cat "$WORK/askdup.json")"
 ask asknone '{"question": "What is my passport number?"}' 200
 [ "$(json "$WORK/asknone.json" "(d['answered'], d['answer'], d['model_calls'])")" = "(False, 'Nothing on file about that.', 0)" ] || fail "ask: $(cat "$WORK/asknone.json")"
 ask askchain '{"question": "How often do I oil the bike chain?"}' 200
