@@ -578,6 +578,27 @@ static void test_adapters_dir_that_is_no_directory_is_named(void **state)
     unsetenv("DREAM_ADAPTERS");
 }
 
+/* A truncated adapter is named as truncated (before: "does not fit the model ... make the adapter
+ * for this model", which sent the person to remake a good file for the wrong reason). */
+static void test_truncated_adapter_is_named_truncated(void **state)
+{
+    char with[4200], path[4400];
+    snprintf(with, sizeof with, "%s/cut", dir);
+    file_mkdirs(with, 0755);
+    snprintf(path, sizeof path, "%s/memory-entity.gguf", with);
+    char *d = NULL;
+    size_t n = 0;
+    assert_int_equal(file_read_all(gemma_lora, 0, &d, &n), 0);
+    assert_int_equal(file_write_atomic(path, d, n - 1), 0);
+    free(d);
+    configure(gemma, with, 1);
+    struct dream_local_input in = {.user = users[0]};
+    char *out = NULL;
+    assert_int_equal(dream_call_local("entity", &in, NULL, &out), DREAM_EFORMAT);
+    assert_non_null(strstr(dream_error_last(), "memory-entity.gguf is truncated"));
+    assert_int_equal(unlink(path), 0);
+}
+
 /* A copy of the GGUF src at dst, edited by edit (the tensors as loaded, in gctx). */
 static void copy_edited(const char *src, const char *dst, void (*edit)(struct gguf_context *, struct ggml_context *, const void *), const void *arg)
 {
@@ -999,6 +1020,7 @@ int main(void)
         cmocka_unit_test(test_template_that_renders_nothing_is_an_error),
         cmocka_unit_test(test_adapters_dir_that_is_no_directory_is_named),
         cmocka_unit_test(test_nan_logits_are_a_damaged_model),
+        cmocka_unit_test(test_truncated_adapter_is_named_truncated),
         cmocka_unit_test(test_damaged_settings_are_named_not_aborted),
         cmocka_unit_test(test_concurrent_callers_queue_not_fail),
         cmocka_unit_test(test_backend_switch_routes_every_call),
