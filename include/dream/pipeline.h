@@ -67,6 +67,9 @@ struct dream_pipeline_params {
     bool dry_run;             /* count the work; call no model, write nothing, take no lock */
     bool tie_break;           /* resolve: the model's yes/no between candidate entities */
     int engagement;           /* route: the engagement gate; -1 = the stage's default */
+    bool retry;               /* first give every item a stage gave up on a fresh set of
+                                 attempts (dream_stage_state_retry); how many in *retried */
+    size_t *retried;          /* may be NULL */
     bool lock_held;           /* the caller already holds the run lock (dream_run_lock): the
                                  server takes it before it answers, so a busy store is a 409 */
     dream_progress_fn on_progress; /* items done within the running stage; may be NULL */

@@ -158,6 +158,11 @@ struct dream_stage_state {
  * state->last_error. */
 int dream_stage_state_get(dream_store *store, const char *stage, int64_t item, struct dream_stage_state *state);
 
+/* Gives every item a stage gave up on ('failed') a fresh set of attempts: it becomes pending
+ * again with no attempts counted, so the next run tries it (after the cause is fixed: a larger
+ * DREAM_CTX, another model). *n gets how many. */
+int dream_stage_state_retry(dream_store *store, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,7 +19,7 @@ static void run_usage(FILE *f)
 {
     fprintf(f,
             "usage: dream run [--stage segment|extract|resolve|route|create|fold|reconcile|link|wikify|sources] [--limit N] [--conversation CITE] [--dry-run]\n"
-            "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N]\n"
+            "                 [--batch N] [--store PATH] [--wiki DIR] [--tie-break] [--engagement N] [--retry]\n"
             "                 [--model PATH | --backend URL] [--replay URL] [--trace FILE]\n"
             "\n"
             "Runs the Dreaming's stages over the conversations in the store, oldest first. Each\n"
@@ -47,6 +47,9 @@ static void run_usage(FILE *f)
             "  --limit N           at most N items per stage\n"
             "  --conversation CITE only this conversation (its citation hash, as in conv:CITE)\n"
             "  --dry-run           print what would run; call no model, write nothing\n"
+            "  --retry             first give every item a stage gave up on (three failed attempts;\n"
+            "                      `dream status` counts them) a fresh set of attempts: after the\n"
+            "                      cause is fixed (a larger DREAM_CTX, another model)\n"
             "  --batch N           conversations (or chunks) per batched model call (default 8)\n"
             "  --store PATH        the store (default: ~/.local/share/dream/memory.sqlite,\n"
             "                      $XDG_DATA_HOME/dream/memory.sqlite, or $DREAM_HOME/memory.sqlite)\n"
@@ -91,7 +94,7 @@ static void run_usage(FILE *f)
 struct run_opts {
     const char *stage, *store_path, *wiki, *conversation, *model, *backend, *replay, *trace;
     long limit, batch, engagement;
-    bool dry_run, tie_break, engagement_set;
+    bool dry_run, tie_break, engagement_set, retry;
 };
 
 /* Parses argv into o; returns -1 after printing help, 2 on a usage error, else 0. */
@@ -107,6 +110,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             o->dry_run = true;
         } else if (!strcmp(a, "--tie-break")) {
             o->tie_break = true;
+        } else if (!strcmp(a, "--retry")) {
+            o->retry = true;
         } else if (!strcmp(a, "--engagement")) {
             if (!cli_parse_int("run", a, val, 0, 1000000L, &o->engagement)) return 2;
             o->engagement_set = true;
@@ -194,6 +199,9 @@ int cmd_run(int argc, char **argv)
     p.batch = (size_t)o.batch;
     p.dry_run = o.dry_run;
     p.tie_break = o.tie_break;
+    size_t retried = 0;
+    p.retry = o.retry;
+    p.retried = &retried;
     if (o.engagement_set) p.engagement = (int)o.engagement;
     p.on_progress = run_progress_items;
     p.progress_ud = &pr;
@@ -204,6 +212,8 @@ int cmd_run(int argc, char **argv)
     rc = dream_pipeline_run(&p);
     dream_seam_set_watch(NULL, NULL);
     run_progress_end(&pr);
+    if (o.retry && !o.dry_run && (!rc || retried))
+        printf("retry: %zu item(s) a stage had given up on were given a fresh set of attempts\n", retried);
     free(store_dflt);
     return rc ? cli_fail("run", rc) : 0;
 }

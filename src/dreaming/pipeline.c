@@ -469,6 +469,11 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
     /* a wiki git would not commit in now (a rebase half way, a detached HEAD, a lock) is named
      * before the model reads anything, not after the stages that only fill the store */
     if (!rc && !q.dry_run && writes && x.wiki) rc = synth_git_ready(x.wiki);
+    if (!rc && q.retry && !q.dry_run) {
+        size_t n = 0;
+        rc = dream_stage_state_retry(x.store, &n);
+        if (q.retried) *q.retried = n;
+    }
     if (!rc && q.conversation) {
         const char *cite = strncmp(q.conversation, "conv:", 5) == 0 ? q.conversation + 5 : q.conversation;
         struct dream_store_conversation *c;

@@ -99,7 +99,7 @@ static void text_links(struct dbuf *b, const json_t *o)
 static void text_stage_progress(struct dbuf *b, const char *stage, const json_t *p, const char *items)
 {
     dbuf_printf(b, "  %s: %lld of %lld %s done", stage, (long long)i_(p, "done"), (long long)i_(p, "total"), items);
-    if (i_(p, "given_up")) dbuf_printf(b, " (%lld given up)", (long long)i_(p, "given_up"));
+    if (i_(p, "given_up")) dbuf_printf(b, " (%lld given up; once the cause is fixed, dream run --retry tries them again)", (long long)i_(p, "given_up"));
     dbuf_putc(b, '\n');
 }
 

@@ -96,3 +96,13 @@ int dream_stage_state_get(dream_store *store, const char *stage, int64_t item, s
     sqlite3_finalize(st);
     return rc;
 }
+
+int dream_stage_state_retry(dream_store *store, size_t *n)
+{
+    *n = 0;
+    if (sqlite3_exec(store_db(store), "UPDATE stage_state SET status = 'pending', attempts = 0 WHERE status = 'failed'", NULL, NULL, NULL) !=
+        SQLITE_OK)
+        return store_sql_error(store, "giving the items given up a fresh set of attempts");
+    *n = (size_t)sqlite3_changes(store_db(store));
+    return DREAM_OK;
+}

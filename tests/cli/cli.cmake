@@ -29,3 +29,13 @@ if(TARGET dream)
     PASS_REGULAR_EXPRESSION "PASS: dream run progress" FAIL_REGULAR_EXPRESSION "FAIL:"
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+
+# `dream run --retry`: what a stage gave up on (a context too small for its prompts) is tried
+# again once the cause is fixed; status points to it. dream-mini (committed) segments for real.
+if(TARGET dream)
+  add_test(NAME cli_run_retry
+           COMMAND sh ${CMAKE_SOURCE_DIR}/tests/cli/retry_cli.sh $<TARGET_FILE:dream> ${CMAKE_SOURCE_DIR}/models/dream-mini.gguf
+                   ${CMAKE_SOURCE_DIR}/examples/conversations ${CMAKE_BINARY_DIR}/tests/retry-cli)
+  set_tests_properties(cli_run_retry PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS: dream run --retry" FAIL_REGULAR_EXPRESSION "FAIL:"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
