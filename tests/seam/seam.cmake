@@ -1,6 +1,6 @@
 # The seam: call_local / call_local_batch, stage adapters, the operation lock, backends.
 # gbnf_match asks llama.cpp's own grammar sampler whether the prose grammar takes a text.
-dream_add_test(NAME test_seam SOURCES seam/test_seam.c support/gbnf_match.c LIBS dream_seam dream::llama PkgConfig::JANSSON FIXTURES tiny_models)
+dream_add_test(NAME test_seam SOURCES seam/test_seam.c support/gbnf_match.c support/gguf_copy.c LIBS dream_seam dream::llama PkgConfig::JANSSON FIXTURES tiny_models)
 
 # The seam's remote backend: a scripted flaky server in the test, then a real `dream serve`.
 if(TARGET dream_serve)

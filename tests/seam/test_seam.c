@@ -11,6 +11,7 @@
 #include "dream/grammar.h"
 #include "dream/model.h"
 #include "gbnf_match.h"
+#include "gguf_copy.h"
 #include "dream/template.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -599,29 +600,13 @@ static void test_truncated_adapter_is_named_truncated(void **state)
     assert_int_equal(unlink(path), 0);
 }
 
-/* A copy of the GGUF src at dst, edited by edit (the tensors as loaded, in gctx). */
-static void copy_edited(const char *src, const char *dst, void (*edit)(struct gguf_context *, struct ggml_context *, const void *), const void *arg)
-{
-    struct ggml_context *gctx = NULL;
-    struct gguf_init_params ip = {.no_alloc = false, .ctx = &gctx};
-    struct gguf_context *g = gguf_init_from_file(src, ip), *o = gguf_init_empty();
-    assert_non_null(g);
-    gguf_set_kv(o, g);
-    for (int64_t i = 0; i < gguf_get_n_tensors(g); i++) gguf_add_tensor(o, ggml_get_tensor(gctx, gguf_get_tensor_name(g, i)));
-    edit(o, gctx, arg);
-    assert_true(gguf_write_to_file(o, dst, false));
-    gguf_free(o);
-    gguf_free(g);
-    ggml_free(gctx);
-}
-
 static void edit_template(struct gguf_context *o, struct ggml_context *c, const void *tmpl)
 {
     (void)c;
     gguf_set_val_str(o, "tokenizer.chat_template", tmpl);
 }
 
-static void copy_with_template(const char *src, const char *dst, const char *tmpl) { copy_edited(src, dst, edit_template, tmpl); }
+static void copy_with_template(const char *src, const char *dst, const char *tmpl) { gguf_copy_edited(src, dst, edit_template, tmpl); }
 
 /* The final norm's weights all NaN: every logit is NaN, the metadata is sound. */
 static void edit_nan_norm(struct gguf_context *o, struct ggml_context *c, const void *arg)
@@ -656,7 +641,7 @@ static void test_nan_logits_are_a_damaged_model(void **state)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/nan-norm.gguf", dir);
-    copy_edited(gemma, path, edit_nan_norm, NULL);
+    gguf_copy_edited(gemma, path, edit_nan_norm, NULL);
     configure(path, dir, 4);
     struct dream_local_input in[2] = {{.user = users[0]}, {.user = users[1]}};
     char *one = NULL, *two[2] = {NULL, NULL};
@@ -682,14 +667,14 @@ static void test_damaged_settings_are_named_not_aborted(void **state)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/zero-layers.gguf", dir);
-    copy_edited(gemma, path, edit_zero_layers, NULL);
+    gguf_copy_edited(gemma, path, edit_zero_layers, NULL);
     configure(path, dir, 1);
     struct dream_local_input in = {.user = users[0]};
     char *out = NULL;
     assert_int_equal(dream_call_local("entity", &in, NULL, &out), DREAM_EFORMAT);
     assert_non_null(strstr(dream_error_last(), "zero-layers.gguf is damaged: gemma4.block_count is 0"));
     snprintf(path, sizeof path, "%s/negative-eps.gguf", dir);
-    copy_edited(gemma, path, edit_negative_eps, NULL);
+    gguf_copy_edited(gemma, path, edit_negative_eps, NULL);
     configure(path, dir, 1);
     assert_int_equal(dream_call_local("entity", &in, NULL, &out), DREAM_EFORMAT);
     assert_non_null(strstr(dream_error_last(), "negative-eps.gguf is damaged: gemma4.attention.layer_norm_rms_epsilon is -1e-06"));

@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "gguf_copy.h"
+
 #include "dream/error.h"
 #include "dream/model.h"
 #include "llama.h"
@@ -738,20 +740,18 @@ static void test_make_model_refuses_weights_that_do_not_fit(void **state)
     assert_false(file_exists(out));
 }
 
+/* gguf_copy_edited's edit: dream.untrained_tokens set by arg, a void (*)(struct gguf_context *). */
+static void tt_set_key(struct gguf_context *o, struct ggml_context *c, const void *arg)
+{
+    (void)c;
+    void (*const *set_key)(struct gguf_context *) = arg;
+    (*set_key)(o);
+}
+
 /* A copy of the GGUF src at dst with dream.untrained_tokens set by set_key (tensors as loaded). */
 static void tt_copy_with_key(const char *src, const char *dst, void (*set_key)(struct gguf_context *))
 {
-    struct ggml_context *gctx = NULL;
-    struct gguf_init_params ip = {.no_alloc = false, .ctx = &gctx};
-    struct gguf_context *g = gguf_init_from_file(src, ip), *o = gguf_init_empty();
-    assert_non_null(g);
-    gguf_set_kv(o, g);
-    for (int64_t i = 0; i < gguf_get_n_tensors(g); i++) gguf_add_tensor(o, ggml_get_tensor(gctx, gguf_get_tensor_name(g, i)));
-    set_key(o);
-    assert_true(gguf_write_to_file(o, dst, false));
-    gguf_free(o);
-    gguf_free(g);
-    ggml_free(gctx);
+    gguf_copy_edited(src, dst, tt_set_key, &set_key);
 }
 
 static void tt_key_out_of_range(struct gguf_context *o)

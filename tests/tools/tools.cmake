@@ -10,6 +10,6 @@ set_tests_properties(tiny_models PROPERTIES FIXTURES_SETUP tiny_models TIMEOUT 3
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 
 # dream_seam: the stages' default system turns, which dream-dataset must use as the seam does.
-dream_add_test(NAME test_tools SOURCES tools/test_tools.c LIBS dream_seam dream_util dream::llama FIXTURES tiny_models
+dream_add_test(NAME test_tools SOURCES tools/test_tools.c support/gguf_copy.c LIBS dream_seam dream_util dream::llama FIXTURES tiny_models
   TIMEOUT 300)
 add_dependencies(test_tools dream-make-model dream-make-adapter dream-dataset)
