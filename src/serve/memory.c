@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* The query parameters gathered into the tool's arguments. The first that cannot be one stops
  * the walk: bad_key names it and problem says why. */
@@ -24,10 +25,20 @@ struct memory_query {
     const char *const *takes; /* the tool's parameters */
     json_t *args;
     const char *bad_key;
-    enum { MEMORY_ARG_OK, MEMORY_ARG_UNKNOWN, MEMORY_ARG_TWICE, MEMORY_ARG_NOT_UTF8, MEMORY_ARG_NOMEM } problem;
+    enum { MEMORY_ARG_OK, MEMORY_ARG_UNKNOWN, MEMORY_ARG_TWICE, MEMORY_ARG_NOT_UTF8, MEMORY_ARG_NUL, MEMORY_ARG_FLAG, MEMORY_ARG_NOMEM } problem;
 };
 
-static enum MHD_Result memory_query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+/* Whether v is a flag's value: on with none, 1, true or yes; off with 0, false or no. */
+static bool memory_flag_value(const char *v)
+{
+    static const char *const words[] = {"", "1", "true", "yes", "0", "false", "no", NULL};
+    for (size_t i = 0; words[i]; i++)
+        if (!strcasecmp(v, words[i])) return true;
+    return false;
+}
+
+static enum MHD_Result memory_query_arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size, const char *value,
+                                        size_t value_size)
 {
     (void)kind;
     struct memory_query *q = cls;
@@ -35,6 +46,8 @@ static enum MHD_Result memory_query_arg(void *cls, enum MHD_ValueKind kind, cons
     bool known = false;
     for (size_t i = 0; q->takes[i] && !known; i++) known = strcmp(key, q->takes[i]) == 0;
     if (!known) q->problem = MEMORY_ARG_UNKNOWN;
+    else if (strlen(key) != key_size || (value && strlen(value) != value_size)) q->problem = MEMORY_ARG_NUL; /* %00: not cut short */
+    else if ((!strcmp(key, "whole") || !strcmp(key, "conversations")) && value && !memory_flag_value(value)) q->problem = MEMORY_ARG_FLAG;
     else if (json_object_get(q->args, key)) q->problem = MEMORY_ARG_TWICE;
     else {
         json_t *v = json_string(value ? value : ""); /* "?whole" with no value is the flag on */
@@ -61,6 +74,12 @@ static enum MHD_Result memory_bad_query(struct serve_request *rq, const struct m
     case MEMORY_ARG_TWICE:
         return serve_reply_error_param(rq, MHD_HTTP_BAD_REQUEST, "invalid_argument", key,
                                        "the parameter '%.60s' is given twice; give it once", key);
+    case MEMORY_ARG_NUL:
+        return serve_reply_error_param(rq, MHD_HTTP_BAD_REQUEST, "invalid_argument", key,
+                                       "the query parameter '%.60s' holds a NUL byte (%%00); send it without one", key);
+    case MEMORY_ARG_FLAG:
+        return serve_reply_error_param(rq, MHD_HTTP_BAD_REQUEST, "invalid_argument", key,
+                                       "the flag '%.60s' is on with no value, 1, true or yes, and off with 0, false or no", key);
     case MEMORY_ARG_NOT_UTF8:
         return serve_reply_error_param(rq, MHD_HTTP_BAD_REQUEST, "invalid_argument", key, "the query parameter '%.60s' is not valid UTF-8", key);
     case MEMORY_ARG_OK:
@@ -105,7 +124,7 @@ enum MHD_Result serve_memory(struct serve_request *rq)
     const char *const *takes = dream_read_tool_args(tool);
     if (takes) { /* an unknown tool is refused by dream_read_call, which lists the tools */
         struct memory_query q = {.takes = takes, .args = args, .bad_key = NULL, .problem = MEMORY_ARG_OK};
-        MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, memory_query_arg, &q);
+        MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, memory_query_arg, &q);
         if (q.problem != MEMORY_ARG_OK) {
             enum MHD_Result bad = memory_bad_query(rq, &q);
             json_decref(args);

@@ -83,6 +83,13 @@ get statusarg 'status?verbose=1' 400
 json "$WORK/statusarg.json" "d['error']['message']" | grep -q "/v1/memory/status takes no parameters" || fail "status?verbose: $(cat "$WORK/statusarg.json")"
 get twice 'read?name=Sourdough&name=Cello_Practice' 400
 json "$WORK/twice.json" "d['error']['message']" | grep -q "parameter 'name' is given twice" || fail "a parameter twice: $(cat "$WORK/twice.json")"
+# a NUL byte in a value is refused, not cut short (before, name=Sourdough%00x read Sourdough)
+get nul 'read?name=Sourdough%00../../x' 400
+json "$WORK/nul.json" "d['error']['message']" | grep -q "holds a NUL byte" || fail "a NUL in a value: $(cat "$WORK/nul.json")"
+# a flag's value is one of the words that say on or off (before, whole=banana was silently off)
+get badflag 'read?name=Sourdough&whole=banana' 400
+json "$WORK/badflag.json" "d['error']['message']" | grep -q "the flag 'whole' is on with no value, 1, true or yes" || fail "whole=banana: $(cat "$WORK/badflag.json")"
+get flagoff 'read?name=Sourdough&whole=no' 200
 get bareflag 'read?name=Sourdough&whole' 200
 json "$WORK/bareflag.json" "'text' in d" | grep -q True || fail "read?whole (no value) is not a whole read: $(cat "$WORK/bareflag.json")"
 get search 'search?query=derailleur%20limit' 200
