@@ -39,9 +39,9 @@ int seam_chat_tokens(dream_model *m, const dream_template *t, const struct dream
     in.params.eos_token = eos >= 0 ? dream_model_token_text(m, eos) : NULL;
     struct dream_render r = {0};
     rc = dream_template_render(t, &in, &r);
-    if (!rc) rc = dream_tokenize_prompt(m, r.text, r.len, r.spans, r.n_spans, out);
-    else dream_error_wrap(rc, "rendering the chat template of %s", dream_model_path(m));
-    if (!rc && out->n == 0) {
+    if (!rc && r.len) rc = dream_tokenize_prompt(m, r.text, r.len, r.spans, r.n_spans, out);
+    else if (rc) dream_error_wrap(rc, "rendering the chat template of %s", dream_model_path(m));
+    if (!rc && (!r.len || out->n == 0)) {
         /* a template that ignores the messages (an empty or commented-out one) gives the model
          * nothing to read: the model's fault, said once, not an empty answer per call */
         dream_tokens_free(out);
