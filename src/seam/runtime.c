@@ -228,12 +228,12 @@ static void watch_emit(const struct dream_seam_event *ev)
     if (rt.watch) rt.watch(rt.watch_ud, ev);
 }
 
-/* Loads the model, its template and the serial session on first use; the watcher hears when
- * loading starts and how long it took. */
 static int stage_adapter(const char *stage, dream_adapter **out);
 static int check_stage(const char *stage);
 static int runtime_adapters_check(void);
 
+/* Loads the model, its template and the serial session on first use, and every adapter
+ * installed for it; the watcher hears when loading starts and how long it took. */
 static int runtime_load(void)
 {
     if (!rt.configured) {
@@ -269,8 +269,9 @@ static int runtime_load(void)
 /* Every adapter installed for the model, loaded with it (op_lock held, the model loaded): one
  * made for another model, damaged, or unreadable fails the load, naming its file, so `dream run`
  * stops at its first call, before any stage has written, instead of at the stage that mounts it
- * after earlier stages committed. A DREAM_ADAPTERS that names a file, a missing directory (the
- * default one may be missing: no adapters) or one that cannot be read is an error too. */
+ * after earlier stages committed. An adapters directory that is a file or cannot be read is an
+ * error too; a missing one mounts nothing (the default place has none until adapters are
+ * installed), with a warning when DREAM_ADAPTERS names it (a typo). */
 static int runtime_adapters_check(void)
 {
     const char *d = rt.cfg.adapters_dir;

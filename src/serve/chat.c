@@ -252,7 +252,9 @@ static const char *role_name(const char *role)
 
 /* Fills j from the request body; on a bad request writes the message into err and returns -1. */
 /* Whether the client on fd has closed its side: the socket reads as ended (a pipelined next
- * request reads as data, which is not an end) or reports a hang-up or an error. */
+ * request reads as data, which is not an end) or reports a hang-up or an error. A client that
+ * only shuts down its sending side and still waits reads the same, so it is taken as gone too,
+ * as llama-server's HTTP layer takes it; HTTP clients keep their side open for the answer. */
 static bool chat_client_gone(int fd)
 {
     struct pollfd pf = {.fd = fd, .events = POLLIN | POLLRDHUP};
