@@ -504,24 +504,33 @@ char *synth_sanitize(const char *raw, const char *heading)
     return dbuf_take(&b);
 }
 
+/* Whether text holds one of tells[0..n) (any case). */
+static bool synth_holds_any(const char *text, const char *const *tells, size_t n_tells)
+{
+    size_t n = strlen(text);
+    for (size_t k = 0; k < n_tells; k++) {
+        size_t m = strlen(tells[k]);
+        for (size_t i = 0; i + m <= n; i++)
+            if (strncasecmp(text + i, tells[k], m) == 0) return true;
+    }
+    return false;
+}
+
+/* The prompt's own frame, which a small model runs on into: a transcript's role lines, the
+ * notes' and policies' headers, the quotes around an edit's current text (bench/eval.py counts
+ * these as leaks). */
+static const char *const synth_frame[] = {"[user]",    "[assistant]",         "--- note (", "--- end of", "--- end chunk", "--- conversation chunk",
+                                          "--- meta/", "notes, oldest first", "<<<",        ">>>",        "current text:"};
+
+bool synth_prompt_frame(const char *text) { return synth_holds_any(text, synth_frame, sizeof synth_frame / sizeof synth_frame[0]); }
+
 bool synth_leaky(const char *draft)
 {
     static const char *const tells[] = {"the user is asking", "the user asks", "the user wants", "source material", "i will draft",
                                         "i'll draft", "here is the section", "here is the lead", "here's the", "here is the article",
                                         "as an ai", "i cannot", "i can't", "i'm sorry", "i am sorry", "i apologize", "the task is",
-                                        "output only",
-                                        /* the prompt's own frame, which a small model runs on into: a transcript's
-                                         * role lines, the notes' and policies' headers, the quotes around an edit's
-                                         * current text (bench/eval.py counts these as leaks) */
-                                        "[user]", "[assistant]", "--- note (", "--- end of", "--- end chunk", "--- conversation chunk",
-                                        "--- meta/", "notes, oldest first", "<<<", ">>>", "current text:"};
-    size_t n = strlen(draft);
-    for (size_t k = 0; k < sizeof tells / sizeof tells[0]; k++) {
-        size_t m = strlen(tells[k]);
-        for (size_t i = 0; i + m <= n; i++)
-            if (strncasecmp(draft + i, tells[k], m) == 0) return true;
-    }
-    return false;
+                                        "output only"};
+    return synth_prompt_frame(draft) || synth_holds_any(draft, tells, sizeof tells / sizeof tells[0]);
 }
 
 bool synth_has_marker(const char *text, int n)

@@ -543,7 +543,10 @@ static int gr_word_held(const char *w, size_t n, const unsigned *held, size_t n_
 
 int synth_value_held(const char *key, const char *value, const unsigned *held, size_t n_held, bool *ok)
 {
-    *ok = true;
+    /* a value that runs on into the prompt's frame ("... questions:[user] Now") is a leak,
+     * however many of its words a note holds (the notes are transcripts, [user] lines and all) */
+    *ok = !synth_prompt_frame(value);
+    if (!*ok) return DREAM_OK;
     if (key && (!strcmp(key, "status") || !strcmp(key, "opinion"))) return DREAM_OK;
     bool label = key && !strcmp(key, "type"), any = false, words = false;
     for (size_t i = 0; value[i] && (label || *ok);) {

@@ -209,6 +209,9 @@ int synth_drop_repeats_in(dream_article *a);
 /* True when the draft narrates the task instead of being article prose, or runs on into the
  * prompt's own frame (a transcript's [user] line, a note's header). */
 bool synth_leaky(const char *draft);
+/* Whether text holds a piece of the prompt's own frame ("[user]", "--- end chunk", "<<<", ...):
+ * never right in an article, whatever a note holds. */
+bool synth_prompt_frame(const char *text);
 
 /* How many times text[0..len) cites marker [^num] (a definition line's "[^num]:" is not a use). */
 size_t synth_marker_uses(const char *text, size_t len, int num);

@@ -2901,6 +2901,9 @@ static void test_infobox_values_are_held_by_the_notes(void **state)
         {"hydration", "75%", true},                   /* no content word */
         {"type", "sourdough culture", true},          /* a label: one held word */
         {"type", "sourd containingcker", false},      /* a garble holds none */
+        {"type", "sourdough culture:[user] Now", false}, /* the prompt's frame: a leak, held words or not */
+        {"opinion", "loves it --- end chunk", false},
+        {NULL, "Gus <<<", false},
         {"status", "active", true},                   /* a stance */
         {"opinion", "loves it", true},
         {"fed_by", "[[Maestro Lee]]", true},          /* a link is checked as a link */
