@@ -39,6 +39,8 @@ extern const char *const dream_pipeline_stages[];
 
 /* True when name is one of dream_pipeline_stages. */
 bool dream_pipeline_stage_known(const char *name);
+/* 0 when name is one of them; else DREAM_EINVAL, the error naming it and listing the stages. */
+int dream_pipeline_stage_check(const char *name);
 
 #define DREAM_PIPELINE_MAX_COUNTS 12
 

@@ -150,9 +150,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         fprintf(stderr, "dream run: --replay drives the embedded model; it does not go with --backend (or DREAM_BACKEND)\n");
         return 2;
     }
-    if (o->stage && !dream_pipeline_stage_known(o->stage)) {
-        fprintf(stderr, "dream run: unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify, sources)\n",
-                o->stage);
+    if (o->stage && dream_pipeline_stage_check(o->stage)) {
+        fprintf(stderr, "dream run: %s\n", dream_error_last());
         return 2;
     }
     return 0;

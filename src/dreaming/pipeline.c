@@ -42,6 +42,15 @@ bool dream_pipeline_stage_known(const char *name)
     return false;
 }
 
+int dream_pipeline_stage_check(const char *name)
+{
+    if (dream_pipeline_stage_known(name)) return DREAM_OK;
+    char list[256] = "";
+    for (size_t i = 0; dream_pipeline_stages[i]; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", dream_pipeline_stages[i]);
+    return dream_error_set(DREAM_EINVAL, "unknown stage '%.60s' (the stages: %s)", name ? name : "", list);
+}
+
 void dream_pipeline_default_params(struct dream_pipeline_params *p)
 {
     *p = (struct dream_pipeline_params){.batch = 8, .engagement = -1};
@@ -439,10 +448,7 @@ static int run_stages(struct run *x)
 int dream_pipeline_run(const struct dream_pipeline_params *p)
 {
     if (!p || !p->store_path || !*p->store_path) return dream_error_set(DREAM_EINVAL, "the pipeline needs a store path");
-    if (p->stage && !dream_pipeline_stage_known(p->stage))
-        return dream_error_set(DREAM_EINVAL,
-                               "unknown stage '%s' (the stages: segment, extract, resolve, route, create, fold, reconcile, link, wikify, sources)",
-                               p->stage);
+    if (p->stage && dream_pipeline_stage_check(p->stage)) return DREAM_EINVAL;
     struct dream_pipeline_params q = *p;
     if (!q.batch) q.batch = 8;
     /* a wiki named that is not one is refused before the model reads anything: "" would write

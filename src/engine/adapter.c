@@ -7,9 +7,9 @@
 
 #include <errno.h>
 #include <gguf.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct dream_adapter {
     struct llama_adapter_lora *lora;
@@ -20,24 +20,13 @@ struct dream_adapter {
 static int check_adapter_header(const dream_model *m, const char *path)
 {
     if (!file_exists(path)) return dream_error_set(DREAM_ENOTFOUND, "adapter %s does not exist", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) return dream_error_set(DREAM_EIO, "cannot open adapter %s: %s", path, strerror(errno)); /* not damaged: unreadable */
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fclose(f);
+    if (access(path, R_OK) != 0) return dream_error_set(DREAM_EIO, "cannot open adapter %s: %s", path, strerror(errno)); /* not damaged: unreadable */
     struct gguf_init_params gp = {.no_alloc = true, .ctx = NULL};
     struct gguf_context *g = gguf_init_from_file(path, gp);
     if (!g) return dream_error_set(DREAM_EFORMAT, "adapter %s is not a readable GGUF file (damaged or not an adapter); remake it", path);
-    int rc = 0;
-    /* a truncated file reads as a header whose tensors run past its end: say so, rather than
-     * let llama.cpp's failure read as an adapter made for another model */
-    size_t data_off = gguf_get_data_offset(g);
-    for (int64_t i = 0; i < gguf_get_n_tensors(g) && !rc; i++) {
-        size_t end = data_off + gguf_get_tensor_offset(g, i) + gguf_get_tensor_size(g, i);
-        if (end > (size_t)size)
-            rc = dream_error_set(DREAM_EFORMAT, "adapter %s is truncated: tensor '%s' ends at byte %zu but the file has %ld bytes; remake it", path,
-                                 gguf_get_tensor_name(g, i), end, size);
-    }
+    /* a truncated file reads as a header whose tensors run past its end: said so, rather than
+     * llama.cpp's failure read as an adapter made for another model */
+    int rc = engine_gguf_extents(g, path, "adapter ", "remake it");
     if (rc) {
         gguf_free(g);
         return rc;

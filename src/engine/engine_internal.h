@@ -85,6 +85,17 @@ static inline int engine_decode_threads(const dream_model *model, int flash_attn
  * times from any thread. */
 void engine_backend_init(void);
 
+/* 0 when every tensor of the GGUF g (read from path) lies inside the file; else DREAM_EFORMAT:
+ * "<what><path> is truncated: tensor ... ; <fix>" (a truncated file faults when a tensor is
+ * first touched, or fails in llama.cpp for another reason than its own). */
+struct gguf_context;
+int engine_gguf_extents(const struct gguf_context *g, const char *path, const char *what, const char *fix);
+
+/* 0 when the chosen token's logit is finite; else DREAM_EMODEL naming m's file. A NaN or an
+ * infinity there (all logits NaN make every argmax token 0) is a damaged model, not an answer:
+ * decoding on would write whatever token 0 or the grammar's first choice spells. */
+int engine_logit_check(const dream_model *m, const float *logits, dream_token best);
+
 /* The last error line llama.cpp logged on this thread ("" when none since the clear). */
 void engine_log_error_clear(void);
 const char *engine_log_error_last(void);
@@ -100,10 +111,6 @@ int engine_grammar_new(dream_model *m, const char *gbnf, struct engine_grammar *
 void engine_grammar_free(struct engine_grammar *g);
 int engine_grammar_pick(struct engine_grammar *g, const float *logits, llama_token_data **scratch, dream_token *out);
 
-/* 0 when the chosen token's logit is finite; else DREAM_EMODEL naming m's file. A NaN or an
- * infinity there (all logits NaN make every argmax token 0) is a damaged model, not an answer:
- * decoding on would write whatever token 0 or the grammar's first choice spells. */
-int engine_logit_check(const dream_model *m, const float *logits, dream_token best);
 void engine_grammar_accept(struct engine_grammar *g, dream_token t);
 /* Adds g's picks to picks: by the argmax alone, within the best 32 tokens, over the whole
  * vocabulary (nothing when g is NULL). */

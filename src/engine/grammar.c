@@ -217,15 +217,6 @@ dead_end:
     return dream_error_set(DREAM_EFORMAT, "the answer grammar allows no token here (a grammar that can dead-end; fix the grammar)");
 }
 
-int engine_logit_check(const dream_model *m, const float *logits, dream_token best)
-{
-    if (isfinite(logits[best])) return 0;
-    return dream_error_set(DREAM_EMODEL,
-                           "the model %s gives logits that are not numbers (%s): the file is damaged, or a setting in it is (rope base, norm "
-                           "epsilon); re-download or re-make it",
-                           m->path, isnan(logits[best]) ? "NaN" : "infinite");
-}
-
 void engine_grammar_accept(struct engine_grammar *g, dream_token t) { llama_sampler_accept(g->sampler, t); }
 
 void engine_grammar_counts(const struct engine_grammar *g, long picks[3])

@@ -162,6 +162,20 @@ static int check_hparams(const struct gguf_context *g, const char *path)
     return rc;
 }
 
+int engine_gguf_extents(const struct gguf_context *g, const char *path, const char *what, const char *fix)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return dream_error_set(DREAM_EIO, "cannot read %s%s: %s", what, path, strerror(errno));
+    size_t data_off = gguf_get_data_offset(g);
+    for (int64_t i = 0; i < gguf_get_n_tensors(g); i++) {
+        size_t end = data_off + gguf_get_tensor_offset(g, i) + gguf_get_tensor_size(g, i);
+        if (end > (size_t)st.st_size)
+            return dream_error_set(DREAM_EFORMAT, "%s%s is truncated: tensor '%s' ends at byte %zu but the file has %lld bytes; %s", what, path,
+                                   gguf_get_tensor_name(g, i), end, (long long)st.st_size, fix);
+    }
+    return 0;
+}
+
 /* Checks that path is a complete GGUF file before llama.cpp maps it: the magic, a parseable
  * header, and every tensor's data inside the file (a truncated file would otherwise fault when
  * a tensor is first touched). From the same header read, *untrained (malloc'd, or NULL) gets
@@ -174,8 +188,6 @@ static int check_gguf(const char *path, bool vocab_only, int32_t **untrained, si
     if (!f) return dream_error_set(errno == ENOENT ? DREAM_ENOTFOUND : DREAM_EIO, "cannot open model %s: %s", path, strerror(errno));
     char magic[4] = {0};
     size_t got = fread(magic, 1, 4, f);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
     fclose(f);
     if (got != 4 || memcmp(magic, "GGUF", 4) != 0)
         return dream_error_set(DREAM_EFORMAT, "%s is not a GGUF model file (it does not start with 'GGUF'); pass a .gguf file", path);
@@ -183,19 +195,8 @@ static int check_gguf(const char *path, bool vocab_only, int32_t **untrained, si
     struct gguf_context *g = gguf_init_from_file(path, gp);
     if (!g)
         return dream_error_set(DREAM_EFORMAT, "%s is a damaged GGUF file: its header cannot be read (truncated or corrupt?); re-download or re-make it", path);
-    size_t data_off = gguf_get_data_offset(g);
-    int64_t n = gguf_get_n_tensors(g);
-    for (int64_t i = 0; i < n && !vocab_only; i++) {
-        size_t end = data_off + gguf_get_tensor_offset(g, i) + gguf_get_tensor_size(g, i);
-        if (end > (size_t)size) {
-            int rc = dream_error_set(DREAM_EFORMAT,
-                                     "%s is truncated: tensor '%s' ends at byte %zu but the file has %ld bytes; re-download or re-make it",
-                                     path, gguf_get_tensor_name(g, i), end, size);
-            gguf_free(g);
-            return rc;
-        }
-    }
-    int rc0 = check_hparams(g, path);
+    int rc0 = vocab_only ? 0 : engine_gguf_extents(g, path, "", "re-download or re-make it");
+    if (!rc0) rc0 = check_hparams(g, path);
     if (rc0) {
         gguf_free(g);
         return rc0;

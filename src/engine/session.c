@@ -5,6 +5,7 @@
 #include "dream/log.h"
 #include "util/buf.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -117,6 +118,15 @@ static dream_token argmax(const float *logits, int n, uint64_t *digest)
     }
     *digest = h;
     return best;
+}
+
+int engine_logit_check(const dream_model *m, const float *logits, dream_token best)
+{
+    if (isfinite(logits[best])) return 0;
+    return dream_error_set(DREAM_EMODEL,
+                           "the model %s gives logits that are not numbers (%s): the file is damaged, or a setting in it is (rope base, norm "
+                           "epsilon); re-download or re-make it",
+                           m->path, isnan(logits[best]) ? "NaN" : "infinite");
 }
 
 int engine_forced_check(const dream_model *m, const struct dream_tokens *forced, const char *whose)

@@ -860,7 +860,10 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
         if (!r->store) {
             /* the wiki's own search needs no store; a search of the conversations does, and
              * answering it from the articles would pass one off as the other */
-            const char *only = read_arg_bool(args, "conversations") ? "conversations" : read_arg(args, "since") ? "since" : read_arg(args, "until") ? "until" : NULL;
+            const char *only = read_arg_bool(args, "conversations") ? "conversations"
+                               : read_arg(args, "since")              ? "since"
+                               : read_arg(args, "until")              ? "until"
+                                                                      : NULL;
             if (only) {
                 dream_error_set(DREAM_ENOTFOUND,
                                 "search with %s looks in the conversations, and there is no store to read them from (none yet: dream ingest "

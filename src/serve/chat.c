@@ -250,7 +250,14 @@ static const char *role_name(const char *role)
     return NULL;
 }
 
-/* Fills j from the request body; on a bad request writes the message into err and returns -1. */
+/* *t = now + ms, as pthread_cond_timedwait reads it (CLOCK_REALTIME). */
+static void chat_in_ms(struct timespec *t, long ms)
+{
+    clock_gettime(CLOCK_REALTIME, t);
+    t->tv_nsec += ms * 1000000L;
+    if (t->tv_nsec >= 1000000000L) t->tv_sec++, t->tv_nsec -= 1000000000L;
+}
+
 /* Whether the client on fd has closed its side: the socket reads as ended (a pipelined next
  * request reads as data, which is not an end) or reports a hang-up or an error. A client that
  * only shuts down its sending side and still waits reads the same, so it is taken as gone too,
@@ -265,6 +272,7 @@ static bool chat_client_gone(int fd)
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+/* Fills j from the request body; on a bad request writes the message into err and returns -1. */
 static int parse_request(const struct dream_serve_params *sp, struct chat_job *j, char *err, size_t errlen, const char **param)
 {
     json_t *root = j->json;
@@ -560,30 +568,18 @@ enum MHD_Result serve_chat_completions(struct serve_request *rq)
     }
     /* Waits for the answer, looking at the client's socket every 200 ms: a client that went away
      * (timed out, gave up) stops its generation as a streaming one does, rather than holding its
-     * batch slot to max_tokens. */
+     * batch slot to max_tokens. Every token wakes this wait too; a deadline already past makes it
+     * return at once with ETIMEDOUT. */
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     int fd = ci ? ci->connect_fd : -1;
     bool gone = false;
     pthread_mutex_lock(&c->mu);
-    struct timespec until; /* the next look at the socket (every token wakes this wait too) */
-    clock_gettime(CLOCK_REALTIME, &until);
+    struct timespec look;
+    chat_in_ms(&look, 200);
     while (!j->done) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec)) {
-            until = now;
-            until.tv_nsec += 200 * 1000000L;
-            if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&j->cv, &c->mu, &until);
-        clock_gettime(CLOCK_REALTIME, &now);
-        bool due = now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec);
-        if (j->done || gone || fd < 0 || !due) continue;
-        if (chat_client_gone(fd)) {
-            gone = true;
-            j->cancelled = true;
-            pthread_cond_broadcast(&c->cv);
-        }
+        if (pthread_cond_timedwait(&j->cv, &c->mu, &look) != ETIMEDOUT || j->done) continue;
+        if (!gone && fd >= 0 && chat_client_gone(fd)) gone = j->cancelled = true; /* the worker drops it at its next token */
+        chat_in_ms(&look, 200);
     }
     pthread_mutex_unlock(&c->mu);
     if (gone) {

@@ -206,11 +206,9 @@ int serve_dream_parse(const char *body, size_t len, struct serve_dream_body *out
         bool ok = true;
         if (!strcmp(key, "stage") || !strcmp(key, "conversation")) {
             ok = json_is_string(v);
-            if (ok && !strcmp(key, "stage") && !dream_pipeline_stage_known(json_string_value(v))) {
-                char names[256] = "";
-                for (size_t i = 0; dream_pipeline_stages[i]; i++)
-                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", dream_pipeline_stages[i]);
-                snprintf(err, errlen, "unknown stage '%.60s' (the stages: %s)", json_string_value(v), names);
+            if (ok && !strcmp(key, "stage") && dream_pipeline_stage_check(json_string_value(v))) {
+                snprintf(err, errlen, "%s", dream_error_last());
+                dream_error_clear();
                 goto fail;
             }
             char **dst = !strcmp(key, "stage") ? &out->stage : &out->conversation;

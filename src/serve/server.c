@@ -300,6 +300,13 @@ static enum MHD_Result on_headers(struct dream_server *s, struct serve_request *
     return MHD_YES;
 }
 
+/* 413 for a body that went past max bytes as it came (a chunked one: no length to refuse up front). */
+static enum MHD_Result reply_too_big(struct serve_request *rq, size_t max)
+{
+    return serve_reply_error(rq, 413, "invalid_request_error", "body_too_large",
+                             "the request body is over %zu bytes, the most this server takes (dream serve --max-body)", max);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
                                   const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -330,18 +337,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             *upload_size = 0;
             if (st->discarded <= SERVE_DISCARD_MAX || st->answered) return MHD_YES;
             st->answered = true;
-            return serve_reply_error(&rq, 413, "invalid_request_error", "body_too_large",
-                                     "the request body is over %zu bytes, the most this server takes (dream serve --max-body)", s->p.max_body);
+            return reply_too_big(&rq, s->p.max_body);
         }
         if (dbuf_append(&st->body, upload, *upload_size)) return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
-    if (st->too_big)
-        return st->answered ? MHD_YES
-                            : serve_reply_error(&rq, 413, "invalid_request_error", "body_too_large",
-                                                "the request body is over %zu bytes, the most this server takes (dream serve --max-body)",
-                                                s->p.max_body);
+    if (st->too_big) return st->answered ? MHD_YES : reply_too_big(&rq, s->p.max_body);
     if (st->body.data) {
         rq.body = st->body.data;
         rq.body_len = st->body.len;
