@@ -148,19 +148,24 @@ static bool authorized(struct dream_server *s, struct MHD_Connection *c)
     return same_secret(h + 7, s->api_key);
 }
 
-/* The route for method and path, or NULL; allow gets the methods the path takes ("GET,
- * OPTIONS"), or "" when no route has the path. *subpath_at: where the path after a prefix
- * route's begins (the path's length for an exact route). */
+/* The route for method and path, or NULL; allow gets the methods the path takes ("GET, HEAD,
+ * OPTIONS"), or "" when no route has the path. HEAD takes a GET route: the handler answers as
+ * for GET and libmicrohttpd sends the headers without the body (RFC 9110, 9.3.2). *subpath_at:
+ * where the path after a prefix route's begins (the path's length for an exact route). */
 static const struct serve_route *route_find(const char *method, const char *path, char *allow, size_t cap, size_t *subpath_at)
 {
     const struct serve_route *found = NULL;
+    if (!strcmp(method, MHD_HTTP_METHOD_HEAD)) method = MHD_HTTP_METHOD_GET;
     allow[0] = 0;
     for (const struct serve_route *r = serve_routes; r->path; r++) {
         size_t n = strlen(r->path);
         bool prefix = n > 0 && r->path[n - 1] == '/';
         bool match = prefix ? !strncmp(path, r->path, n) : !strcmp(path, r->path);
         if (!match) continue;
-        if (!strstr(allow, r->method)) snprintf(allow + strlen(allow), cap - strlen(allow), "%s, ", r->method);
+        if (!strstr(allow, r->method)) {
+            bool get = !strcmp(r->method, MHD_HTTP_METHOD_GET);
+            snprintf(allow + strlen(allow), cap - strlen(allow), "%s, %s", r->method, get ? "HEAD, " : "");
+        }
         if (found || strcmp(method, r->method)) continue;
         found = r;
         *subpath_at = prefix ? n : strlen(path);

@@ -118,13 +118,37 @@ no_header options_bad Access-Control-Allow-Origin
 no_header options_bad Access-Control-Allow-Methods
 req options_unknown 404 /v1/nothing -X OPTIONS
 req m405_status 405 /v1/memory/status -X POST -H 'Content-Type: application/json' -d '{}'
-[ "$(header m405_status Allow)" = 'GET, OPTIONS' ] || fail "405 on /v1/memory/status: Allow is '$(header m405_status Allow)'"
+[ "$(header m405_status Allow)" = 'GET, HEAD, OPTIONS' ] || fail "405 on /v1/memory/status: Allow is '$(header m405_status Allow)'"
 req m405_mcp 405 /mcp
 [ "$(header m405_mcp Allow)" = 'POST, OPTIONS' ] || fail "405 on GET /mcp: Allow is '$(header m405_mcp Allow)'"
 req m405_chat 405 /v1/chat/completions -X DELETE
 [ "$(header m405_chat Allow)" = 'POST, OPTIONS' ] || fail "405 on DELETE /v1/chat/completions: Allow is '$(header m405_chat Allow)'"
 says m405_chat "DELETE is not allowed on /v1/chat/completions"
-echo "ok: OPTIONS 204 with Allow, a preflight from another origin 403, 405 with Allow"
+# HEAD: what GET answers, without the body (RFC 9110 9.3.2: a server that takes GET takes HEAD);
+# it was a 405 that named GET alone
+req get_models 200 /v1/models
+req head_models 200 /v1/models -I
+# curl -I writes the headers where the body would go: the raw reply shows whether a body followed
+headbody=$(python3 -c "
+import socket, sys
+s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+s.sendall(b'HEAD /v1/models HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n')
+got = b''
+while True:
+    b = s.recv(65536)
+    if not b: break
+    got += b
+head, _, body = got.partition(b'\\r\\n\\r\\n')
+print(head.split(b'\\r\\n')[0].decode(), len(body))
+" "$PORT")
+[ "$headbody" = "HTTP/1.1 200 OK 0" ] || fail "HEAD /v1/models: '$headbody' (want the status line of a 200 and a body of 0 bytes)"
+[ "$(header head_models Content-Type)" = "$(header get_models Content-Type)" ] || fail "HEAD /v1/models: Content-Type '$(header head_models Content-Type)', GET's is '$(header get_models Content-Type)'"
+[ "$(header head_models Content-Length)" = "$(wc -c <"$WORK/get_models.json" | tr -d ' ')" ] || fail "HEAD /v1/models: Content-Length '$(header head_models Content-Length)' is not the GET body's length"
+req head_status 200 /v1/memory/status -I
+req head_miss 404 /v1/memory/read?name=No_such_article -I
+req head_mcp 405 /mcp -I
+[ "$(header head_mcp Allow)" = 'POST, OPTIONS' ] || fail "405 on HEAD /mcp: Allow is '$(header head_mcp Allow)'"
+echo "ok: OPTIONS 204 with Allow, a preflight from another origin 403, 405 with Allow, HEAD as GET without a body"
 stop_server "$WORK/serve.log"
 
 # ---- --allow-host and --cors (they replace what the environment says) ----
@@ -155,7 +179,7 @@ header preflight Access-Control-Allow-Headers | grep -qi 'x-stainless-lang' || f
 [ "$(header preflight Vary)" = Origin ] || fail "preflight: no Vary: Origin"
 [ -n "$(header preflight Access-Control-Max-Age)" ] || fail "preflight: no Access-Control-Max-Age"
 req preflight_get 204 /v1/memory/search -X OPTIONS -H 'Origin: https://app.example' -H 'Access-Control-Request-Method: GET'
-[ "$(header preflight_get Access-Control-Allow-Methods)" = 'GET, OPTIONS' ] || fail "preflight_get: $(cat "$WORK/preflight_get.h")"
+[ "$(header preflight_get Access-Control-Allow-Methods)" = 'GET, HEAD, OPTIONS' ] || fail "preflight_get: $(cat "$WORK/preflight_get.h")"
 req preflight_bad 403 /v1/chat/completions -X OPTIONS -H 'Origin: http://localhost:5174' -H 'Access-Control-Request-Method: POST'
 says preflight_bad "Origin 'http://localhost:5174' is not allowed"
 no_header preflight_bad Access-Control-Allow-Origin
