@@ -383,7 +383,9 @@ static int store_first_difference(dream_store *store, int64_t rowid, const struc
 
 /* Keeps the messages of rowid from position from on that c does not carry on (an edited
  * message, what followed it, a dropped tail) in replaced_messages, before they are deleted: a
- * text kept already has its revision brought up to this one instead of a second copy. */
+ * text kept already has its revision brought up to this one instead of a second copy. A message
+ * c carries on under its id with more text after it (a turn read while it was still being
+ * written: Claude Code writes an answer block by block) is carried on, not replaced. */
 static int store_keep_replaced(dream_store *store, int64_t rowid, int64_t revision, const struct dream_conversation *c, size_t from)
 {
     sqlite3_stmt *old, *same = NULL, *ins = NULL;
@@ -404,7 +406,7 @@ static int store_keep_replaced(dream_store *store, int64_t rowid, int64_t revisi
         if (!id || !text) continue;
         bool carried = false;
         for (size_t i = from; i < c->n_messages && !carried; i++)
-            carried = !strcmp(c->messages[i].id, id) && !strcmp(c->messages[i].text, text);
+            carried = !strcmp(c->messages[i].id, id) && !strncmp(c->messages[i].text, text, strlen(text));
         if (carried) continue;
         sqlite3_reset(same);
         sqlite3_bind_int64(same, 1, rowid);

@@ -768,6 +768,133 @@ static void test_claude_code_shell_echoes_and_api_errors_are_not_messages(void *
     (void)state;
 }
 
+/* Appends one Claude Code line of session s-cc: type ("user" or "assistant", also the message's
+ * role), uuid, parentUuid (NULL: null), the message's id (NULL: none) and its content as JSON. */
+static void cc_append(struct dbuf *b, const char *type, const char *uuid, const char *parent, const char *msgid, const char *content)
+{
+    dbuf_printf(b, "{\"type\":\"%s\",\"uuid\":\"%s\",\"parentUuid\":%s%s%s,\"sessionId\":\"s-cc\",\"timestamp\":\"2025-01-02T10:00:00Z\","
+                   "\"message\":{\"role\":\"%s\"",
+                type, uuid, parent ? "\"" : "", parent ? parent : "null", parent ? "\"" : "", type);
+    if (msgid) dbuf_printf(b, ",\"id\":\"%s\"", msgid);
+    dbuf_printf(b, ",\"content\":%s}}\n", content);
+}
+
+static int64_t replaced_rows(dream_store *store)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(store), "SELECT count(*) FROM replaced_messages", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Claude Code writes, at times, a parentUuid naming an entry it never wrote. The thread ran back
+ * from the last entry and stopped there, so every message before it was left out, with exit 0;
+ * and when the session had been ingested before it grew so, its earlier messages left the store
+ * as "replaced". An entry whose parent the file does not hold hangs from the entry before it in
+ * the file, as one whose parent a damaged line took. */
+static void test_claude_code_parent_the_file_lacks_keeps_the_thread(void **state)
+{
+    struct dbuf b = {0};
+    cc_append(&b, "user", "u1", NULL, NULL, "\"Which numbat facts do you know?\"");
+    cc_append(&b, "assistant", "a1", "u1", "m1", "[{\"type\":\"text\",\"text\":\"They eat termites.\"}]");
+    cc_append(&b, "user", "u2", "a1", NULL, "\"How many a day?\"");
+    cc_append(&b, "assistant", "a2", "u2", "m2", "[{\"type\":\"text\",\"text\":\"About twenty thousand.\"}]");
+    size_t first = b.len;
+    cc_append(&b, "user", "u3", "phantom-never-written", NULL, "\"Where do they live?\"");
+    cc_append(&b, "assistant", "a3", "u3", "m3", "[{\"type\":\"text\",\"text\":\"In south-west Australia.\"}]");
+    static const char want[] = "user:Which numbat facts do you know?|assistant:They eat termites.|user:How many a day?|"
+                               "assistant:About twenty thousand.|user:Where do they live?|assistant:In south-west Australia.";
+    struct dream_ingest_stats stats = {0};
+    dream_store *store = ingested_as(DREAM_FORMAT_CLAUDE_CODE, "s-cc.jsonl", b.data, b.len, &stats);
+    char *t = stored_thread(store, "claude-code", "s-cc");
+    assert_string_equal(t, want);
+    free(t);
+    dream_store_close(store);
+    /* the same session ingested before it grew: the grown file adds, and replaces nothing */
+    store = ingested_as(DREAM_FORMAT_CLAUDE_CODE, "s-cc.jsonl", b.data, first, NULL);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_CLAUDE_CODE;
+    memset(&stats, 0, sizeof stats);
+    assert_int_equal(dream_ingest_buffer(store, "s-cc.jsonl", b.data, b.len, &p, &stats), 0);
+    assert_int_equal(stats.changed, 1);
+    t = stored_thread(store, "claude-code", "s-cc");
+    assert_string_equal(t, want);
+    free(t);
+    assert_int_equal(replaced_rows(store), 0);
+    dream_store_close(store);
+    dbuf_free(&b);
+    (void)state;
+}
+
+/* What an editor or Claude Code puts in a user line beside what the person typed is left out
+ * block by block, not line by line: a <system-reminder> block before the prompt dropped the
+ * whole message, and the VS Code extension's <ide_opened_file> block was kept as the person's
+ * words (and became the title). A slash command's arguments are the person's words too. */
+static void test_claude_code_person_text_is_read_block_by_block(void **state)
+{
+    struct dbuf b = {0};
+    cc_append(&b, "user", "u1", NULL, NULL,
+              "[{\"type\":\"text\",\"text\":\"<ide_opened_file>The user opened the file /home/a/secret/plan.md in the IDE. This may or may "
+              "not be related to the current task.</ide_opened_file>\"},{\"type\":\"text\",\"text\":\"Help me plan the loan repayments\"}]");
+    cc_append(&b, "assistant", "a1", "u1", "m1", "[{\"type\":\"text\",\"text\":\"Start with the rate.\"}]");
+    cc_append(&b, "user", "u2", "a1", NULL,
+              "[{\"type\":\"text\",\"text\":\"<system-reminder>The TodoWrite tool hasn't been used recently.</system-reminder>\"},"
+              "{\"type\":\"text\",\"text\":\"Now draft an email to the bank about the loan\"}]");
+    cc_append(&b, "assistant", "a2", "u2", "m2", "[{\"type\":\"text\",\"text\":\"Here is a draft.\"}]");
+    cc_append(&b, "user", "u3", "a2", NULL,
+              "\"<command-message>review is running…</command-message>\\n<command-name>/review</command-name>\\n"
+              "<command-args>check the interest rate table carefully</command-args>\"");
+    cc_append(&b, "assistant", "a3", "u3", "m3", "[{\"type\":\"text\",\"text\":\"The table looks right.\"}]");
+    cc_append(&b, "user", "u4", "a3", NULL, "\"<command-name>/clear</command-name>\\n<command-message>clear</command-message>\\n<command-args></command-args>\"");
+    cc_append(&b, "user", "u5", "u4", NULL,
+              "\"<system-reminder>\\nAs you answer, keep the style.\\n</system-reminder>\\n\\nAnd the fees: are they fixed?\"");
+    cc_append(&b, "assistant", "a5", "u5", "m5", "[{\"type\":\"text\",\"text\":\"They are fixed.\"}]");
+    cc_append(&b, "user", "u6", "a5", NULL,
+              "[{\"type\":\"text\",\"text\":\"<ide_selection>The user selected lines 3 to 4 of /home/a/plan.md</ide_selection>\"}]");
+    dream_store *store = ingested_as(DREAM_FORMAT_CLAUDE_CODE, "s-cc.jsonl", b.data, b.len, NULL);
+    char *t = stored_thread(store, "claude-code", "s-cc");
+    assert_string_equal(t, "user:Help me plan the loan repayments|assistant:Start with the rate.|"
+                           "user:Now draft an email to the bank about the loan|assistant:Here is a draft.|"
+                           "user:/review check the interest rate table carefully|assistant:The table looks right.|"
+                           "user:And the fees: are they fixed?|assistant:They are fixed.");
+    free(t);
+    struct dream_store_conversation *c = NULL;
+    assert_int_equal(dream_store_get(store, "claude-code", "s-cc", &c), 0);
+    assert_null(strstr(c->title, "ide_opened_file"));
+    dream_store_conversation_free(c);
+    dream_store_close(store);
+    dbuf_free(&b);
+    (void)state;
+}
+
+/* A nightly ingest reads live sessions: an assistant turn of two blocks (two lines, one message
+ * id) caught after its first line grows by the second. That is the turn going on, not an edit:
+ * before, its first block was kept as a message "replaced by a later export". */
+static void test_claude_code_turn_caught_mid_write_grows_without_a_replacement(void **state)
+{
+    struct dbuf b = {0};
+    cc_append(&b, "user", "u1", NULL, NULL, "\"Tell me about giraffes\"");
+    cc_append(&b, "assistant", "a1", "u1", "m1", "[{\"type\":\"text\",\"text\":\"Giraffes answer part A.\"}]");
+    size_t first = b.len;
+    cc_append(&b, "assistant", "a1b", "a1", "m1", "[{\"type\":\"text\",\"text\":\"Giraffes answer part B.\"}]");
+    cc_append(&b, "user", "u2", "a1b", NULL, "\"And their necks?\"");
+    dream_store *store = ingested_as(DREAM_FORMAT_CLAUDE_CODE, "s-cc.jsonl", b.data, first, NULL);
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_CLAUDE_CODE;
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "s-cc.jsonl", b.data, b.len, &p, &stats), 0);
+    assert_int_equal(stats.changed, 1);
+    char *t = stored_thread(store, "claude-code", "s-cc");
+    assert_string_equal(t, "user:Tell me about giraffes|assistant:Giraffes answer part A.\n\nGiraffes answer part B.|user:And their necks?");
+    free(t);
+    assert_int_equal(replaced_rows(store), 0);
+    dream_store_close(store);
+    dbuf_free(&b);
+    (void)state;
+}
+
 /* A timestamp naming a day the month does not have (2024-02-30, 2023-02-29) is no time at all,
  * as any other malformed one: before, timegm rolled it over into March, and the message was
  * stored (and cited) under a day nobody wrote it on. 2024-02-29 is a real day. */
@@ -1007,6 +1134,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_claude_export_matches_expected),
         cmocka_unit_test(test_claude_code_session_matches_expected),
         cmocka_unit_test(test_claude_code_interruption_markers_are_not_messages),
+        cmocka_unit_test(test_claude_code_parent_the_file_lacks_keeps_the_thread),
+        cmocka_unit_test(test_claude_code_person_text_is_read_block_by_block),
+        cmocka_unit_test(test_claude_code_turn_caught_mid_write_grows_without_a_replacement),
         cmocka_unit_test(test_codex_rollout_matches_expected),
         cmocka_unit_test(test_pi_sessions_v1_and_v3_match_expected),
         cmocka_unit_test(test_openai_jsonl_matches_expected),
