@@ -15,6 +15,8 @@
 #include "importers.h"
 
 #include "dream/error.h"
+#include "dream/log.h"
+#include "store_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +252,47 @@ static int cc_id_from_path(const char *path, char **out)
     return *out ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
 }
 
+/* A resumed session (claude --resume) is a new log, under a new session id, that starts with the
+ * messages of the session it resumes, uuids and all. Those another conversation of the store
+ * already holds are left to it: c keeps the messages after them. When it holds them all (the
+ * log read second is the earlier session), the session counts as unchanged: its messages are
+ * stored. */
+static int cc_leave_resumed(struct ingest_ctx *ctx, struct ingest_conv *c)
+{
+    if (!c->n || !c->id) return 0;
+    const char **ids = malloc(c->n * sizeof *ids), **texts = malloc(c->n * sizeof *texts);
+    if (!ids || !texts) {
+        free(ids);
+        free(texts);
+        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        ids[i] = c->msgs[i].id ? c->msgs[i].id : "";
+        texts[i] = c->msgs[i].text;
+    }
+    size_t held = 0;
+    char *other = NULL;
+    int rc = store_messages_held_elsewhere(ctx->store, dream_format_name(ctx->format), c->id, ids, texts, c->n, &held, &other);
+    free(ids);
+    free(texts);
+    if (rc || !held) return rc;
+    dream_log(DREAM_LOG_INFO, "%s: session %s starts with %zu message(s) session %s holds (it resumes that session): %s", ctx->path, c->id,
+              held, other, held == c->n ? "nothing else is in it" : "the rest is stored as its own");
+    free(other);
+    for (size_t i = 0; i < held; i++) {
+        free(c->msgs[i].id);
+        free(c->msgs[i].text);
+    }
+    memmove(c->msgs, c->msgs + held, (c->n - held) * sizeof *c->msgs);
+    c->n -= held;
+    if (!c->n) {
+        ingest_tick(ctx);
+        ctx->stats->conversations++;
+        ctx->stats->unchanged++;
+    }
+    return 0;
+}
+
 int import_claude_code(struct ingest_ctx *ctx, struct istream *in)
 {
     struct cc_session s = {.ctx = ctx, .leaf = SIZE_MAX, .index = json_object(), .summaries = json_array()};
@@ -289,7 +332,8 @@ int import_claude_code(struct ingest_ctx *ctx, struct istream *in)
         rc = conv_add_or_merge(&c, e->role, e->uuid, e->time_ms, e->text, strlen(e->text), merge);
         prev_msg_id = e->msg_id;
     }
-    if (!rc) {
+    if (!rc) rc = cc_leave_resumed(ctx, &c);
+    if (!rc && c.n) {
         char where[1100];
         snprintf(where, sizeof where, "%s", ctx->path);
         rc = ingest_emit(ctx, &c, where);

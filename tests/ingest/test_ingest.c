@@ -770,13 +770,19 @@ static void test_claude_code_shell_echoes_and_api_errors_are_not_messages(void *
 
 /* Appends one Claude Code line of session s-cc: type ("user" or "assistant", also the message's
  * role), uuid, parentUuid (NULL: null), the message's id (NULL: none) and its content as JSON. */
-static void cc_append(struct dbuf *b, const char *type, const char *uuid, const char *parent, const char *msgid, const char *content)
+static void cc_append_in(struct dbuf *b, const char *session, const char *type, const char *uuid, const char *parent, const char *msgid,
+                         const char *content)
 {
-    dbuf_printf(b, "{\"type\":\"%s\",\"uuid\":\"%s\",\"parentUuid\":%s%s%s,\"sessionId\":\"s-cc\",\"timestamp\":\"2025-01-02T10:00:00Z\","
+    dbuf_printf(b, "{\"type\":\"%s\",\"uuid\":\"%s\",\"parentUuid\":%s%s%s,\"sessionId\":\"%s\",\"timestamp\":\"2025-01-02T10:00:00Z\","
                    "\"message\":{\"role\":\"%s\"",
-                type, uuid, parent ? "\"" : "", parent ? parent : "null", parent ? "\"" : "", type);
+                type, uuid, parent ? "\"" : "", parent ? parent : "null", parent ? "\"" : "", session, type);
     if (msgid) dbuf_printf(b, ",\"id\":\"%s\"", msgid);
     dbuf_printf(b, ",\"content\":%s}}\n", content);
+}
+
+static void cc_append(struct dbuf *b, const char *type, const char *uuid, const char *parent, const char *msgid, const char *content)
+{
+    cc_append_in(b, "s-cc", type, uuid, parent, msgid, content);
 }
 
 static int64_t replaced_rows(dream_store *store)
@@ -892,6 +898,64 @@ static void test_claude_code_turn_caught_mid_write_grows_without_a_replacement(v
     assert_int_equal(replaced_rows(store), 0);
     dream_store_close(store);
     dbuf_free(&b);
+    (void)state;
+}
+
+/* A resumed Claude Code session (claude --resume) is a new log under a new session id that
+ * repeats the earlier session's messages, uuids and all, before its own. Both were stored whole:
+ * every message of the first twice, in search, in the chunks, and a subject said once counted as
+ * one that recurs. The messages another session of the store already holds, at the start of a
+ * log, are left to it, in whichever order the two logs are read. */
+static void test_claude_code_resumed_session_is_not_stored_twice(void **state)
+{
+    struct dbuf a = {0}, r = {0};
+    static const char *const lines[][5] = {
+        {"user", "u1", NULL, NULL, "\"Which numbat facts do you know?\""},
+        {"assistant", "a1", "u1", "m1", "[{\"type\":\"text\",\"text\":\"They eat termites.\"}]"},
+        {"user", "u2", "a1", NULL, "\"How many a day?\""},
+        {"assistant", "a2", "u2", "m2", "[{\"type\":\"text\",\"text\":\"About twenty thousand.\"}]"},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        cc_append_in(&a, "s-first", lines[i][0], lines[i][1], lines[i][2], lines[i][3], lines[i][4]);
+        cc_append_in(&r, "s-resumed", lines[i][0], lines[i][1], lines[i][2], lines[i][3], lines[i][4]);
+    }
+    cc_append_in(&r, "s-resumed", "user", "u3", "a2", NULL, "\"Where do they live?\"");
+    cc_append_in(&r, "s-resumed", "assistant", "a3", "u3", "m3", "[{\"type\":\"text\",\"text\":\"In south-west Australia.\"}]");
+    static const char first[] = "user:Which numbat facts do you know?|assistant:They eat termites.|user:How many a day?|"
+                                "assistant:About twenty thousand.";
+    for (int order = 0; order < 2; order++) {
+        dream_store *store;
+        assert_int_equal(dream_store_open(":memory:", &store), 0);
+        struct dream_ingest_params p = dream_ingest_default_params();
+        p.format = DREAM_FORMAT_CLAUDE_CODE;
+        for (int pass = 0; pass < 2; pass++) {
+            struct dream_ingest_stats st1 = {0}, st2 = {0};
+            const struct dbuf *one = order ? &r : &a, *two = order ? &a : &r;
+            assert_int_equal(dream_ingest_buffer(store, order ? "s-resumed.jsonl" : "s-first.jsonl", one->data, one->len, &p, &st1), 0);
+            assert_int_equal(dream_ingest_buffer(store, order ? "s-first.jsonl" : "s-resumed.jsonl", two->data, two->len, &p, &st2), 0);
+            /* the second pass finds nothing new, and nothing is skipped as damaged or a duplicate */
+            assert_int_equal(st1.added + st2.added, pass ? 0 : order ? 1 : 2);
+            assert_int_equal(st1.changed + st2.changed, 0);
+            assert_int_equal(st1.unchanged + st2.unchanged, pass ? 2 : order ? 1 : 0);
+            for (int k = 0; k < DREAM_SKIP_COUNT; k++) assert_int_equal(st1.skipped[k] + st2.skipped[k], 0);
+        }
+        struct dream_store_counts n;
+        assert_int_equal(dream_store_count(store, &n), 0);
+        assert_int_equal(n.messages, 6);
+        char *t = stored_thread(store, "claude-code", order ? "s-resumed" : "s-first");
+        assert_string_equal(t, order ? "user:Which numbat facts do you know?|assistant:They eat termites.|user:How many a day?|"
+                                       "assistant:About twenty thousand.|user:Where do they live?|assistant:In south-west Australia."
+                                     : first);
+        free(t);
+        if (!order) {
+            t = stored_thread(store, "claude-code", "s-resumed");
+            assert_string_equal(t, "user:Where do they live?|assistant:In south-west Australia.");
+            free(t);
+        }
+        dream_store_close(store);
+    }
+    dbuf_free(&a);
+    dbuf_free(&r);
     (void)state;
 }
 
@@ -1137,6 +1201,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_claude_code_parent_the_file_lacks_keeps_the_thread),
         cmocka_unit_test(test_claude_code_person_text_is_read_block_by_block),
         cmocka_unit_test(test_claude_code_turn_caught_mid_write_grows_without_a_replacement),
+        cmocka_unit_test(test_claude_code_resumed_session_is_not_stored_twice),
         cmocka_unit_test(test_codex_rollout_matches_expected),
         cmocka_unit_test(test_pi_sessions_v1_and_v3_match_expected),
         cmocka_unit_test(test_openai_jsonl_matches_expected),
