@@ -250,11 +250,16 @@ int zip_find(const struct zip *z, const char *base, size_t *index)
 {
     int best_depth = -1;
     for (size_t i = 0; i < z->n; i++) {
-        const char *name = z->entries[i].name;
-        const char *slash = strrchr(name, '/');
-        if (strcmp(slash ? slash + 1 : name, base)) continue;
+        /* a backslash separates folders too: Windows PowerShell 5.1's Compress-Archive writes
+         * "Export\conversations.json" */
+        const char *name = z->entries[i].name, *leaf = name;
         int depth = 0;
-        for (const char *c = name; *c; c++) depth += *c == '/';
+        for (const char *c = name; *c; c++)
+            if (*c == '/' || *c == '\\') {
+                leaf = c + 1;
+                depth++;
+            }
+        if (strcmp(leaf, base)) continue;
         if (best_depth < 0 || depth < best_depth) {
             best_depth = depth;
             *index = i;

@@ -441,6 +441,32 @@ static void test_stored_zip_member_in_a_folder_is_read(void **state)
     (void)state;
 }
 
+/* Windows PowerShell 5.1's Compress-Archive writes member names with backslashes
+ * ("Export\\conversations.json"), against the ZIP format's forward slashes: such an export was
+ * refused as "a ZIP without conversations.json". */
+static void test_zip_member_named_with_backslashes_is_read(void **state)
+{
+    size_t len;
+    char *zip = read_fixture("chatgpt-export-stored.zip", &len);
+    static const char name[] = "Export/conversations.json";
+    int renamed = 0;
+    for (size_t i = 0; i + sizeof name - 1 <= len; i++)
+        if (!memcmp(zip + i, name, sizeof name - 1)) {
+            zip[i + 6] = '\\';
+            renamed++;
+        }
+    assert_int_equal(renamed, 2); /* the local header and the central directory */
+    dream_store *store;
+    assert_int_equal(dream_store_open(":memory:", &store), 0);
+    struct dream_ingest_stats stats = {0};
+    assert_int_equal(dream_ingest_buffer(store, "windows.zip", zip, len, NULL, &stats), 0);
+    assert_int_equal(stats.added, 1);
+    for (int k = 0; k < DREAM_SKIP_COUNT; k++) assert_int_equal(stats.skipped[k], 0);
+    dream_store_close(store);
+    free(zip);
+    (void)state;
+}
+
 /* A JSONL file saved with a UTF-8 byte order mark (as some Windows editors do): detection took
  * it, but its first line then failed to parse (a Claude Code session lost whole). */
 static void test_jsonl_with_a_byte_order_mark_is_read(void **state)
@@ -1215,6 +1241,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_zip_member_with_wrong_crc_is_refused),
         cmocka_unit_test(test_zip_member_with_wrong_crc_stores_nothing),
         cmocka_unit_test(test_stored_zip_member_in_a_folder_is_read),
+        cmocka_unit_test(test_zip_member_named_with_backslashes_is_read),
         cmocka_unit_test(test_jsonl_with_a_byte_order_mark_is_read),
         cmocka_unit_test(test_openai_jsonl_ids_survive_a_line_added_and_forget),
         cmocka_unit_test(test_invalid_utf8_is_repaired_and_counted),
