@@ -27,6 +27,7 @@ struct cc_entry {
     const char *role; /* NULL: not kept */
     char *text, *msg_id;
     int64_t time_ms;
+    size_t session; /* in cc_session.sessions (0 when no line names one) */
 };
 
 struct cc_session {
@@ -34,10 +35,9 @@ struct cc_session {
     struct cc_entry *e;
     size_t n, cap;
     json_t *index; /* uuid -> position in e */
-    char *session_id;
-    char *title;
+    json_t *sessions; /* the sessionIds the lines name, in the order they first come */
+    size_t session; /* the last line's, for a line that names none */
     json_t *summaries; /* [summary, leafUuid or null], in file order */
-    size_t leaf; /* SIZE_MAX when none */
     int err;
 };
 
@@ -160,8 +160,14 @@ static int cc_line(void *ud, json_t *obj, uint64_t line)
     const char *uuid = ingest_str(obj, "uuid");
     if (!uuid || !type) return 0;
     if (json_is_true(json_object_get(obj, "isSidechain"))) return 0;
-    if (!s->session_id && ingest_str(obj, "sessionId") && !(s->session_id = strdup(ingest_str(obj, "sessionId"))))
-        return dream_error_set(DREAM_ENOMEM, "out of memory");
+    const char *sid = ingest_str(obj, "sessionId");
+    if (sid) {
+        size_t k = 0;
+        while (k < json_array_size(s->sessions) && strcmp(json_string_value(json_array_get(s->sessions, k)), sid)) k++;
+        if (k == json_array_size(s->sessions) && json_array_append_new(s->sessions, json_string(sid)))
+            return dream_error_set(DREAM_ENOMEM, "out of memory");
+        s->session = k;
+    }
     if (s->n == s->cap) {
         size_t ncap = s->cap ? s->cap * 2 : 64;
         struct cc_entry *e = realloc(s->e, ncap * sizeof *e);
@@ -171,6 +177,7 @@ static int cc_line(void *ud, json_t *obj, uint64_t line)
     }
     struct cc_entry *e = &s->e[s->n];
     memset(e, 0, sizeof *e);
+    e->session = s->session;
     const char *parent = ingest_str(obj, "parentUuid");
     if (!parent) parent = ingest_str(obj, "logicalParentUuid");
     e->uuid = strdup(uuid);
@@ -198,7 +205,6 @@ static int cc_line(void *ud, json_t *obj, uint64_t line)
         dbuf_free(&t);
     }
     if (json_object_set_new(s->index, uuid, json_integer((json_int_t)s->n))) goto oom;
-    s->leaf = s->n;
     s->n++;
     (void)line;
     return 0;
@@ -220,25 +226,24 @@ static void cc_free(struct cc_session *s)
     }
     free(s->e);
     json_decref(s->index);
+    json_decref(s->sessions);
     json_decref(s->summaries);
-    free(s->session_id);
-    free(s->title);
 }
 
-/* The title: the last summary of an entry of this file (a resumed file starts with summaries of
- * other sessions), or one that names no entry. */
-static int cc_title(struct cc_session *s)
+/* The title of session k: the last summary of an entry of it (a resumed file starts with
+ * summaries of other sessions), or, for the file's own session (own), one that names no entry. */
+static const char *cc_title(const struct cc_session *s, size_t k, bool own)
 {
     size_t i;
     json_t *sum;
     const char *best = NULL;
     json_array_foreach(s->summaries, i, sum) {
         const json_t *leaf = json_array_get(sum, 1);
-        if (json_is_null(leaf) || json_object_get(s->index, json_string_value(leaf))) best = json_string_value(json_array_get(sum, 0));
+        const json_t *at = json_is_null(leaf) ? NULL : json_object_get(s->index, json_string_value(leaf));
+        if (json_is_null(leaf) ? own : json_is_integer(at) && s->e[json_integer_value(at)].session == k)
+            best = json_string_value(json_array_get(sum, 0));
     }
-    if (!best) return 0;
-    free(s->title);
-    return (s->title = strdup(best)) ? 0 : dream_error_set(DREAM_ENOMEM, "out of memory");
+    return best;
 }
 
 /* The session id when the lines carry none: the file's base name without .jsonl. */
@@ -254,11 +259,12 @@ static int cc_id_from_path(const char *path, char **out)
 
 /* A resumed session (claude --resume) is a new log, under a new session id, that starts with the
  * messages of the session it resumes, uuids and all. Those another conversation of the store
- * already holds are left to it: c keeps the messages after them. When it holds them all (the
+ * already holds are left to it (*left: how many): c keeps the messages after them. When it holds them all (the
  * log read second is the earlier session), the session counts as unchanged: its messages are
  * stored. */
-static int cc_leave_resumed(struct ingest_ctx *ctx, struct ingest_conv *c)
+static int cc_leave_resumed(struct ingest_ctx *ctx, struct ingest_conv *c, size_t *left)
 {
+    *left = 0;
     if (!c->n || !c->id) return 0;
     const char **ids = malloc(c->n * sizeof *ids), **texts = malloc(c->n * sizeof *texts);
     if (!ids || !texts) {
@@ -276,6 +282,7 @@ static int cc_leave_resumed(struct ingest_ctx *ctx, struct ingest_conv *c)
     free(ids);
     free(texts);
     if (rc || !held) return rc;
+    *left = held;
     dream_log(DREAM_LOG_INFO, "%s: session %s starts with %zu message(s) session %s holds (it resumes that session): %s", ctx->path, c->id,
               held, other, held == c->n ? "nothing else is in it" : "the rest is stored as its own");
     free(other);
@@ -293,10 +300,48 @@ static int cc_leave_resumed(struct ingest_ctx *ctx, struct ingest_conv *c)
     return 0;
 }
 
+/* Stores session k of the file: its thread, walked back from leaf (SIZE_MAX: none) and marked
+ * in on_thread, read forwards. id names it; own: the file's own session. */
+static int cc_emit_session(struct ingest_ctx *ctx, const struct cc_session *s, size_t k, const char *id, bool own, size_t leaf,
+                           size_t *chain, bool *on_thread)
+{
+    size_t len = 0;
+    for (size_t at = leaf; at != SIZE_MAX && len < s->n;) {
+        chain[len++] = at;
+        on_thread[at] = true;
+        const json_t *p = s->e[at].parent ? json_object_get(s->index, s->e[at].parent) : NULL;
+        if (json_is_integer(p)) at = (size_t)json_integer_value(p);
+        else at = s->e[at].parent && at > 0 ? at - 1 : SIZE_MAX; /* a parent a damaged line took, or one never written: the entry before */
+    }
+    struct ingest_conv c = {0};
+    int rc = conv_set_id(&c, id);
+    if (!rc) rc = conv_set_title(&c, cc_title(s, k, own));
+    const char *prev_msg_id = NULL;
+    for (size_t i = len; i-- > 0 && !rc;) {
+        const struct cc_entry *e = &s->e[chain[i]];
+        if (!e->role) continue;
+        bool merge = e->msg_id && prev_msg_id && !strcmp(e->msg_id, prev_msg_id);
+        rc = conv_add_or_merge(&c, e->role, e->uuid, e->time_ms, e->text, strlen(e->text), merge);
+        prev_msg_id = e->msg_id;
+    }
+    size_t left = 0;
+    if (!rc) rc = cc_leave_resumed(ctx, &c, &left);
+    if (!rc && (c.n || (own && !left))) rc = ingest_emit(ctx, &c, ctx->path); /* an empty own session is reported */
+    conv_free(&c);
+    return rc;
+}
+
+/* The file's own session is the one its name names (Claude Code names a log <sessionId>.jsonl),
+ * else the first line's, else the name itself. Its thread ends at its last entry. A log can hold
+ * the lines of another session too: a resumed session's copies of the session it resumes (on the
+ * own thread, so already in it), or lines Claude Code wrote into the wrong log; each other session
+ * whose last entry the own thread does not pass through is stored as its own conversation (before,
+ * the thread ran from the file's last line: another session's lines there took the file's id and
+ * its own messages were lost). */
 int import_claude_code(struct ingest_ctx *ctx, struct istream *in)
 {
-    struct cc_session s = {.ctx = ctx, .leaf = SIZE_MAX, .index = json_object(), .summaries = json_array()};
-    if (!s.index || !s.summaries) {
+    struct cc_session s = {.ctx = ctx, .index = json_object(), .sessions = json_array(), .summaries = json_array()};
+    if (!s.index || !s.sessions || !s.summaries) {
         cc_free(&s);
         return dream_error_set(DREAM_ENOMEM, "out of memory");
     }
@@ -306,40 +351,29 @@ int import_claude_code(struct ingest_ctx *ctx, struct istream *in)
         cc_free(&s);
         return rc;
     }
-    /* Walk leaf to root; collect indices, then replay them forwards. */
-    size_t *chain = malloc((s.n ? s.n : 1) * sizeof *chain);
-    if (!chain) {
+    size_t n_sessions = json_array_size(s.sessions), own = 0;
+    char *name = NULL;
+    if ((rc = cc_id_from_path(ctx->path, &name))) {
         cc_free(&s);
-        return dream_error_set(DREAM_ENOMEM, "out of memory");
+        return rc;
     }
-    size_t len = 0;
-    for (size_t at = s.leaf; at != SIZE_MAX && len < s.n;) {
-        chain[len++] = at;
-        const json_t *p = s.e[at].parent ? json_object_get(s.index, s.e[at].parent) : NULL;
-        if (json_is_integer(p)) at = (size_t)json_integer_value(p);
-        else at = s.e[at].parent && at > 0 ? at - 1 : SIZE_MAX; /* a parent a damaged line took, or one never written: the entry before */
-    }
-    struct ingest_conv c = {0};
-    rc = cc_title(&s);
-    if (!rc && !s.session_id) rc = cc_id_from_path(ctx->path, &s.session_id);
-    if (!rc) rc = conv_set_id(&c, s.session_id);
-    if (!rc) rc = conv_set_title(&c, s.title);
-    const char *prev_msg_id = NULL;
-    for (size_t k = len; k-- > 0 && !rc;) {
-        const struct cc_entry *e = &s.e[chain[k]];
-        if (!e->role) continue;
-        bool merge = e->msg_id && prev_msg_id && !strcmp(e->msg_id, prev_msg_id);
-        rc = conv_add_or_merge(&c, e->role, e->uuid, e->time_ms, e->text, strlen(e->text), merge);
-        prev_msg_id = e->msg_id;
-    }
-    if (!rc) rc = cc_leave_resumed(ctx, &c);
-    if (!rc && c.n) {
-        char where[1100];
-        snprintf(where, sizeof where, "%s", ctx->path);
-        rc = ingest_emit(ctx, &c, where);
-    }
-    conv_free(&c);
+    for (size_t k = 0; k < n_sessions; k++)
+        if (!strcmp(json_string_value(json_array_get(s.sessions, k)), name)) own = k;
+    size_t *chain = malloc((s.n ? s.n : 1) * sizeof *chain), *last = calloc(n_sessions ? n_sessions : 1, sizeof *last);
+    bool *on_thread = calloc(s.n ? s.n : 1, sizeof *on_thread);
+    if (!chain || !last || !on_thread) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    for (size_t k = 0; !rc && k < (n_sessions ? n_sessions : 1); k++) last[k] = SIZE_MAX;
+    for (size_t i = 0; !rc && i < s.n; i++) last[s.e[i].session] = i;
+    if (!rc)
+        rc = cc_emit_session(ctx, &s, own, n_sessions ? json_string_value(json_array_get(s.sessions, own)) : name, true, last[own], chain,
+                             on_thread);
+    for (size_t k = 0; !rc && k < n_sessions; k++)
+        if (k != own && last[k] != SIZE_MAX && !on_thread[last[k]])
+            rc = cc_emit_session(ctx, &s, k, json_string_value(json_array_get(s.sessions, k)), false, last[k], chain, on_thread);
+    free(name);
     free(chain);
+    free(last);
+    free(on_thread);
     cc_free(&s);
     return rc;
 }

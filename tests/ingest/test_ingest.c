@@ -985,6 +985,35 @@ static void test_claude_code_resumed_session_is_not_stored_twice(void **state)
     (void)state;
 }
 
+/* A log holding the lines of two sessions: its own (the file is named after it), then another's,
+ * as Claude Code writes when /resume puts a session's lines into the wrong log. The file took its
+ * id from its first line and its thread from its last: the second session's messages were stored
+ * under the first one's id, and the first one's were lost. Each is its own conversation, whether
+ * the second starts afresh or hangs from the first's last entry (then its copy of the first is
+ * left to the first). */
+static void test_claude_code_log_holding_two_sessions_keeps_both(void **state)
+{
+    for (int hang = 0; hang < 2; hang++) {
+        struct dbuf b = {0};
+        cc_append_in(&b, "aaaa", "user", "u1", NULL, NULL, "\"Alpha question about zebras\"");
+        cc_append_in(&b, "aaaa", "assistant", "a1", "u1", "m1", "[{\"type\":\"text\",\"text\":\"Zebras have stripes.\"}]");
+        cc_append_in(&b, "bbbb", "user", "v1", hang ? "a1" : NULL, NULL, "\"Beta question about kiwis\"");
+        cc_append_in(&b, "bbbb", "assistant", "b1", "v1", "m2", "[{\"type\":\"text\",\"text\":\"Kiwis cannot fly.\"}]");
+        struct dream_ingest_stats stats = {0};
+        dream_store *store = ingested_as(DREAM_FORMAT_CLAUDE_CODE, "aaaa.jsonl", b.data, b.len, &stats);
+        assert_int_equal(stats.added, 2);
+        char *t = stored_thread(store, "claude-code", "aaaa");
+        assert_string_equal(t, "user:Alpha question about zebras|assistant:Zebras have stripes.");
+        free(t);
+        t = stored_thread(store, "claude-code", "bbbb");
+        assert_string_equal(t, "user:Beta question about kiwis|assistant:Kiwis cannot fly.");
+        free(t);
+        dream_store_close(store);
+        dbuf_free(&b);
+    }
+    (void)state;
+}
+
 /* A timestamp naming a day the month does not have (2024-02-30, 2023-02-29) is no time at all,
  * as any other malformed one: before, timegm rolled it over into March, and the message was
  * stored (and cited) under a day nobody wrote it on. 2024-02-29 is a real day. */
@@ -1228,6 +1257,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_claude_code_person_text_is_read_block_by_block),
         cmocka_unit_test(test_claude_code_turn_caught_mid_write_grows_without_a_replacement),
         cmocka_unit_test(test_claude_code_resumed_session_is_not_stored_twice),
+        cmocka_unit_test(test_claude_code_log_holding_two_sessions_keeps_both),
         cmocka_unit_test(test_codex_rollout_matches_expected),
         cmocka_unit_test(test_pi_sessions_v1_and_v3_match_expected),
         cmocka_unit_test(test_openai_jsonl_matches_expected),
