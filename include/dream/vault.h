@@ -76,6 +76,22 @@ struct git_signature;
  * stage that writes, and forget, asks before they change anything, and each commit again. */
 int dream_vault_git_ready(struct git_repository *repo, const char *dir);
 
+struct git_oid;
+
+/* A dream commit killed half way leaves git's locks behind (index.lock, the branch's ref lock),
+ * and every later commit would fail on them; killed after it moved the branch, it leaves the
+ * index at the commit before. dream_vault_git_marker(repo, true, parent) writes a marker in the
+ * git directory just before a commit (naming the commit it is made on, "none" for the first),
+ * and (repo, false, NULL) removes it once the index is written, on success or failure.
+ * dream_vault_git_clear_killed, when the marker is there: removes the locks that date from it,
+ * brings the index up to HEAD where the killed commit moved the branch (a path the person staged
+ * something else for keeps it), and removes the marker; a lock younger than the killed commit
+ * (a git command the person started since) is left for dream_vault_git_ready to name. Every
+ * commit of dream's (init, the stages, forget) marks itself, and every command that commits
+ * clears a killed one first. */
+void dream_vault_git_marker(struct git_repository *repo, bool start, const struct git_oid *parent);
+void dream_vault_git_clear_killed(struct git_repository *repo);
+
 /* The author and committer of a commit dream makes in repo, as git names them: GIT_AUTHOR_NAME,
  * GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL when set, else user.name and
  * user.email from the repository's config and the global one (the file GIT_CONFIG_GLOBAL names

@@ -68,6 +68,8 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
      * machine where git was never configured. */
     if (!rc) rc = dream_vault_git_signatures(repo, &author, &committer);
     const git_commit *parents[1] = {parent};
+    bool marked = !rc;
+    if (marked) dream_vault_git_marker(repo, true, parent ? git_commit_id(parent) : NULL);
     if (!rc && git_commit_create(&commit_id, repo, "HEAD", author, committer, NULL, message, tree, parent ? 1 : 0, parents))
         rc = vault_git_error("committing", dir);
     if (!rc && git_repository_index(&ridx, repo) == 0) {
@@ -81,6 +83,7 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
         }
         if (git_index_write(ridx)) rc = vault_git_error("writing the git index", dir);
     }
+    if (marked) dream_vault_git_marker(repo, false, NULL);
     git_signature_free(author);
     git_signature_free(committer);
     git_commit_free(parent);
@@ -178,6 +181,7 @@ int dream_vault_init(const char *dir, struct dream_vault_init_result *out, dream
     git_repository *repo = NULL;
     bool opened = git_repository_open_ext(&repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0;
     if (!opened) vault_clear_half_made(dir);
+    else dream_vault_git_clear_killed(repo); /* an init (or a run) killed in its commit */
     if (opened && git_repository_head_unborn(repo) != 1) {
         /* An existing vault: commit only what this call had to restore. */
         if (n_written) {

@@ -272,6 +272,59 @@ static void test_vault_init_finishes_a_repository_a_killed_init_left_half_made(v
     assert_int_equal(commit_count(w), 1);
 }
 
+/* What git status says of the wiki at w, in porcelain form ("" when clean); the caller frees it. */
+static char *git_status_of(const char *w)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "git -C '%s' status --porcelain 2>&1", w);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    char *out = calloc(1, 8192);
+    size_t n = fread(out, 1, 8191, f);
+    out[n] = 0;
+    pclose(f);
+    return out;
+}
+
+/* An init killed during or after its first commit (it writes the marker of a dream commit under
+ * way first, "none" for a first commit):
+ * - after the commit, before the index was written: git status showed every seeded page staged
+ *   as deleted, and the person's next `git commit` deleted them all;
+ * - with the index lock held: every later init and run refused on it until removed by hand;
+ * - with the branch's lock held, before the branch moved: the same.
+ * The next init clears the killed commit's locks and brings the index up to HEAD. */
+static void test_vault_init_finishes_a_first_commit_a_kill_cut_short(void **state)
+{
+    (void)state;
+    const char *w = path_of("wiki");
+    static const char *const kills[] = {
+        "rm '%s/.git/index'",                                      /* after the commit */
+        "mv '%s/.git/index' '%s/.git/index.lock'",                 /* at the index write */
+        "rm -rf '%s/.git' && git init -q '%s' && touch '%s/.git/refs/heads/'\"$(git -C '%s' symbolic-ref --short HEAD)\".lock", /* at the branch */
+    };
+    for (size_t k = 0; k < sizeof kills / sizeof kills[0]; k++) {
+        char cmd[1600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", w);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(dream_vault_init(w, NULL, NULL, NULL), 0);
+        snprintf(cmd, sizeof cmd, kills[k], w, w, w, w);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "echo none > '%s/.git/dream-commit-in-progress'", w);
+        assert_int_equal(system(cmd), 0);
+        struct dream_vault_init_result r;
+        int rc = dream_vault_init(w, &r, NULL, NULL);
+        if (rc) fprintf(stderr, "kill %zu: init: %s\n", k, dream_error_last());
+        assert_int_equal(rc, 0);
+        assert_int_equal(commit_count(w), 1);
+        char *st = git_status_of(w);
+        if (st[0]) fprintf(stderr, "kill %zu: git status:\n%s", k, st);
+        assert_string_equal(st, "");
+        free(st);
+        snprintf(cmd, sizeof cmd, "test ! -e '%s/.git/dream-commit-in-progress' && test ! -e '%s/.git/index.lock'", w, w);
+        assert_int_equal(system(cmd), 0);
+    }
+}
+
 /* A name libgit2 refuses in a signature (angle brackets; git itself would trim them) makes the
  * commit dream's own, with a warning, rather than no commit at all. */
 static void test_vault_init_commits_as_dream_under_a_name_git_refuses(void **state)
@@ -357,6 +410,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vault_reinit_commits_only_its_own_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_reinit_makes_a_first_commit_that_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_finishes_a_repository_a_killed_init_left_half_made, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vault_init_finishes_a_first_commit_a_kill_cut_short, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_commits_as_dream_under_a_name_git_refuses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_a_file_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vault_init_rejects_unwritable_dir, setup, teardown),
