@@ -704,6 +704,10 @@ static int fg_apply(struct forget *f)
         if (a->after || a->removed) rc = synth_journal(f->store, FORGET_STAGE, f->stems.stems[i], a->before, a->after, &a->seq);
     }
     if (!rc) rc = fg_store_delete(f);
+    /* the search index's deleted rows dropped in the same transaction: a forget killed after it
+     * (in its article writes or its commit) left every word of the conversations in the index
+     * until some later merge; fg_scrub merges again for the articles' rows */
+    if (!rc) rc = store_exec(f->store, "INSERT INTO search (search) VALUES ('optimize')", "merging the search index");
     if (!rc) rc = store_exec(f->store, "COMMIT", "forgetting the conversations");
     if (rc) {
         sqlite3_exec(store_db(f->store), "ROLLBACK", NULL, NULL, NULL);
