@@ -19,6 +19,12 @@ int cli_schedule_guard(const char *verb, bool force);
 /* Parses a non-negative integer option value; on failure prints an error naming the option. */
 bool cli_parse_int(const char *verb, const char *opt, const char *val, long min, long max, long *out);
 
+/* From here on, SIGINT (Ctrl-C), SIGTERM or SIGHUP prints note on stderr (after clearing a
+ * status line drawn on a terminal) and then ends the process by that signal, as before: what
+ * the verb committed is kept, and note says how to go on. A signal the process was started
+ * ignoring (a background job's SIGINT) stays ignored. note must outlive the call. */
+void cli_on_interrupt(const char *note);
+
 /* What --model PATH means on every verb that loads a model (run, ask, generate, tokenize, serve),
  * for their --help: "  --model PATH   " CLI_MODEL_HELP. */
 #define CLI_MODEL_HELP "the GGUF model file (default: $DREAM_MODEL, then the Hugging Face cache)"

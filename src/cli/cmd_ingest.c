@@ -233,6 +233,7 @@ int cmd_ingest(int argc, char **argv)
     params.user = &ui;
     struct dream_ingest_stats stats = {0};
     int status = 0;
+    cli_on_interrupt("dream ingest: interrupted; the conversations it stored are kept, and ingesting again reads the rest\n");
     for (int k = 0; k < n_from && !rc; k++) {
         char *dir;
         if ((rc = dream_ingest_default_dir(from[k], &dir))) break;

@@ -208,6 +208,7 @@ int cmd_run(int argc, char **argv)
     p.on_stage = run_progress_stage_done;
     p.stage_ud = &pr;
     if (!o.dry_run) dream_seam_set_watch(run_progress_watch, &pr);
+    if (!o.dry_run) cli_on_interrupt("dream run: interrupted; what it finished is kept, and the next dream run goes on from there\n");
     rc = dream_pipeline_run(&p);
     dream_seam_set_watch(NULL, NULL);
     run_progress_end(&pr);

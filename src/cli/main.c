@@ -6,10 +6,12 @@
 #include "util/edit_distance.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DREAM_CMD(v) int cmd_##v(int argc, char **argv); extern const char cmd_##v##_summary[];
 #include "commands.inc"
@@ -32,6 +34,34 @@ static const struct verb verbs[] = {
 static const char *verb_name(size_t k) { return k < N_VERBS ? verbs[k].name : "help"; }
 
 bool cli_wants_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
+
+static const char *interrupt_note;
+static size_t interrupt_note_len;
+static bool interrupt_tty;
+
+/* Async-signal-safe: write, signal and raise only. */
+static void cli_interrupted(int sig)
+{
+    if (interrupt_tty) (void)!write(STDERR_FILENO, "\r\033[K", 4);
+    (void)!write(STDERR_FILENO, interrupt_note, interrupt_note_len);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cli_on_interrupt(const char *note)
+{
+    interrupt_note = note;
+    interrupt_note_len = strlen(note);
+    interrupt_tty = isatty(STDERR_FILENO) == 1;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = cli_interrupted;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 int cli_fail(const char *verb, int code)
 {

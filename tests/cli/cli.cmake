@@ -39,3 +39,13 @@ if(TARGET dream)
   set_tests_properties(cli_run_retry PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS: dream run --retry" FAIL_REGULAR_EXPRESSION "FAIL:"
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+
+# Ctrl-C or SIGTERM while `dream run` waits on a model call: said on stderr, and death by the
+# signal (130, 143).
+if(TARGET dream)
+  add_test(NAME cli_run_interrupt
+           COMMAND sh ${CMAKE_SOURCE_DIR}/tests/cli/interrupt_cli.sh $<TARGET_FILE:dream> ${CMAKE_SOURCE_DIR}/tests/data/dreaming/corpus
+                   ${CMAKE_BINARY_DIR}/tests/interrupt-cli)
+  set_tests_properties(cli_run_interrupt PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS: dream run interrupted" FAIL_REGULAR_EXPRESSION "FAIL:"
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
