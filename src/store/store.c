@@ -528,6 +528,16 @@ static int store_put_tx(dream_store *store, const struct dream_conversation *c, 
         sqlite3_finalize(del);
         if (rc != SQLITE_DONE) return store_fail(store, "replacing changed messages");
         if (store_insert_messages(store, rowid, c, from)) return DREAM_EIO;
+        /* a replaced text this export carries again (a branch switched back to) is current, not replaced */
+        if (store_prepare(store,
+                          "DELETE FROM replaced_messages WHERE conversation = ?1 AND EXISTS (SELECT 1 FROM messages m WHERE "
+                          "m.conversation = ?1 AND m.source_id = replaced_messages.source_id AND m.text = replaced_messages.text)",
+                          &del))
+            return DREAM_EIO;
+        sqlite3_bind_int64(del, 1, rowid);
+        rc = sqlite3_step(del);
+        sqlite3_finalize(del);
+        if (rc != SQLITE_DONE) return store_fail(store, "clearing replaced messages that are current again");
         if (store_prepare(store,
                           "UPDATE conversations SET title = ?, created_at = ?, updated_at = ?, content_hash = ?, "
                           "message_count = ?, changed_at = ?, revision = revision + 1, reprocess_from = ?, origin = ? "
