@@ -73,22 +73,58 @@ static int lk_cmp_len(const void *a, const void *b)
     return lx != ly ? (lx < ly ? 1 : -1) : strcmp(x->text, y->text);
 }
 
-/* Marks bytes of a line that may not be linked: existing [[links]], `code`, [^markers]. */
+/* The end (exclusive) of what a byte at i opens that a link may not go into, or 0: an existing
+ * [[link]] or embed, a [^marker], `code`, the **bold subject**, a Markdown link [text](url) (its
+ * text too: a link in a link), a URL, an HTML tag (its attributes), a tag #word, inline $math$,
+ * an Obsidian %%comment%% (one left open runs to the line's end: it goes on below). */
+static size_t lk_protected_end(const char *line, size_t len, size_t i)
+{
+    const char *p = line + i, *end = line + len, *close = NULL;
+    size_t skip = 0;
+    if (p[0] == '[' && i + 1 < len && p[1] == '[') close = strstr(p, "]]"), skip = 2;
+    else if (p[0] == '[' && i + 1 < len && p[1] == '^') close = memchr(p, ']', len - i), skip = 1;
+    else if (p[0] == '[') { /* [text](url) */
+        const char *t = memchr(p, ']', len - i);
+        if (t && t + 1 < end && t[1] == '(') close = memchr(t, ')', (size_t)(end - t)), skip = 1;
+    } else if (p[0] == '`') close = memchr(p + 1, '`', len - i - 1), skip = 1;
+    else if (p[0] == '*' && i + 1 < len && p[1] == '*') close = strstr(p + 2, "**"), skip = 2; /* the bold subject */
+    else if (p[0] == '$' && i + 1 < len && p[1] != ' ') close = memchr(p + 1, '$', len - i - 1), skip = 1;
+    else if (p[0] == '%' && i + 1 < len && p[1] == '%') {
+        close = i + 2 < len ? strstr(p + 2, "%%") : NULL, skip = 2;
+        if (!close || close >= end) return len;
+    } else if (p[0] == '<' && i + 1 < len && (isalpha((unsigned char)p[1]) || p[1] == '/' || p[1] == '!')) close = memchr(p, '>', len - i), skip = 1;
+    else if (!strncasecmp(p, "http://", 7) || !strncasecmp(p, "https://", 8) || (!strncasecmp(p, "www.", 4) && (i == 0 || isspace((unsigned char)p[-1])))) {
+        size_t k = i;
+        while (k < len && !isspace((unsigned char)line[k]) && line[k] != '>' && line[k] != ')') k++;
+        return k;
+    } else if (p[0] == '#' && (i == 0 || isspace((unsigned char)p[-1])) && i + 1 < len && !isspace((unsigned char)p[1]) && p[1] != '#') {
+        size_t k = i + 1;
+        while (k < len && !isspace((unsigned char)line[k])) k++;
+        return k;
+    }
+    if (!close || close >= end) return 0;
+    return (size_t)(close - line) + skip;
+}
+
+/* Marks bytes of a line that may not be linked (lk_protected_end). */
 static void lk_protect(const char *line, size_t len, char *prot)
 {
     memset(prot, 0, len);
     for (size_t i = 0; i < len; i++) {
-        const char *close = NULL;
-        size_t skip = 0;
-        if (line[i] == '[' && i + 1 < len && line[i + 1] == '[') close = strstr(line + i, "]]"), skip = 2;
-        else if (line[i] == '[' && i + 1 < len && line[i + 1] == '^') close = memchr(line + i, ']', len - i), skip = 1;
-        else if (line[i] == '`') close = memchr(line + i + 1, '`', len - i - 1), skip = 1;
-        else if (line[i] == '*' && i + 1 < len && line[i + 1] == '*') close = strstr(line + i + 2, "**"), skip = 2; /* the bold subject */
-        if (!close || close >= line + len) continue;
-        size_t end = (size_t)(close - line) + skip;
+        size_t end = lk_protected_end(line, len, i);
+        if (!end) continue;
         memset(prot + i, 1, end - i);
         i = end - 1;
     }
+}
+
+/* How many times "%%" stands in a line (an odd count opens or closes a comment over lines). */
+static size_t lk_comment_marks(const char *line, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (line[i] == '%' && line[i + 1] == '%') n++, i++;
+    return n;
 }
 
 /* Links, in text, the first unprotected whole-word mention of each surface whose stem is not yet
@@ -96,14 +132,23 @@ static void lk_protect(const char *line, size_t len, char *prot)
 static char *lk_link_text(const char *text, const struct lk_surface *surf, size_t n_surf, char **stems, bool *linked, size_t self)
 {
     struct dbuf out = {0};
-    bool changed = false, fence = false;
+    bool changed = false, fence = false, math = false, comment = false;
     for (const char *line = text; *line;) {
         size_t len = strcspn(line, "\n");
         const char *next = line + len + (line[len] == '\n');
         const char *t = line;
         while (t < line + len && (*t == ' ' || *t == '\t')) t++;
-        bool skip = fence || *t == '#' || (t[0] == '[' && t[1] == '^') || !strncmp(t, "categories:", 11) || !strncmp(t, "{{", 2);
+        /* not linked: a heading, a footnote definition, dream's lines, code (fenced or indented
+         * four spaces or a tab deep), a math block, a table row (a link's | splits the cell), and
+         * what an Obsidian comment over lines holds */
+        bool skip = fence || math || comment || *t == '#' || (t[0] == '[' && t[1] == '^') || !strncmp(t, "categories:", 11) ||
+                    !strncmp(t, "{{", 2) || *t == '|' || line[0] == '\t' || t - line >= 4;
         if (!strncmp(t, "```", 3) || !strncmp(t, "~~~", 3)) fence = !fence, skip = true;
+        if (!fence && !comment && !strncmp(t, "$$", 2)) {
+            skip = true;
+            if (!memmem(t + 2, (size_t)(line + len - t - 2), "$$", 2)) math = !math; /* "$$x$$" on one line opens none */
+        }
+        if (!fence && !math && lk_comment_marks(line, len) % 2) comment = !comment, skip = true;
         char *cur = strndup(line, len);
         if (!cur) {
             dbuf_free(&out);

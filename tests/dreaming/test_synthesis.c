@@ -803,6 +803,43 @@ static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
     assert_int_equal(r.linked, 0);
 }
 
+/* The person's own text holds mentions a link may not go into: a URL, a Markdown link's text, a
+ * tag, math, an HTML attribute, an indented code block, an Obsidian comment (on one line or
+ * several), a math block and a table row (whose cell a link's | would split). The link stage put
+ * [[...]] into every one of them. Each stays as written; the plain mention after them is linked. */
+static void test_link_leaves_urls_tags_math_html_comments_and_tables_alone(void **state)
+{
+    struct ctx *c = *state;
+    const char *own = "## My notes\n\n"
+                      "Read https://www.bicycle.example/guide and [the bicycle book](https://example.com/b) first.\n"
+                      "Tagged #bicycle, with $bicycle + 1$ and <span title=\"bicycle\">a span</span>.\n\n"
+                      "    indented code: bicycle\n\n"
+                      "%% remember: bicycle %%\n\n"
+                      "%%\na comment over lines: bicycle\n%%\n\n"
+                      "$$\nbicycle^2\n$$\n\n"
+                      "| day | ride |\n| --- | --- |\n| Mon | bicycle to work |\n\n";
+    struct dbuf a = {0};
+    dbuf_printf(&a, "# Sourdough\n\n**Sourdough** is bread the person bakes.[^1]\n\n%s"
+                    "## Starter\n\nThe person rides a bicycle to the bakery.[^1]\n\n## References\n\n"
+                    "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n",
+                own);
+    put_article(c, "Sourdough", a.data);
+    put_article(c, "Bicycle_Maintenance",
+                "# Bicycle Maintenance\n\n```info\nkind: thing\naliases: bicycle, bike repair\n```\n\n**Bicycle Maintenance** is the "
+                "person's chore before a long ride.[^1]\n\n## References\n\n[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n");
+    struct dream_synth_result r = link_run(c);
+    assert_int_equal(r.linked, 1);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    if (!strstr(t, own)) fprintf(stderr, "--- the person's section changed ---\n%s", t);
+    assert_non_null(strstr(t, own));
+    assert_non_null(strstr(t, "The person rides a [[Bicycle_Maintenance|bicycle]] to the bakery."));
+    free(t);
+    dbuf_free(&a);
+    assert_vault_checks(c);
+}
+
 /* See also from shared chunks (spec §6.10 co-occurrence): no article mentions another, but the
  * routing ledger says chunk 1 went to Tea_Blends and Kettle_Descaling, chunks 2 and 3 to
  * Tea_Blends and Garden_Shed, chunk 4 to Rope_Knots alone. Each article lists those it shares a
@@ -3390,6 +3427,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_create_infobox_keeps_the_latest_notes_value_of_a_repeated_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_infobox_repeated_key_follows_the_dates_not_the_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_wraps_first_mentions_and_rebuilds_see_also, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_link_leaves_urls_tags_math_html_comments_and_tables_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_lists_articles_that_share_a_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_adds_new_facts_and_keeps_written_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_gives_exactly_one_infobox_after_the_h1, setup, teardown),
