@@ -16,6 +16,11 @@ int cli_fail(const char *verb, int code);
  * with the error said, when the job dreams another memory and force is false; else 0. */
 int cli_schedule_guard(const char *verb, bool force);
 
+/* The value of the option at argv[i]: argv[i + 1], or NULL when there is none or it is another
+ * option ("--dry-run" after "--trace" is no file name: taken as one, `dream run --trace
+ * --dry-run` ran for real and wrote a file named --dry-run). */
+const char *cli_option_value(int argc, char **argv, int i);
+
 /* Parses a non-negative integer option value; on failure prints an error naming the option. */
 bool cli_parse_int(const char *verb, const char *opt, const char *val, long min, long max, long *out);
 

@@ -76,30 +76,30 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
         } else if (strcmp(a, "--json") == 0) {
             json = true;
         } else if (strcmp(a, "--wiki") == 0 || strcmp(a, "--store") == 0) {
-            if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a value", a);
+            if (!cli_option_value(argc, argv, i)) return json_decref(args), cli_read_bad(v, "%s needs a value", a);
             if (a[2] == 'w') p.wiki = argv[++i];
             else p.store = argv[++i];
         } else if ((v->options & CLI_READ_OPT_WHOLE) && strcmp(a, "--whole") == 0) {
             json_object_set_new(args, "whole", json_true());
         } else if ((v->options & (CLI_READ_OPT_PAGE | CLI_READ_OPT_LIMIT)) && strcmp(a, "--limit") == 0) {
             long n;
-            if (!cli_parse_int(v->verb, a, i + 1 < argc ? argv[++i] : NULL, 1, 100000, &n)) return json_decref(args), 2;
+            if (!cli_parse_int(v->verb, a, cli_option_value(argc, argv, i) ? argv[++i] : NULL, 1, 100000, &n)) return json_decref(args), 2;
             json_object_set_new(args, "limit", json_integer(n));
         } else if ((v->options & CLI_READ_OPT_PAGE) && strcmp(a, "--offset") == 0) {
             long n;
-            if (!cli_parse_int(v->verb, a, i + 1 < argc ? argv[++i] : NULL, 0, 100000000, &n)) return json_decref(args), 2;
+            if (!cli_parse_int(v->verb, a, cli_option_value(argc, argv, i) ? argv[++i] : NULL, 0, 100000000, &n)) return json_decref(args), 2;
             json_object_set_new(args, "offset", json_integer(n));
         } else if ((v->options & CLI_READ_OPT_SEARCH) && strcmp(a, "--conversations") == 0) {
             json_object_set_new(args, "conversations", json_true());
         } else if ((v->options & CLI_READ_OPT_SEARCH) && (!strcmp(a, "--since") || !strcmp(a, "--until"))) {
-            if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a day (YYYY-MM-DD)", a);
+            if (!cli_option_value(argc, argv, i)) return json_decref(args), cli_read_bad(v, "%s needs a day (YYYY-MM-DD)", a);
             char what[48];
             snprintf(what, sizeof what, "the value of %s", a);
             int bad = cli_read_set_text(v, args, a + 2, what, argv[++i]);
             if (bad) return json_decref(args), bad;
         } else if ((v->options & CLI_READ_OPT_MEMBERS) &&
                    (!strcmp(a, "--category") || !strcmp(a, "--type") || !strcmp(a, "--kind") || !strcmp(a, "--series"))) {
-            if (i + 1 >= argc) return json_decref(args), cli_read_bad(v, "%s needs a value", a);
+            if (!cli_option_value(argc, argv, i)) return json_decref(args), cli_read_bad(v, "%s needs a value", a);
             char what[48];
             snprintf(what, sizeof what, "the value of %s", a);
             int bad = cli_read_set_text(v, args, a + 2, what, argv[++i]);

@@ -49,7 +49,7 @@ int cmd_ask(int argc, char **argv)
         } else if (!strcmp(a, "--json")) {
             json = true;
         } else if (!strcmp(a, "--wiki") || !strcmp(a, "--store") || !strcmp(a, "--model") || !strcmp(a, "--backend")) {
-            if (i + 1 >= argc) {
+            if (!cli_option_value(argc, argv, i)) {
                 fprintf(stderr, "dream ask: %s needs a value\n", a);
                 ask_usage(stderr);
                 return 2;

@@ -195,9 +195,9 @@ int cmd_check(int argc, char **argv)
         if (cli_wants_help(argv[i])) {
             check_usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--wiki") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--wiki") == 0 && cli_option_value(argc, argv, i)) {
             wiki = argv[++i];
-        } else if (strcmp(argv[i], "--store") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--store") == 0 && cli_option_value(argc, argv, i)) {
             store = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = true;

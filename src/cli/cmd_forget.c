@@ -88,7 +88,7 @@ int cmd_forget(int argc, char **argv)
     size_t n = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        bool has_value = i + 1 < argc;
+        bool has_value = cli_option_value(argc, argv, i) != NULL;
         if (cli_wants_help(a)) {
             forget_usage(stdout);
             free(convs);

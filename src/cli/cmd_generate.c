@@ -40,14 +40,15 @@ int cmd_generate(int argc, char **argv)
     long max_tokens = 256, n_ctx = 0, threads = 0;
     bool show_tokens = false, stats = false;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        /* a prompt may start with "--"; a file name or a number may not */
+        const char *a = argv[i], *v = cli_option_value(argc, argv, i), *text = i + 1 < argc ? argv[i + 1] : NULL;
         if (cli_wants_help(a)) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--model") && v) model_path = argv[++i];
-        else if (!strcmp(a, "--prompt") && v) prompt = argv[++i];
-        else if (!strcmp(a, "--chat") && v) chat = argv[++i];
-        else if (!strcmp(a, "--system") && v) system = argv[++i];
+        else if (!strcmp(a, "--prompt") && text) prompt = argv[++i];
+        else if (!strcmp(a, "--chat") && text) chat = argv[++i];
+        else if (!strcmp(a, "--system") && text) system = argv[++i];
         else if (!strcmp(a, "--adapter") && v) adapter_path = argv[++i];
         else if (!strcmp(a, "--max-tokens")) {
             if (!cli_parse_int("generate", a, v, 0, 64000, &max_tokens)) return 2;

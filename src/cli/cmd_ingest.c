@@ -163,7 +163,7 @@ int cmd_ingest(int argc, char **argv)
             return 0;
         }
         bool takes = !strcmp(a, "--store") || !strcmp(a, "--format") || !strcmp(a, "--from");
-        if (takes && i + 1 >= argc) {
+        if (takes && !cli_option_value(argc, argv, i)) {
             fprintf(stderr, "dream ingest: %s needs a value\n", a);
             free(paths);
             return 2;

@@ -56,7 +56,7 @@ int cmd_init(int argc, char **argv)
         if (cli_wants_help(argv[i])) {
             init_usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--wiki") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--wiki") == 0 && cli_option_value(argc, argv, i)) {
             wiki = argv[++i];
         } else if (strcmp(argv[i], "--no-sources") == 0 || strcmp(argv[i], "--sources") == 0) {
             sources = strcmp(argv[i], "--sources") == 0;

@@ -30,11 +30,11 @@ int cmd_mcp(int argc, char **argv)
         if (cli_wants_help(argv[i])) {
             usage(stdout);
             return 0;
-        } else if ((!strcmp(argv[i], "--wiki") || !strcmp(argv[i], "--store")) && i + 1 < argc) {
+        } else if ((!strcmp(argv[i], "--wiki") || !strcmp(argv[i], "--store")) && cli_option_value(argc, argv, i)) {
             if (argv[i][2] == 'w') p.wiki = argv[++i];
             else p.store = argv[++i];
         } else {
-            fprintf(stderr, "dream mcp: %s '%s'\n", argv[i][0] == '-' && i + 1 >= argc ? "missing value or unknown option" : "unknown argument", argv[i]);
+            fprintf(stderr, "dream mcp: %s '%s'\n", argv[i][0] == '-' && !cli_option_value(argc, argv, i) ? "missing value or unknown option" : "unknown argument", argv[i]);
             usage(stderr);
             return 2;
         }

@@ -40,7 +40,7 @@ int cmd_reindex(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--check")) {
             check = true;
-        } else if ((!strcmp(argv[i], "--store") || !strcmp(argv[i], "--wiki")) && i + 1 < argc) {
+        } else if ((!strcmp(argv[i], "--store") || !strcmp(argv[i], "--wiki")) && cli_option_value(argc, argv, i)) {
             if (argv[i][2] == 's') store_arg = argv[++i];
             else wiki_arg = argv[++i];
         } else {

@@ -102,7 +102,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *val = cli_option_value(argc, argv, i);
         if (cli_wants_help(a)) {
             run_usage(stdout);
             return -1;

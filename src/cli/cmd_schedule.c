@@ -54,7 +54,7 @@ int cmd_schedule(int argc, char **argv)
         if (cli_wants_help(argv[i])) {
             schedule_usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--at") == 0 && cli_option_value(argc, argv, i)) {
             at = argv[++i];
         } else if (strcmp(argv[i], "--force") == 0) {
             force = true;

@@ -82,7 +82,7 @@ int cmd_serve(int argc, char **argv)
                 {"--threads", 1, 1024, &threads}};
     char hosts[4096] = "", origins[4096] = ""; /* --allow-host and --cors add up, and replace the environment's */
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i], *v = cli_option_value(argc, argv, i);
         if (cli_wants_help(a)) {
             usage(stdout);
             return 0;

@@ -29,7 +29,7 @@ int cmd_tokenize(int argc, char **argv)
         if (cli_wants_help(argv[i])) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[++i];
+        } else if (!strcmp(argv[i], "--model") && cli_option_value(argc, argv, i)) model_path = argv[++i];
         else if (!strcmp(argv[i], "--no-special")) special = false;
         else if (!strcmp(argv[i], "--no-bos")) bos = false;
         else if (!strcmp(argv[i], "--pieces")) pieces = true;

@@ -35,6 +35,11 @@ static const char *verb_name(size_t k) { return k < N_VERBS ? verbs[k].name : "h
 
 bool cli_wants_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
 
+const char *cli_option_value(int argc, char **argv, int i)
+{
+    return i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 ? argv[i + 1] : NULL;
+}
+
 static const char *interrupt_note;
 static size_t interrupt_note_len;
 static bool interrupt_tty;
@@ -183,12 +188,18 @@ int main(int argc, char **argv)
                 fprintf(stderr, "dream %s: %s is empty: give it a value, or leave the option out\n", argv[i], paths[k]);
                 return 2;
             }
-    /* an option that takes a value, given last with none: said so for every verb alike (some
-     * verbs' own parsers took it for an unknown argument) */
-    static const char *const valued[] = {"--at", "--wiki", "--store", "--model", "--limit", "--offset", "--from", "--stage", NULL};
-    if (argc - i >= 2 && !cli_wants_help(argv[argc - 1]))
+    /* an option that takes a value, given last with none, or with another option after it: said
+     * so for every verb alike (some verbs' own parsers took it for an unknown argument, others
+     * took the next option's name for its value: `dream run --trace --dry-run` ran for real and
+     * traced into a file named --dry-run) */
+    static const char *const valued[] = {"--at", "--wiki", "--store", "--model", "--limit", "--offset", "--from", "--stage", "--trace",
+                                         "--replay", "--backend", "--source", "--before", "--format", "--conversation", "--adapter",
+                                         "--batch", "--engagement", "--since", "--until", "--host", "--port", NULL};
+    bool wants_help = false;
+    for (int j = i + 1; j < argc && strcmp(argv[j], "--") != 0; j++) wants_help |= cli_wants_help(argv[j]);
+    for (int j = i + 1; !wants_help && j < argc && strcmp(argv[j], "--") != 0; j++)
         for (size_t k = 0; valued[k]; k++)
-            if (!strcmp(argv[argc - 1], valued[k]) && strcmp(argv[argc - 2], "--") != 0) {
+            if (!strcmp(argv[j], valued[k]) && (j + 1 == argc || !strncmp(argv[j + 1], "--", 2))) {
                 fprintf(stderr, "dream %s: %s needs a value\n", argv[i], valued[k]);
                 return 2;
             }

@@ -58,6 +58,18 @@ for args in "schedule --at" "init --wiki" "check --store" "reindex --wiki" "toke
     [ $rc -eq 2 ] || fail "dream $args: exit $rc (want 2): $out"
     has "$out" "${args##* } needs a value"
 done
+# ... and one given another option for its value: `run --trace --dry-run` ran for real, tracing
+# into a file named --dry-run; `init --wiki --quiet` made a wiki named --quiet
+mkdir -p "$tmp/cwd"
+for args in "run --stage link --trace --dry-run" "init --wiki --quiet" "ingest --store --format $tmp" "forget --source --dry-run" \
+            "search x --limit --json" "run --store --dry-run"; do
+    out=$(cd "$tmp/cwd" && DREAM_HOME="$tmp/home2" eval "\"$dream\" $args" 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "dream $args: exit $rc (want 2): $out"
+    opt=$(printf '%s\n' $args | awk 'prev ~ /^--/ && $0 ~ /^--/ {print prev; exit} {prev=$0}')
+    has "$out" "$opt needs a value"
+    [ -z "$(ls -A "$tmp/cwd")" ] || fail "dream $args wrote $(ls -A "$tmp/cwd")"
+    [ -e "$tmp/home2" ] && fail "dream $args made $tmp/home2"
+done
 # a --wiki dream init never set up is refused before any model work
 out=$(DREAM_HOME="$tmp/home" "$dream" run --wiki "$tmp/no wiki" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "run --wiki (not set up): exit $rc: $out"
