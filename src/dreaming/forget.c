@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define FORGET_STAGE "forget"
@@ -748,8 +749,17 @@ int dream_forget(dream_store *store, const struct dream_forget_params *params, s
     char *wiki_dflt = NULL;
     f.wiki = p.no_wiki ? NULL : p.wiki_dir ? p.wiki_dir : (wiki_dflt = dream_pipeline_default_wiki());
     int fd = -1, rc = DREAM_OK;
+    /* a --wiki that is no wiki (a typo) is refused before the store is touched: the conversations
+     * left the store while the real wiki went on citing them */
+    struct stat ws;
+    char meta[4200];
+    if (!p.no_wiki && p.wiki_dir && (snprintf(meta, sizeof meta, "%s/Meta", p.wiki_dir), stat(meta, &ws) != 0 || !S_ISDIR(ws.st_mode)))
+        rc = dream_error_set(DREAM_ENOTFOUND,
+                             "%s is not a wiki dream init set up (it has no Meta/ folder): name the wiki with --wiki, or forget from the "
+                             "store alone with --no-wiki",
+                             p.wiki_dir);
     const char *sp = dream_store_path(store);
-    if (!p.dry_run && !p.lock_held && strcmp(sp, ":memory:") != 0) rc = dream_run_lock(sp, &fd);
+    if (!rc && !p.dry_run && !p.lock_held && strcmp(sp, ":memory:") != 0) rc = dream_run_lock(sp, &fd);
     /* a run killed half way is finished first, so the journal holds only what forget writes */
     if (!rc && f.wiki && !p.dry_run) rc = dream_synth_recover(store, f.wiki, NULL);
     if (!rc && f.wiki) rc = fg_read_wiki(&f);

@@ -669,6 +669,29 @@ static void test_forget_cut_short_after_the_store_leaves_no_word_in_the_index(vo
     free(merged);
 }
 
+/* A --wiki that is no wiki dream init set up (a typo) is refused before the store is touched:
+ * the conversations left the store while the real wiki kept citing them, and forgetting them
+ * again found "no conversation". */
+static void test_forget_with_a_wiki_that_is_none_changes_nothing(void **state)
+{
+    struct ctx *c = *state;
+    char nowiki[4300];
+    snprintf(nowiki, sizeof nowiki, "%s-typo", c->wiki);
+    struct dream_forget_params p;
+    dream_forget_default_params(&p);
+    const char *hashes[] = {"conv:67195f89"};
+    p.conversations = hashes;
+    p.n_conversations = 1;
+    p.wiki_dir = nowiki;
+    struct dream_forget_result r;
+    int rc = dream_forget(c->store, &p, &r);
+    assert_int_equal(rc, DREAM_ENOTFOUND);
+    assert_non_null(strstr(dream_error_last(), "is not a wiki dream init set up"));
+    dream_error_clear();
+    assert_int_equal(test_store_scalar(c->store, "SELECT count(*) FROM conversations WHERE cite = '67195f89'"), 1);
+    assert_true(access(nowiki, F_OK) != 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -687,6 +710,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_forget_by_source_and_day, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_removal_cut_short_is_finished_by_recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_cut_short_after_the_store_leaves_no_word_in_the_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_with_a_wiki_that_is_none_changes_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
