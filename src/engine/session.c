@@ -71,6 +71,11 @@ int dream_session_new(dream_model *model, const struct dream_session_params *par
         return dream_error_set(DREAM_EMODEL, "llama.cpp could not create a context of %d tokens for %s (out of memory? try a smaller context)",
                                p.n_ctx, model->path);
     }
+    /* llama.cpp pads a small context up and caps the batch at the context asked: the prefill's
+     * chunks are the batch the context really has (a larger one aborts in llama_decode) */
+    int nb = (int)llama_n_batch(s->ctx), nub = (int)llama_n_ubatch(s->ctx);
+    if (nub > 0 && nub < nb) nb = nub;
+    if (nb > 0 && nb < p.n_batch) p.n_batch = nb;
     s->model = model;
     s->params = p;
     s->n_ctx = (int)llama_n_ctx(s->ctx);

@@ -115,6 +115,30 @@ static void test_prompt_longer_than_context_is_an_error(void **state)
     dream_session_free(s);
 }
 
+/* A context asked smaller than llama.cpp's least (it pads the context up, and caps the batch at
+ * what was asked): a prompt longer than that batch went to llama_decode whole and llama.cpp
+ * aborted (GGML_ASSERT n_tokens_all <= n_batch; `dream generate --ctx 16`). The prefill takes the
+ * batch the context has. */
+static void test_context_asked_smaller_than_a_prompt_prefills_in_its_batches(void **state)
+{
+    (void)state;
+    struct dream_session_params sp = dream_session_default_params();
+    sp.n_ctx = 16;
+    dream_session *s = NULL;
+    assert_int_equal(dream_session_new(qwen, &sp, &s), 0);
+    int n = 40 < dream_session_n_ctx(s) - 4 ? 40 : dream_session_n_ctx(s) - 4;
+    dream_token p[40];
+    for (int i = 0; i < n; i++) p[i] = 100 + i;
+    struct dream_gen_params gp = dream_gen_default_params();
+    gp.max_tokens = 2;
+    gp.ignore_eog = true;
+    struct dream_gen_result r;
+    assert_int_equal(dream_generate(s, p, n, &gp, &r), 0);
+    assert_int_equal(r.n_tokens, 2);
+    dream_gen_result_free(&r);
+    dream_session_free(s);
+}
+
 static void generate_text(dream_model *m, const char *text, int n, struct dream_gen_result *r)
 {
     struct dream_tokens t = {0};
@@ -317,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_truncated_gguf_is_refused_not_crashed),
         cmocka_unit_test(test_empty_prompt_is_an_error),
         cmocka_unit_test(test_prompt_longer_than_context_is_an_error),
+        cmocka_unit_test(test_context_asked_smaller_than_a_prompt_prefills_in_its_batches),
         cmocka_unit_test(test_same_call_twice_gives_identical_tokens_and_logits),
         cmocka_unit_test(test_max_tokens_bounds_the_output),
         cmocka_unit_test(test_resolve_lists_every_place_and_the_download_command),
