@@ -84,6 +84,11 @@ typedef struct dream_article dream_article;
  * DREAM_ENOMEM. The caller frees *out with dream_article_free. */
 int dream_article_parse(const char *text, size_t len, dream_article **out);
 
+/* Whether a file's bytes (disk, len) hold text (tlen bytes): equal, or equal after a UTF-8 byte
+ * order mark, which dream_article_parse leaves out (a file some editor saved with one is no
+ * other text than it was read as). */
+bool dream_article_file_holds(const char *disk, size_t len, const char *text, size_t tlen);
+
 /* Reads and parses the file at path. DREAM_ENOTFOUND / DREAM_EIO name the path. */
 int dream_article_read_file(const char *path, dream_article **out);
 

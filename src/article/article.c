@@ -771,6 +771,12 @@ oom:
     return dream_error_set(DREAM_ENOMEM, "out of memory parsing an article");
 }
 
+bool dream_article_file_holds(const char *disk, size_t len, const char *text, size_t tlen)
+{
+    if (len >= 3 && !memcmp(disk, "\xef\xbb\xbf", 3)) disk += 3, len -= 3;
+    return len == tlen && memcmp(disk, text, len) == 0;
+}
+
 int dream_article_parse(const char *text, size_t len, dream_article **out)
 {
     *out = NULL;

@@ -207,7 +207,7 @@ int dream_article_replace_file(const char *path, const dream_article *before, co
         dream_gate_verdict_free(out);
         return rc;
     } else {
-        same = before && len == before->len && memcmp(disk, before->text, len) == 0;
+        same = before && dream_article_file_holds(disk, len, before->text, before->len);
     }
     free(disk);
     dream_error_clear();

@@ -683,7 +683,7 @@ static int synth_unlink_if(const char *path, const char *before, size_t blen, bo
         return DREAM_OK;
     }
     if (rc) return rc;
-    bool same = before && hlen == blen && memcmp(have, before, blen) == 0;
+    bool same = before && dream_article_file_holds(have, hlen, before, blen);
     free(have);
     if (same && unlink(path) != 0) return dream_error_set(DREAM_EIO, "cannot remove %s: %s", path, strerror(errno));
     *done = same;
@@ -1142,7 +1142,7 @@ int dream_synth_recover(dream_store *store, const char *wiki, size_t *committed)
         if (!rc) {
             /* a removal is done when the file is gone; otherwise the file holds the write's text */
             bool done = removes ? r == DREAM_ENOTFOUND : r == DREAM_OK && hlen == len && memcmp(have, text, len) == 0;
-            bool redo = !done && ((r == DREAM_ENOTFOUND && !before) || (r == DREAM_OK && before && hlen == blen && memcmp(have, before, blen) == 0));
+            bool redo = !done && ((r == DREAM_ENOTFOUND && !before) || (r == DREAM_OK && before && dream_article_file_holds(have, hlen, before, blen)));
             /* as synth_put: the notes its footnotes link to are on disk before the article is (a
              * kill between the journal and synth_put left them unwritten) */
             if ((done || redo) && !removes) rc = synth_sources_for(store, wiki, &text, &len, 1, NULL, NULL);
