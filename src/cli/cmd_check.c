@@ -221,7 +221,12 @@ int cmd_check(int argc, char **argv)
     }
     snprintf(dir, wl + 16, "%s/articles", wiki);
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    /* a wiki dream init set up (its Meta/) whose articles/ is gone holds no article: git keeps
+     * no empty folder */
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/Meta", wiki);
+    bool empty = (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) && stat(meta, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!empty && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
         fprintf(stderr, "dream check: %s is not a directory: is %s a wiki? (create one with `dream init --wiki %s`)\n",
                 dir, wiki, wiki);
         free(dir);
@@ -229,7 +234,7 @@ int cmd_check(int argc, char **argv)
         return 1;
     }
     size_t n = 0;
-    char **stems = list_stems(dir, &n);
+    char **stems = empty ? calloc(1, sizeof *stems) : list_stems(dir, &n);
     if (!stems) {
         fprintf(stderr, "dream check: cannot list %s\n", dir);
         free(dir);

@@ -698,6 +698,18 @@ int synth_put(dream_store *store, const char *wiki, const char *stage, int64_t s
     if (!path) return dream_error_set(DREAM_ENOMEM, "out of memory");
     int rc;
     if (after) {
+        /* git keeps no empty folder: a wiki whose last article went, or a clone of it, has no
+         * articles/ (every write failed on it, run after run) */
+        char *slash = strrchr(path, '/');
+        if (slash) {
+            *slash = '\0';
+            rc = file_mkdirs(path, 0755);
+            *slash = '/';
+            if (rc) {
+                free(path);
+                return rc;
+            }
+        }
         struct dream_gate_verdict v;
         /* the notes its footnotes link to are on disk before the article is */
         size_t len = 0;

@@ -343,13 +343,22 @@ int dream_reader_open(const struct dream_reader_params *p, dream_reader **out)
     if (!rc && dbuf_printf(&dir, "%s/articles", r->wiki)) rc = DREAM_ENOMEM;
     r->articles_dir = dbuf_take(&dir);
     struct stat st;
+    /* a wiki dream init set up (its Meta/) whose articles/ is gone holds no article yet: git
+     * keeps no empty folder, so a clone of it, or one whose last article went, has none */
+    bool empty = false;
     if (!rc && (stat(r->articles_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        struct dbuf meta = {0};
+        if (dbuf_printf(&meta, "%s/Meta", r->wiki)) rc = DREAM_ENOMEM;
+        empty = !rc && stat(meta.data, &st) == 0 && S_ISDIR(st.st_mode);
+        dbuf_free(&meta);
+    }
+    if (!rc && !empty && (stat(r->articles_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
         if (p && p->wiki_optional) r->no_wiki = true;
         else
             rc = dream_error_set(DREAM_ENOTFOUND, "no wiki at %s (%s is not a directory): create one with `dream init --wiki %s`, or point --wiki/DREAM_WIKI at one",
                                  r->wiki, r->articles_dir, r->wiki);
     }
-    if (!rc && !r->no_wiki) rc = read_list_articles(r);
+    if (!rc && !r->no_wiki && !empty) rc = read_list_articles(r);
     /* The store is optional: used when it exists, never created. */
     if (!rc) {
         char *sp = NULL;

@@ -87,4 +87,12 @@ out=$("$dream" check --wiki "$work/empty" --store "$work/s.sqlite" 2>&1); rc=$?
 printf '%s\n' "$out" | grep -qF "$work/s.sqlite: table messages, row conversation=1, position=0, column text: not valid UTF-8 from byte 1 on" ||
     fail "the bad row is not named: $out"
 printf '%s\n' "$out" | grep -qF "1 text value(s) of the store $work/s.sqlite are not valid UTF-8" || fail "no store summary: $out"
+# a wiki dream init set up whose articles/ is gone (git keeps no empty folder: a clone, or the
+# last article removed) holds no article: check, status and list said there was no wiki
+DREAM_HOME="$work/bare" "$dream" init --quiet || fail "init of a bare wiki"
+rm -rf "$work/bare/wiki/articles"
+out=$(DREAM_HOME="$work/bare" "$dream" check 2>&1) || fail "check of a wiki without articles/: $out"
+printf '%s\n' "$out" | grep -q "0 article(s) in .*, all clean" || fail "check of a wiki without articles/: $out"
+out=$(DREAM_HOME="$work/bare" "$dream" status 2>&1) || fail "status of a wiki without articles/: $out"
+printf '%s\n' "$out" | grep -q "^articles: 0 " || fail "status of a wiki without articles/: $out"
 echo "PASS: dream check: clean vault clean, 13 kinds of violation named, footnotes citing what the store lacks named, invalid UTF-8 in the store named"

@@ -265,6 +265,23 @@ static void test_create_writes_the_golden_articles_and_commits_them(void **state
 /* An article the person renamed or deleted is not written again: create wrote it once (its
  * chunks are in the ledger), and a file missing now is the person's doing. Before, the next run
  * wrote and committed it again beside the renamed one. */
+/* A wiki without articles/ (git keeps no empty folder: the person removed the last article, or
+ * cloned the wiki elsewhere): create failed on every article ("cannot create .../articles/X.md.tmp"),
+ * and every later run with it. The folder is made again. */
+static void test_create_makes_the_articles_folder_again(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/articles'", c->wiki);
+    assert_int_equal(system(cmd), 0);
+    struct dream_synth_result r = create(c);
+    assert_int_equal(r.created, 5);
+    assert_golden(c, "create");
+    assert_vault_checks(c);
+}
+
 static void test_create_does_not_bring_back_a_renamed_or_deleted_article(void **state)
 {
     struct ctx *c = *state;
@@ -3415,6 +3432,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_writes_the_golden_articles_and_commits_them, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_makes_the_articles_folder_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_does_not_bring_back_a_renamed_or_deleted_article, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_patches_new_chunks_into_sections_and_keeps_a_hand_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_junk_answers_leave_no_file_or_a_valid_stub, setup, teardown),
