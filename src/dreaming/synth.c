@@ -533,6 +533,29 @@ bool synth_leaky(const char *draft)
     return synth_prompt_frame(draft) || synth_holds_any(draft, tells, sizeof tells / sizeof tells[0]);
 }
 
+bool synth_cites(const char *text)
+{
+    bool fence = false;
+    for (const char *line = text; line && *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *t = line + strspn(line, " \t");
+        if (!strncmp(t, "```", 3) || !strncmp(t, "~~~", 3)) fence = !fence;
+        else if (!fence) {
+            bool code = false;
+            for (const char *p = line; p < line + len; p++) {
+                if (*p == '`') code = !code;
+                else if (!code && p[0] == '[' && p[1] == '^' && isdigit((unsigned char)p[2])) {
+                    const char *q = p + 2;
+                    while (isdigit((unsigned char)*q)) q++;
+                    if (*q == ']') return true;
+                }
+            }
+        }
+        line += len + (line[len] == '\n');
+    }
+    return false;
+}
+
 bool synth_has_marker(const char *text, int n)
 {
     char m[32];

@@ -218,6 +218,9 @@ size_t synth_marker_uses(const char *text, size_t len, int num);
 
 /* True when text holds the marker [^n]. */
 bool synth_has_marker(const char *text, int n);
+/* Whether text cites: a footnote marker "[^N]" (N a number: dream's) outside code, fenced or
+ * `inline` ("[^" in a regex or in a code block showing Markdown cites nothing). */
+bool synth_cites(const char *text);
 
 /* Path of the article stem under wiki ("<wiki>/articles/<stem>.md"), malloc'd. */
 char *synth_article_path(const char *wiki, const char *stem);

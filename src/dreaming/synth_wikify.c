@@ -186,7 +186,7 @@ static int wk_round(dream_store *store, const struct dream_synth_params *p, stru
             /* a section that cites nothing is the person's (dream cites what it writes): theirs
              * to word, never tightened (a hand edit made wikify rewrite it, and the model's
              * rewording lost what they wrote) */
-            if (!strstr(sec->body, "[^")) continue;
+            if (!synth_cites(sec->body)) continue;
             struct dbuf b = {0};
             if (synth_policy(&b, p->wiki_dir, "Article_Conventions") ||
                 dbuf_printf(&b, "Article: \"%s\"\nSection: \"%s\"\nCurrent text:\n<<<\n%s>>>\n\n%s", w[i].stem, sec->title, sec->body, tighten_task))

@@ -1582,6 +1582,29 @@ static void test_wikify_writes_model_links_to_no_article_as_text(void **state)
     assert_only_the_hand_link_is_missing(c, "Cello_Practice");
 }
 
+/* A section of the person's that holds "[^" only in code (a regex `[^a-z0-9]`, a fenced block
+ * showing a footnote) cites nothing: wikify sent it to the model as one of dream's (it looked for
+ * the two characters anywhere), and a rewording the gate let through would have replaced it. */
+static void test_wikify_leaves_a_section_with_footnote_text_only_in_code(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    static const char own[] = "## Regex Notes\n\nI match anything but letters and digits with `[^a-z0-9]+` in my own scripts, every day.\n\n"
+                              "```md\nA claim.[^1]\n\n[^1]: where it came from\n```\n\n";
+    hand_insert(c, "Cello_Practice", own);
+    dreaming_fake_prose_extra = model_links;
+    wikify(c);
+    dreaming_fake_prose_extra = NULL;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/articles/Cello_Practice.md", c->wiki);
+    char *t = slurp(path);
+    if (!strstr(t, own)) fprintf(stderr, "%s", t);
+    assert_non_null(strstr(t, own));
+    free(t);
+}
+
 /* A tightened section may not cite what the section did not: the model's draft with a footnote
  * marker of its own ("[^7]", on a claim nobody made) is refused and the section stays as it was
  * (before, only the old markers were checked, and a real model put a claim the person wrote on
@@ -3471,6 +3494,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_fold_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_writes_model_links_to_no_article_as_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wikify_leaves_a_section_with_footnote_text_only_in_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_cites_the_message_that_says_the_sentence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_lead_takes_up_the_change_the_body_tells, setup, teardown),
         cmocka_unit_test(test_lead_follow_leaves_what_it_cannot_tell),
