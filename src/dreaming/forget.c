@@ -366,7 +366,9 @@ static int fg_unlink(struct forget *f, size_t i, bool *changed)
         if (whole_line) {
             text = strdup("");
         } else {
-            char *raw = strndup(t + from, to - from);
+            size_t link = from;
+            if (from > at && t[from - 1] == '!') from--; /* an embed's "!" goes with it */
+            char *raw = strndup(t + link, to - link);
             text = raw ? synth_unlink_redlinks(raw, &none) : NULL;
             free(raw);
         }

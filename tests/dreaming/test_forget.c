@@ -370,6 +370,7 @@ static void test_forget_removes_an_article_left_with_nothing_cited_and_its_links
     const char *hashes[] = {"91c02d8f", "6280818b"};
     put_article(c, "Roof_Work",
                 "# Roof Work\n\n**Roof work** waits for the [[Home_Solar_Panels|solar panels]] and for the starter to rest.[^1]\n\n"
+                "## Plans\n\nMy sketch of the roof, with the panels page shown in it: ![[Home_Solar_Panels]]\n\n"
                 "## See also\n\n- [[Home_Solar_Panels]]\n- [[Sourdough]]\n\n## References\n\n"
                 "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
     put_article(c, "Solar", "# Solar\n\n*Redirects to [[Home_Solar_Panels]].*\n");
@@ -384,6 +385,8 @@ static void test_forget_removes_an_article_left_with_nothing_cited_and_its_links
     assert_int_equal(r.removed, 2); /* the article and the redirect to it */
     assert_int_equal(r.unlinked, 1);
 
+    /* an embed of the removed article becomes its text too, without the embed's "!" (it was left
+     * before the text: "!Home_Solar_Panels") */
     struct snapshot after;
     snap(c, &after);
     assert_null(snap_get(&after, "Home_Solar_Panels.md"));
@@ -400,6 +403,7 @@ static void test_forget_removes_an_article_left_with_nothing_cited_and_its_links
     assert_null(snap_get(&after, "Solar.md"));
     assert_string_equal(snap_get(&after, "Roof_Work.md"),
                         "# Roof Work\n\n{{stub}}\n\n**Roof work** waits for the solar panels and for the starter to rest.[^1]\n\n"
+                        "## Plans\n\nMy sketch of the roof, with the panels page shown in it: Home_Solar_Panels\n\n"
                         "## See also\n\n- [[Sourdough]]\n\n## References\n\n"
                         "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
     const char *balcony = snap_get(&after, "Balcony_garden.md");
