@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct problems {
     dream_article_problem_fn fn;
@@ -160,11 +161,25 @@ static void check_footnotes(const dream_article *a, struct problems *p, bool pro
     }
 }
 
+/* Whether a link's target names an attachment (a file of a kind Obsidian embeds or opens:
+ * pictures, audio, video, PDF, canvases), which Obsidian finds anywhere in the vault: no article
+ * to check it against. */
+static bool check_attachment(const char *target)
+{
+    static const char *const kinds[] = {"png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "avif", "pdf", "mp3", "wav", "m4a", "ogg",
+                                        "flac", "webm", "mp4", "mov", "mkv", "ogv", "canvas", "excalidraw", "base"};
+    const char *dot = strrchr(target, '.');
+    if (!dot || strchr(dot, '/')) return false;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcasecmp(dot + 1, kinds[i])) return true;
+    return false;
+}
+
 static void check_links(const dream_article *a, const struct dream_article_check_params *cp, struct problems *p)
 {
     for (size_t i = 0; i < a->n_links; i++) {
         const struct dream_article_link *l = &a->links[i];
-        if (!l->target[0] || dream_article_link_is_meta(l->target)) continue;
+        if (!l->target[0] || dream_article_link_is_meta(l->target) || check_attachment(l->target)) continue;
         if (dream_article_resolve_link(cp->stems, cp->n_stems, l->target) < 0)
             problem(p, l->line, "link [[%s]] points to no article (no articles/%s.md)", l->target, l->target);
     }

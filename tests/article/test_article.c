@@ -1351,10 +1351,28 @@ static void test_article_forget_when_an_edit_makes_a_heading(void **state)
     free(t);
 }
 
+/* An embedded or linked attachment (![[pic.png]], [[notes.pdf]]) is a file Obsidian finds
+ * anywhere in the vault, not an article: check called it a link to no article (no
+ * articles/pic.png.md), so a vault with one picture could never be clean. An article's name with
+ * a dot in it ([[Node.js]]) is still checked. */
+static void test_check_leaves_attachment_links_alone(void **state)
+{
+    (void)state;
+    static const char text[] = "# T\n\nA sketch: ![[roof sketch.png]] and the manual [[manual.PDF|pdf]], from [[Node.js]].\n";
+    dream_article *a;
+    assert_int_equal(dream_article_parse(text, sizeof text - 1, &a), 0);
+    const char *stems[] = {"T"};
+    size_t n = 0;
+    int problems = dream_article_check(a, &(struct dream_article_check_params){.stems = stems, .n_stems = 1}, count_problems, &n);
+    assert_int_equal(problems, 1); /* Node.js alone */
+    dream_article_free(a);
+}
+
 int main(int argc, char **argv)
 {
     fixtures = argc > 1 ? argv[1] : "tests/data/articles";
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_check_leaves_attachment_links_alone),
         cmocka_unit_test(test_article_parses_the_tree_of_a_full_article),
         cmocka_unit_test(test_article_write_gives_back_every_fixture_byte_for_byte),
         cmocka_unit_test(test_article_write_keeps_malformed_input_verbatim),
