@@ -219,8 +219,8 @@ static bool lk_bare_line(const char *line, size_t len)
     return true;
 }
 
-/* The person's own lines of a's See also (anything but dream's bare "- [[stem]]": an annotation,
- * a link outside the wiki) into b as they are, in their order; the stems those lines link leave
+/* The person's own lines of a's See also (anything but dream's bare "- [[stem]]" of an article: an
+ * annotation, a link outside the wiki or to a note of theirs) into b as they are, in their order; the stems those lines link leave
  * see[0..*n), so that the rebuilt list does not name them twice. */
 static int lk_own_see_also(const dream_article *a, const struct synth_stems *stems, char **see, size_t *n, struct dbuf *b)
 {
@@ -232,7 +232,17 @@ static int lk_own_see_also(const dream_article *a, const struct synth_stems *ste
         size_t len = e ? (size_t)(e - l) : strlen(l);
         const char *next = e ? e + 1 : l + len;
         while (len && (l[len - 1] == ' ' || l[len - 1] == '\t' || l[len - 1] == '\r')) len--;
-        if (len && !lk_bare_line(l, len)) {
+        /* a bare line is dream's when it links an article; one to anything else (a note of the
+         * person's, a Meta page) is theirs: dream lists articles only, so it never came back */
+        bool ours = len && lk_bare_line(l, len);
+        if (ours) {
+            size_t t = strcspn(l + 4, "|#]\n");
+            char *target = strndup(l + 4, t);
+            if (!target) return dream_error_set(DREAM_ENOMEM, "out of memory");
+            ours = dream_article_resolve_link((const char *const *)stems->stems, stems->n, target) >= 0;
+            free(target);
+        }
+        if (len && !ours) {
             rc = dbuf_printf(b, "%.*s\n", (int)len, l);
             for (const char *o = l; !rc && (o = strstr(o, "[[")) != NULL && o < l + len; o += 2) {
                 size_t t = strcspn(o + 2, "|#]\n");

@@ -775,8 +775,9 @@ static struct dream_synth_result link_run(struct ctx *c)
     return run_stage(c, "link", dream_synth_link);
 }
 
-/* ... and the person's own See also lines (an annotation, a link outside the wiki) stay as they
- * wrote them, first; only dream's bare "- [[stem]]" lines are rebuilt. Before, every line went. */
+/* ... and the person's own See also lines (an annotation, a link outside the wiki, a bare link to
+ * a note that is no article yet) stay as they wrote them, first; only dream's bare "- [[stem]]"
+ * lines are rebuilt. Before, every line went, and then every bare one. */
 static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
 {
     struct ctx *c = *state;
@@ -784,7 +785,7 @@ static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
                 "# Sourdough\n\n**Sourdough** is bread the person bakes; its starter lives next to the Balcony Garden.[^1]\n\n"
                 "## Starter\n\nThe starter smells of nail polish when hungry, says the person, who also rides a bicycle.[^1] A second "
                 "mention of the balcony garden stays plain, and `bicycle` in code is never linked.\n\n## See also\n\n- [[Cello_Practice]]\n"
-                "- [[Cello Practice]] — my other evening habit\n- [A starter guide](https://example.com/starter)\n\n"
+                "- [[Cello Practice]] — my other evening habit\n- [A starter guide](https://example.com/starter)\n- [[rye plan.pdf]]\n\n"
                 "## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
     put_article(c, "Balcony_garden",
                 "# Balcony garden\n\n**Balcony garden** is where the person grows tomatoes.[^1]\n\n## References\n\n"
@@ -806,7 +807,8 @@ static void test_link_wraps_first_mentions_and_rebuilds_see_also(void **state)
         "# Sourdough\n\n{{stub}}\n\n**Sourdough** is bread the person bakes; its starter lives next to the [[Balcony_garden|Balcony Garden]].[^1]\n\n"
         "## Starter\n\nThe starter smells of nail polish when hungry, says the person, who also rides a [[Bicycle_Maintenance|bicycle]].[^1] A "
         "second mention of the balcony garden stays plain, and `bicycle` in code is never linked.\n\n## See also\n\n"
-        "- [[Cello_Practice|Cello Practice]] — my other evening habit\n- [A starter guide](https://example.com/starter)\n- [[Balcony_garden]]\n"
+        "- [[Cello_Practice|Cello Practice]] — my other evening habit\n- [A starter guide](https://example.com/starter)\n- [[rye plan.pdf]]\n"
+        "- [[Balcony_garden]]\n"
         "- [[Bicycle_Maintenance]]\n\n## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new "
         "sourdough starter)\n";
     if (strcmp(t, want) != 0) fprintf(stderr, "--- want ---\n%s--- got ---\n%s", want, t);
