@@ -344,10 +344,22 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
             if (nb) rc = dream_article_section_set_body(after, s, nb);
             free(nb);
         }
-        for (size_t s = 0; before_linked && mentioned && s < stems.n; s++)
-            if (linked[s] && !before_linked[s] && s != i) mentioned[n_mentioned++] = stems.stems[s];
+        /* the mentions in document order, the links just made among them: listed in the order
+         * the next run reads them in (before, the new ones came in stem order, and the next run
+         * reordered See also and committed again) */
+        n_mentioned = 0;
+        memset(before_linked, 0, before_linked ? stems.n * sizeof *before_linked : 0);
+        for (size_t l = 0; !rc && before_linked && mentioned && l < dream_article_link_count(after); l++) {
+            const struct dream_article_link *lk = dream_article_link(after, l);
+            if (lk->in_see_also || dream_article_link_is_meta(lk->target)) continue;
+            long s = dream_article_resolve_link((const char *const *)stems.stems, stems.n, lk->target);
+            if (s >= 0 && (size_t)s != i && !before_linked[s]) {
+                before_linked[s] = true;
+                mentioned[n_mentioned++] = stems.stems[s];
+            }
+        }
         free(before_linked);
-        /* See also: mentions (in document order is approximated by discovery), co-occurring, old */
+        /* See also: mentions in document order, co-occurring, old */
         char **co = NULL;
         size_t n_co = 0;
         if (!rc) rc = lk_cooccur(store, stems.stems[i], &co, &n_co);

@@ -859,6 +859,32 @@ static void test_link_leaves_urls_tags_math_html_comments_and_tables_alone(void 
     assert_vault_checks(c);
 }
 
+/* Mentions linked in the opposite order to the articles' names: the first run listed them in
+ * See also by name, the next by where they stand in the text, and committed the reordering (and,
+ * with it, any edit of the person's in that file). A second run changes nothing. */
+static void test_link_twice_changes_nothing_the_second_time(void **state)
+{
+    struct ctx *c = *state;
+    put_article(c, "Sourdough",
+                "# Sourdough\n\n**Sourdough** is bread the person bakes before a bicycle ride to the balcony garden.[^1]\n\n"
+                "## References\n\n[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n");
+    put_article(c, "Balcony_garden",
+                "# Balcony garden\n\n**Balcony garden** is where the person grows tomatoes.[^1]\n\n## References\n\n"
+                "[^1]: `conv:6280818b#dr-c3-m0` (2024-03-15, Planning a balcony garden)\n");
+    put_article(c, "Bicycle_Maintenance",
+                "# Bicycle Maintenance\n\n```info\nkind: thing\naliases: bicycle\n```\n\n**Bicycle Maintenance** is the "
+                "person's chore before a long ride.[^1]\n\n## References\n\n[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n");
+    assert_int_equal(link_run(c).linked, 1);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    assert_non_null(strstr(t, "## See also\n\n- [[Bicycle_Maintenance]]\n- [[Balcony_garden]]\n"));
+    free(t);
+    struct dream_synth_result r = link_run(c);
+    assert_int_equal(r.linked, 0);
+    assert_int_equal(r.committed, 0);
+}
+
 /* See also from shared chunks (spec §6.10 co-occurrence): no article mentions another, but the
  * routing ledger says chunk 1 went to Tea_Blends and Kettle_Descaling, chunks 2 and 3 to
  * Tea_Blends and Garden_Shed, chunk 4 to Rope_Knots alone. Each article lists those it shares a
@@ -3471,6 +3497,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_create_infobox_repeated_key_follows_the_dates_not_the_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_wraps_first_mentions_and_rebuilds_see_also, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_leaves_urls_tags_math_html_comments_and_tables_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_link_twice_changes_nothing_the_second_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_lists_articles_that_share_a_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_adds_new_facts_and_keeps_written_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_gives_exactly_one_infobox_after_the_h1, setup, teardown),
