@@ -58,7 +58,7 @@ void cli_on_interrupt(const char *note)
     interrupt_note = note;
     interrupt_note_len = strlen(note);
     interrupt_tty = isatty(STDERR_FILENO) == 1;
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE}; /* SIGPIPE: `dream run | head -1` */
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction old, sa;
         memset(&sa, 0, sizeof sa);
@@ -151,7 +151,7 @@ static int help(int argc, char **argv)
     return v->run(2, args);
 }
 
-int main(int argc, char **argv)
+static int dream_main(int argc, char **argv)
 {
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -182,9 +182,13 @@ int main(int argc, char **argv)
     static const char *const paths[] = {"--store", "--wiki", "--model", "--from", "--adapter", "--trace", "--replay", "--host", NULL};
     bool writer = false;
     for (size_t k = 0; writers[k]; k++) writer |= !strcmp(argv[i], writers[k]);
-    for (int j = i + 1; writer && j + 1 < argc && strcmp(argv[j], "--") != 0; j++)
+    /* and --model "" for the verbs that read a model (it fell back to DREAM_MODEL) */
+    static const char *const readers[] = {"ask", "generate", "tokenize", NULL};
+    bool reader = false;
+    for (size_t k = 0; readers[k]; k++) reader |= !strcmp(argv[i], readers[k]);
+    for (int j = i + 1; (writer || reader) && j + 1 < argc && strcmp(argv[j], "--") != 0; j++)
         for (size_t k = 0; paths[k]; k++)
-            if (!strcmp(argv[j], paths[k]) && !argv[j + 1][0]) {
+            if (!strcmp(argv[j], paths[k]) && !argv[j + 1][0] && (writer || !strcmp(paths[k], "--model") || !strcmp(paths[k], "--adapter"))) {
                 fprintf(stderr, "dream %s: %s is empty: give it a value, or leave the option out\n", argv[i], paths[k]);
                 return 2;
             }
@@ -205,4 +209,16 @@ int main(int argc, char **argv)
             }
     const struct verb *v = find_verb(argv[i]);
     return v ? v->run(argc - i, argv + i) : unknown_verb(argv[i]);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = dream_main(argc, argv);
+    /* what was printed must have reached stdout: a full disk or a closed file said nothing and
+     * exited 0 */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "dream: writing to stdout failed: %s\n", strerror(errno ? errno : EIO));
+        return rc ? rc : 1;
+    }
+    return rc;
 }

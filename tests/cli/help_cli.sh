@@ -70,6 +70,20 @@ for args in "run --stage link --trace --dry-run" "init --wiki --quiet" "ingest -
     [ -z "$(ls -A "$tmp/cwd")" ] || fail "dream $args wrote $(ls -A "$tmp/cwd")"
     [ -e "$tmp/home2" ] && fail "dream $args made $tmp/home2"
 done
+# what is printed must reach stdout: a full disk said nothing and exited 0
+if [ -w /dev/full ]; then
+    for args in "--help" "status" "list --help"; do
+        out=$(DREAM_HOME="$tmp/home" eval "\"$dream\" $args" 2>&1 >/dev/full); rc=$?
+        [ $rc -eq 1 ] || fail "dream $args >/dev/full: exit $rc (want 1): $out"
+        has "$out" "writing to stdout failed"
+    done
+fi
+# --model "" names no file on the verbs that read a model too (it fell back to DREAM_MODEL)
+for args in "ask x --model ''" "tokenize --model '' hi" "generate --model '' --prompt hi"; do
+    out=$(DREAM_HOME="$tmp/home" eval "\"$dream\" $args" 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "dream $args: exit $rc (want 2): $out"
+    has "$out" "--model is empty"
+done
 # a --wiki dream init never set up is refused before any model work
 out=$(DREAM_HOME="$tmp/home" "$dream" run --wiki "$tmp/no wiki" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "run --wiki (not set up): exit $rc: $out"
