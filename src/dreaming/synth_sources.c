@@ -488,6 +488,42 @@ int synth_sources_drop(const char *wiki, const char *const *hashes, size_t n, st
 }
 
 /* SOURCES, or with migrate the MIGRATE step: see dream/synthesis.h. */
+/* The notes cited by the articles in folders of articles/ (the person moved them there, as
+ * Obsidian lets them): dream does not write those files, but their footnotes keep their notes
+ * (before, the notes went as cited by nothing, and the footnotes' links went dead). dir is a
+ * folder under the wiki, depth how deep it is. */
+static int src_keep_nested(dream_store *store, struct src_names *names, const char *dir, int depth, bool no_sources, struct src_set *keep_cites,
+                           struct src_set *keep_notes)
+{
+    DIR *d = depth < 8 ? opendir(dir) : NULL;
+    if (!d) return DREAM_OK;
+    int rc = DREAM_OK;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        struct dbuf q = {0};
+        if (dbuf_printf(&q, "%s/%s", dir, e->d_name)) {
+            rc = DREAM_ENOMEM;
+            break;
+        }
+        struct stat st;
+        size_t l = strlen(e->d_name);
+        if (stat(q.data, &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = src_keep_nested(store, names, q.data, depth + 1, no_sources, keep_cites, keep_notes);
+        } else if (depth > 0 && l > 3 && !strcmp(e->d_name + l - 3, ".md")) { /* the files right under articles/ are the stages' own */
+            dream_article *a = NULL;
+            size_t ignored = 0;
+            if (dream_article_read_file(q.data, &a) == 0) rc = src_relink(store, names, a, no_sources, keep_cites, keep_notes, &ignored);
+            if (rc && rc != DREAM_ENOMEM) rc = DREAM_OK;
+            dream_error_clear();
+            dream_article_free(a);
+        }
+        dbuf_free(&q);
+    }
+    closedir(d);
+    return rc;
+}
+
 static int src_sync(dream_store *store, const struct dream_synth_params *params, bool migrate, struct dream_synth_result *result)
 {
     const char *stage = migrate ? "migrate" : "sources";
@@ -549,6 +585,12 @@ static int src_sync(dream_store *store, const struct dream_synth_params *params,
         dream_article_free(before);
         dream_article_free(after);
         free(path);
+    }
+    if (!rc) {
+        struct dbuf ad = {0};
+        rc = dbuf_printf(&ad, "%s/articles", p.wiki_dir) ? DREAM_ENOMEM
+                                                          : src_keep_nested(store, &names, ad.data, 0, p.no_sources, &keep_cites, &keep_notes);
+        dbuf_free(&ad);
     }
     if (!rc && !p.dry_run && !p.no_commit) {
         rc = src_render_all(store, p.wiki_dir, &keep_cites, &files, &n_files, NULL);

@@ -1964,6 +1964,26 @@ static void test_migrate_moves_an_old_vault_once_keeping_a_hand_edit(void **stat
  * whose title changed gets the note of its new name and its footnotes follow, and with the
  * vault's dream.sources off every link becomes the plain key again and every note goes; each
  * time dream check finds every link landing, and a second run changes nothing. */
+/* An article the person moved into a folder of articles/ (Obsidian lets them: articles/Pets/…)
+ * still cites its conversations: sources read only the files right under articles/, took its transcript notes for
+ * notes nothing cites and removed them, and its footnotes' links went dead. */
+static void test_sources_keep_the_notes_an_article_in_a_subfolder_cites(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    assert_int_equal(create(c).created, 5);
+    size_t notes = count_notes(c);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p articles/Food && git mv articles/Sourdough.md articles/Food/Sourdough.md && "
+             "git -c user.name=t -c user.email=t@localhost commit -qm 'into a folder'", c->wiki);
+    assert_int_equal(system(cmd), 0);
+    struct dream_synth_result r = sources_run(c);
+    assert_int_equal(r.sources_removed, 0);
+    assert_int_equal(count_notes(c), notes);
+}
+
 static void test_sources_follow_the_citations_and_the_setting(void **state)
 {
     struct ctx *c = *state;
@@ -3512,6 +3532,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_link_skips_an_article_with_an_unclosed_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_moves_an_old_vault_once_keeping_a_hand_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sources_follow_the_citations_and_the_setting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sources_keep_the_notes_an_article_in_a_subfolder_cites, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sources_keep_a_cited_message_a_later_export_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_symlinked_article_stays_a_link_in_git, setup, teardown),
         cmocka_unit_test_setup_teardown(test_an_ignored_article_of_the_persons_stays_out_of_git, setup, teardown),
