@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void cli_read_usage(const struct cli_read_verb *v, FILE *f)
 {
@@ -128,6 +129,14 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
         if (!nwords) return json_decref(args), cli_read_bad(v, "%s", "search for what? give words");
         int bad = cli_read_set_text(v, args, "query", "the query", words);
         if (bad) return json_decref(args), bad;
+    }
+    /* a store named on the command line that is not there is a typo, not "no store yet": status
+     * said "store: none" (dream mcp and serve, which run before the first ingest, take it) */
+    struct stat st;
+    if (p.store && p.store[0] && stat(p.store, &st) != 0) {
+        json_decref(args);
+        fprintf(stderr, "dream %s: no store at %s: name an existing store with --store (or --store '' for none)\n", v->verb, p.store);
+        return 1;
     }
     const char *tool = v->tool;
     dream_reader *r = NULL;

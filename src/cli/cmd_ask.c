@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char cmd_ask_summary[] = "answer a question from the memory, with the footnotes it used";
 
@@ -75,6 +76,11 @@ int cmd_ask(int argc, char **argv)
         fprintf(stderr, "dream ask: ask what? give a question\n");
         ask_usage(stderr);
         return 2;
+    }
+    struct stat st;
+    if (p.store && p.store[0] && stat(p.store, &st) != 0) { /* a typo, not "no store yet" */
+        fprintf(stderr, "dream ask: no store at %s: name an existing store with --store (or --store '' for none)\n", p.store);
+        return 1;
     }
     int rc = cli_model_select("ask", model, backend);
     if (rc) return rc;

@@ -84,6 +84,12 @@ for args in "ask x --model ''" "tokenize --model '' hi" "generate --model '' --p
     [ $rc -eq 2 ] || fail "dream $args: exit $rc (want 2): $out"
     has "$out" "--model is empty"
 done
+# a --store named that is not there is a typo (status said "store: none", ask answered without it)
+for args in "status --store '$tmp/no.sqlite'" "search x --store '$tmp/no.sqlite'" "ask x --store '$tmp/no.sqlite'"; do
+    out=$(DREAM_HOME="$tmp/home" eval "\"$dream\" $args" 2>&1); rc=$?
+    [ $rc -eq 1 ] || fail "dream $args: exit $rc (want 1): $out"
+    has "$out" "no store at $tmp/no.sqlite"
+done
 # a --wiki dream init never set up is refused before any model work
 out=$(DREAM_HOME="$tmp/home" "$dream" run --wiki "$tmp/no wiki" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "run --wiki (not set up): exit $rc: $out"
