@@ -978,7 +978,7 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
         dream_vault_git_marker(repo, false, NULL);
         goto done;
     }
-    /* The index follows for our paths, unless the person staged something else there. */
+    /* The index follows for our paths, unless the person staged something the commit lacks there. */
     if (git_repository_index(&ridx, repo) == 0) {
         /* paths the commit removed leave the index where it held HEAD's blob */
         for (size_t i = 0; ptree && i < git_index_entrycount(ridx);) {
@@ -996,6 +996,16 @@ static int synth_git_commit(const char *wiki, const struct synth_file *d, size_t
             bool agreed = !cur;
             if (cur && ptree && git_tree_entry_bypath(&old, ptree, ents[i].path) == 0) agreed = git_oid_equal(&cur->id, git_tree_entry_id(old));
             git_tree_entry_free(old);
+            /* what the person staged there went into the commit when the file on disk is what was
+             * committed: a stage re-reads the file it edits, staged and unstaged edits and all
+             * (the index kept the staged text, so git status showed the commit undone) */
+            if (!agreed) {
+                struct dbuf full = {0};
+                git_oid disk;
+                agreed = !dbuf_printf(&full, "%s/%s", wiki, ents[i].path) && git_odb_hashfile(&disk, full.data, GIT_OBJECT_BLOB) == 0 &&
+                         git_oid_equal(&disk, &ents[i].id);
+                dbuf_free(&full);
+            }
             if (!agreed) continue;
             git_index_entry e;
             memset(&e, 0, sizeof e);

@@ -37,6 +37,28 @@ g add articles/Levain.md && g commit -qm "my article" || fail "git commit"
 # its transcript note (the sources stage needs no model)
 DREAM_MODEL="$dir/no-such-model.gguf" "$dream" run --stage sources >/dev/null 2>&1 || fail "run --stage sources"
 note=$(g ls-tree -r HEAD --name-only | grep "($hash)\.md$") || fail "no transcript note of conv:$hash"
+# a hand edit staged, and another not staged, in an article a stage rewrites (sources links its
+# footnote again): both go into the stage's commit, and the index follows it. Before, the index
+# kept the staged text, so git status showed the commit undone, and the person's next `git
+# commit` undid it (their unstaged line and dream's link with it).
+cat > "$wiki/articles/Levain.md" <<MD
+# Levain
+
+**Levain** is what the person calls a starter.[^1]
+
+My staged line.
+
+## References
+
+[^1]: \`conv:$hash#p401\` (2024-09-14, Levain or starter)
+MD
+g add articles/Levain.md || fail "git add"
+sed -i 's/^My staged line\.$/My staged line.\n\nMy unstaged line./' "$wiki/articles/Levain.md"
+DREAM_MODEL="$dir/no-such-model.gguf" "$dream" run --stage sources >/dev/null 2>&1 || fail "run --stage sources over a staged edit"
+g show HEAD:articles/Levain.md | grep -q "^My unstaged line\.$" || fail "the stage's commit lacks the unstaged line: $(g show HEAD:articles/Levain.md)"
+g show HEAD:articles/Levain.md | grep -q "Sources/" || fail "the stage did not link the footnote: $(g show HEAD:articles/Levain.md)"
+[ -z "$(g status --porcelain)" ] || fail "the index does not follow the stage's commit: $(g status --porcelain; g diff --cached)"
+g show HEAD~1:articles/Levain.md > "$wiki/articles/Levain.md" && g commit -qam "my lines out again" || fail "taking the lines out"
 sum() { sha256sum "$store" "$wiki/articles/Levain.md" | awk '{print $1}' | tr '\n' ' '; g rev-parse HEAD; }
 
 # refused: $1 names the case, $2 what the error must say; nothing may change
