@@ -97,6 +97,13 @@ int cmd_forget(int argc, char **argv)
             p.dry_run = true;
         } else if (!strcmp(a, "--no-wiki")) {
             p.no_wiki = true;
+        } else if (has_value && (!strcmp(a, "--source") || !strcmp(a, "--before")) && (a[2] == 's' ? p.source : p.before)) {
+            /* a second one took the first's place without a word (forget --source chatgpt
+             * --source claude forgot claude's alone) */
+            fprintf(stderr, "dream forget: %s is given twice: forget one source (or day) at a time\n", a);
+            forget_usage(stderr);
+            free(convs);
+            return 2;
         } else if (has_value && !strcmp(a, "--source")) {
             p.source = argv[++i];
         } else if (has_value && !strcmp(a, "--before")) {

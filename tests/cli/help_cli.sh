@@ -90,6 +90,10 @@ for args in "status --store '$tmp/no.sqlite'" "search x --store '$tmp/no.sqlite'
     [ $rc -eq 1 ] || fail "dream $args: exit $rc (want 1): $out"
     has "$out" "no store at $tmp/no.sqlite"
 done
+# forget takes one --source and one --before (a second took the first's place without a word)
+out=$(DREAM_HOME="$tmp/home" "$dream" forget --source chatgpt --source claude --dry-run 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "forget --source twice: exit $rc (want 2): $out"
+has "$out" "--source is given twice"
 # a --wiki dream init never set up is refused before any model work
 out=$(DREAM_HOME="$tmp/home" "$dream" run --wiki "$tmp/no wiki" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "run --wiki (not set up): exit $rc: $out"
