@@ -130,6 +130,8 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
         int bad = cli_read_set_text(v, args, "query", "the query", words);
         if (bad) return json_decref(args), bad;
     }
+    /* a search of the conversations alone reads the store: a wiki not made yet is no error */
+    if (json_is_true(json_object_get(args, "conversations"))) p.wiki_optional = true;
     /* a store named on the command line that is not there is a typo, not "no store yet": status
      * said "store: none" (dream mcp and serve, which run before the first ingest, take it) */
     struct stat st;

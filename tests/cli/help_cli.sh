@@ -90,6 +90,10 @@ for args in "status --store '$tmp/no.sqlite'" "search x --store '$tmp/no.sqlite'
     [ $rc -eq 1 ] || fail "dream $args: exit $rc (want 1): $out"
     has "$out" "no store at $tmp/no.sqlite"
 done
+# a search of the conversations reads the store alone: it asked for a wiki before dream init
+DREAM_HOME="$tmp/convs" "$dream" ingest "$(dirname "$0")/../data/ingest/openai/chats.jsonl" >/dev/null 2>&1 || fail "ingest for search --conversations"
+out=$(DREAM_HOME="$tmp/convs" "$dream" search the --conversations 2>&1) || fail "search --conversations with no wiki yet: $out"
+has "$out" "message hit(s)"
 # forget takes one --source and one --before (a second took the first's place without a word)
 out=$(DREAM_HOME="$tmp/home" "$dream" forget --source chatgpt --source claude --dry-run 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "forget --source twice: exit $rc (want 2): $out"
