@@ -29,7 +29,9 @@ void dream_resolve_default_params(struct dream_resolve_params *p)
     memset(p, 0, sizeof *p);
     p->max_candidates = 5;
     const char *env = getenv("DREAM_RESOLVE_TIE_BREAK");
-    p->tie_break = env && *env && strcmp(env, "0") != 0;
+    if (!env || !*env || !strcmp(env, "0") || !strcasecmp(env, "false") || !strcasecmp(env, "no") || !strcasecmp(env, "off")) return;
+    p->tie_break = !strcmp(env, "1") || !strcasecmp(env, "true") || !strcasecmp(env, "yes") || !strcasecmp(env, "on");
+    if (!p->tie_break) dream_log(DREAM_LOG_WARN, "DREAM_RESOLVE_TIE_BREAK='%.*s' is none of 1/true/yes/on or 0/false/no/off; the tie-break stays off", 40, env);
 }
 
 struct res_mention {

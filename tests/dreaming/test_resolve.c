@@ -354,12 +354,32 @@ static void test_resolve_tie_break_without_a_model_stops_and_keeps_the_mention(v
     assert_string_equal(entity_of(s, c, "Cello Lessons"), "Cello Practice");
 }
 
+/* DREAM_RESOLVE_TIE_BREAK reads as a switch: "false", "no" and "off" turned the tie-break on (any
+ * value but "0" did). */
+static void test_resolve_tie_break_variable_reads_as_a_switch(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *v;
+        bool on;
+    } cases[] = {{"1", true}, {"true", true}, {"yes", true}, {"on", true}, {"0", false}, {"false", false}, {"no", false}, {"off", false}, {"", false}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        setenv("DREAM_RESOLVE_TIE_BREAK", cases[k].v, 1);
+        struct dream_resolve_params p;
+        dream_resolve_default_params(&p);
+        if (p.tie_break != cases[k].on) fprintf(stderr, "DREAM_RESOLVE_TIE_BREAK=%s\n", cases[k].v);
+        assert_int_equal(p.tie_break, cases[k].on);
+    }
+    unsetenv("DREAM_RESOLVE_TIE_BREAK");
+}
+
 int main(void)
 {
     const char *b = getenv("DREAM_TEST_BUILD");
     snprintf(tmp_root, sizeof tmp_root, "%s/tmp-resolve-XXXXXX", b ? b : "/tmp");
     if (!mkdtemp(tmp_root)) return 1;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resolve_tie_break_variable_reads_as_a_switch),
         cmocka_unit_test_setup_teardown(test_resolve_alias_seed_folds_before_minting_under_the_seed_spelling, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_seeded_aliases_page_lists_no_aliases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_tie_break_off_by_default_mints, setup, teardown),
