@@ -444,7 +444,7 @@ int store_messages_held_elsewhere(dream_store *store, const char *source, const 
     sqlite3_stmt *st;
     if (store_prepare(store,
                       "SELECT m.conversation, c.source_id FROM messages m JOIN conversations c ON c.id = m.conversation "
-                      "WHERE m.source_id = ?1 AND m.text = ?2 AND c.source = ?3 AND c.source_id <> ?4 ORDER BY m.conversation LIMIT 1",
+                      "WHERE m.source_id = ?1 AND m.position = 0 AND m.text = ?2 AND c.source = ?3 AND c.source_id <> ?4 ORDER BY m.conversation LIMIT 1",
                       &st))
         return DREAM_EIO;
     sqlite3_bind_text(st, 1, msg_ids[0], -1, SQLITE_STATIC);

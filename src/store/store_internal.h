@@ -91,9 +91,9 @@ int store_forgotten_add(dream_store *store, const char *source, const char *id);
  * status. */
 int store_id_known(dream_store *store, const char *source, const char *id);
 
-/* How many of the first n messages (ids and texts) are held, in that order, by one other
- * conversation of source than id, the one holding the first (a resumed session's log repeats the
- * session it resumes): *held, 0 when none; *other that conversation's id in its source (NULL when
+/* How many of the first n messages (ids and texts) are held by one other conversation of source
+ * than id, the one whose own first message is the first of them (a resumed session's log repeats
+ * the session it resumes from its start): *held, 0 when none; *other that conversation's id in its source (NULL when
  * none; the caller frees it). 0, or a negative status. */
 int store_messages_held_elsewhere(dream_store *store, const char *source, const char *id, const char *const *msg_ids,
                                   const char *const *texts, size_t n, size_t *held, char **other);

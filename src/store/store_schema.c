@@ -242,9 +242,11 @@ const char *const store_migrations[] = {
     "DROP TABLE search;"
     STORE_SEARCH_TABLE_SQL
     STORE_SEARCH_FILL_SQL,
-    /* 11 → 12: messages by their id in the export, for the messages a resumed Claude Code session
-     * repeats from the session it resumes (store_messages_held_elsewhere). */
-    "CREATE INDEX messages_by_source_id ON messages(source_id);",
+    /* 11 → 12: each conversation's first message by its id in the export, for the messages a
+     * resumed Claude Code session repeats from the start of the session it resumes
+     * (store_messages_held_elsewhere); the first messages only, so ingest pays one entry per
+     * conversation (an index of every message made a fresh ingest a third slower). */
+    "CREATE INDEX messages_first_by_source_id ON messages(source_id) WHERE position = 0;",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);
