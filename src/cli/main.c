@@ -211,9 +211,39 @@ static int dream_main(int argc, char **argv)
     return v ? v->run(argc - i, argv + i) : unknown_verb(argv[i]);
 }
 
+/* argv with each "--option=value" before a bare "--" as the two words "--option" "value", as GNU
+ * tools take it (every verb refused it as an unknown option); NULL when memory runs out. */
+static char **split_equals(int argc, char **argv, int *n)
+{
+    char **out = calloc((size_t)argc * 2 + 1, sizeof *out);
+    if (!out) return NULL;
+    bool words = false;
+    *n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *eq = strchr(a, '=');
+        words |= !strcmp(a, "--");
+        size_t name = eq ? (size_t)(eq - a) : 0;
+        bool split = !words && i > 0 && eq && name > 2 && !strncmp(a, "--", 2) && strspn(a + 2, "abcdefghijklmnopqrstuvwxyz-") == name - 2;
+        if (split) {
+            out[(*n)++] = strndup(a, name);
+            out[(*n)++] = strdup(eq + 1);
+            if (!out[*n - 1] || !out[*n - 2]) return NULL; /* the process ends on it: nothing to free */
+        } else {
+            out[(*n)++] = argv[i];
+        }
+    }
+    return out;
+}
+
 int main(int argc, char **argv)
 {
-    int rc = dream_main(argc, argv);
+    int n = argc;
+    char **args = split_equals(argc, argv, &n);
+    if (!args) {
+        fprintf(stderr, "dream: out of memory\n");
+        return 1;
+    }
+    int rc = dream_main(n, args);
     /* what was printed must have reached stdout: a full disk or a closed file said nothing and
      * exited 0 */
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -94,6 +94,13 @@ done
 DREAM_HOME="$tmp/convs" "$dream" ingest "$(dirname "$0")/../data/ingest/openai/chats.jsonl" >/dev/null 2>&1 || fail "ingest for search --conversations"
 out=$(DREAM_HOME="$tmp/convs" "$dream" search the --conversations 2>&1) || fail "search --conversations with no wiki yet: $out"
 has "$out" "message hit(s)"
+# --option=value is --option value (every verb refused it as an unknown option)
+DREAM_HOME="$tmp/eq" "$dream" ingest --store="$tmp/eq/given.sqlite" "$(dirname "$0")/../data/ingest/openai/chats.jsonl" >/dev/null 2>&1 ||
+    fail "ingest --store=PATH"
+[ -f "$tmp/eq/given.sqlite" ] || fail "ingest --store=PATH made no store at PATH"
+out=$(DREAM_HOME="$tmp/eq" "$dream" list --wiki="$tmp/nowhere" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "list --wiki=DIR: exit $rc (want 1): $out"
+has "$out" "no wiki at $tmp/nowhere"
 # forget takes one --source and one --before (a second took the first's place without a word)
 out=$(DREAM_HOME="$tmp/home" "$dream" forget --source chatgpt --source claude --dry-run 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "forget --source twice: exit $rc (want 2): $out"
