@@ -244,6 +244,11 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = dream_main(n, args);
+    for (int i = 0, k = 0; i < n; i++) { /* the split words are the copies: argv's own are not */
+        while (k < argc && argv[k] != args[i]) k++;
+        if (k == argc) free(args[i]), k = 0;
+    }
+    free(args);
     /* what was printed must have reached stdout: a full disk or a closed file said nothing and
      * exited 0 */
     if (fflush(stdout) != 0 || ferror(stdout)) {
