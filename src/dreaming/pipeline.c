@@ -471,7 +471,11 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
     x.wiki = q.wiki_dir ? q.wiki_dir : (wiki_dflt = dream_pipeline_default_wiki());
     int fd = -1, rc = DREAM_OK;
     if (!q.dry_run && !q.lock_held && strcmp(q.store_path, ":memory:") != 0) rc = dream_run_lock(q.store_path, &fd);
-    if (!rc) rc = dream_store_open(q.store_path, &x.store);
+    /* a dry run writes nothing: over a store not made yet it plans over an empty one (it made
+     * the store, and its directory) */
+    struct stat sst;
+    bool none = q.dry_run && strcmp(q.store_path, ":memory:") != 0 && stat(q.store_path, &sst) != 0;
+    if (!rc) rc = dream_store_open(none ? ":memory:" : q.store_path, &x.store);
     /* a wiki git would not commit in now (a rebase half way, a detached HEAD, a lock) is named
      * before the model reads anything, not after the stages that only fill the store */
     if (!rc && !q.dry_run && writes && x.wiki) rc = synth_git_ready(x.wiki);

@@ -101,6 +101,10 @@ DREAM_HOME="$tmp/eq" "$dream" ingest --store="$tmp/eq/given.sqlite" "$(dirname "
 out=$(DREAM_HOME="$tmp/eq" "$dream" list --wiki="$tmp/nowhere" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "list --wiki=DIR: exit $rc (want 1): $out"
 has "$out" "no wiki at $tmp/nowhere"
+# a dry run writes nothing, not even the store it would read (it made it, and its directory)
+out=$(DREAM_HOME="$tmp/dry" "$dream" run --dry-run 2>&1) || fail "run --dry-run with no store yet: $out"
+has "$out" "0 conversation(s) would be segmented"
+[ -e "$tmp/dry" ] && fail "run --dry-run made $(ls -R "$tmp/dry")"
 # forget takes one --source and one --before (a second took the first's place without a word)
 out=$(DREAM_HOME="$tmp/home" "$dream" forget --source chatgpt --source claude --dry-run 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "forget --source twice: exit $rc (want 2): $out"
