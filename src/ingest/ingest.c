@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 /* The first array element or line read to detect a format. */
@@ -284,11 +285,12 @@ static int ingest_file(struct ingest_ctx *ctx, const char *path)
     return rc;
 }
 
+/* *.json, *.jsonl, *.zip, in any case (Windows saves EXPORT.JSON and Export.ZIP) */
 static bool ingest_wanted_name(const char *name)
 {
     size_t n = strlen(name);
-    return (n > 5 && !strcmp(name + n - 5, ".json")) || (n > 6 && !strcmp(name + n - 6, ".jsonl")) ||
-           (n > 4 && !strcmp(name + n - 4, ".zip"));
+    return (n > 5 && !strcasecmp(name + n - 5, ".json")) || (n > 6 && !strcasecmp(name + n - 6, ".jsonl")) ||
+           (n > 4 && !strcasecmp(name + n - 4, ".zip"));
 }
 
 static int ingest_visible(const struct dirent *e) { return e->d_name[0] != '.'; }

@@ -65,6 +65,16 @@ static void test_cli_ingest_reports_new_then_unchanged(void **state)
     (void)state;
 }
 
+/* A directory holding an export saved with its name in capitals (EXPORT.JSON, as Windows
+ * tools write it) reads it; it was passed over without a word. */
+static void test_cli_ingest_reads_names_in_capitals(void **state)
+{
+    assert_int_equal(run("mkdir -p '%s/caps' && cp '%s/openai/chats.jsonl' '%s/caps/CHATS.JSONL'", tmpdir, data_dir, tmpdir), 0);
+    assert_int_equal(run("'%s' ingest --store '%s/caps.sqlite' '%s/caps'", dream_bin, tmpdir, tmpdir), 0);
+    assert_non_null(strstr(out, "3 new"));
+    (void)state;
+}
+
 static void test_cli_ingest_store_defaults_to_dream_home(void **state)
 {
     assert_int_equal(run("DREAM_HOME='%s/home' '%s' ingest '%s/openai/chats.jsonl'", tmpdir, dream_bin, data_dir), 0);
@@ -190,6 +200,7 @@ int main(int argc, char **argv)
     examples_dir = argv[3];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_ingest_reports_new_then_unchanged),
+        cmocka_unit_test(test_cli_ingest_reads_names_in_capitals),
         cmocka_unit_test(test_cli_ingest_store_defaults_to_dream_home),
         cmocka_unit_test(test_cli_ingest_from_pi_reads_the_default_session_directory),
         cmocka_unit_test(test_cli_ingest_malformed_input_names_the_file_and_exits_1),
