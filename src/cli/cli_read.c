@@ -64,12 +64,18 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
     p.wiki_optional = (v->options & CLI_READ_NO_WIKI_OK) != 0;
     bool json = false;
     json_t *args = json_object();
-    char words[4096] = "";
+    char text[4096] = "";
     size_t nwords = 0, npos = 0;
     const char *pos[2] = {NULL, NULL};
     int status = 0;
+    bool words = false; /* after "--": words, whatever they start with */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!words && !strcmp(a, "--")) {
+            words = true;
+            continue;
+        }
+        if (words) goto word;
         if (cli_wants_help(a)) {
             cli_read_usage(v, stdout);
             json_decref(args);
@@ -105,19 +111,22 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
             snprintf(what, sizeof what, "the value of %s", a);
             int bad = cli_read_set_text(v, args, a + 2, what, argv[++i]);
             if (bad) return json_decref(args), bad;
-        } else if (a[0] == '-' && a[1] == '-' && strcmp(a, "--") != 0) {
+        } else if (a[0] == '-' && a[1] == '-') {
             return json_decref(args), cli_read_bad(v, "unknown option '%s'", a);
-        } else if (v->positionals == 1 || v->positionals == 3) {
-            size_t l = strlen(words);
-            snprintf(words + l, sizeof words - l, "%s%s", nwords++ ? " " : "", a);
-        } else if (v->positionals == 2 && npos < 2) {
-            pos[npos++] = a;
         } else {
-            return json_decref(args), cli_read_bad(v, "unexpected argument '%s'", a);
+        word:
+            if (v->positionals == 1 || v->positionals == 3) {
+                size_t l = strlen(text);
+                snprintf(text + l, sizeof text - l, "%s%s", nwords++ ? " " : "", a);
+            } else if (v->positionals == 2 && npos < 2) {
+                pos[npos++] = a;
+            } else {
+                return json_decref(args), cli_read_bad(v, "unexpected argument '%s'", a);
+            }
         }
     }
     if (v->positionals == 1 || v->positionals == 2) {
-        const char *name = v->positionals == 1 ? (nwords ? words : NULL) : pos[0];
+        const char *name = v->positionals == 1 ? (nwords ? text : NULL) : pos[0];
         if (!name) return json_decref(args), cli_read_bad(v, "%s", "which article? give its name");
         int bad = cli_read_set_text(v, args, "name", "the article name", name);
         if (bad) return json_decref(args), bad;
@@ -127,7 +136,7 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
         }
     } else if (v->positionals == 3) {
         if (!nwords) return json_decref(args), cli_read_bad(v, "%s", "search for what? give words");
-        int bad = cli_read_set_text(v, args, "query", "the query", words);
+        int bad = cli_read_set_text(v, args, "query", "the query", text);
         if (bad) return json_decref(args), bad;
     }
     /* a search of the conversations alone reads the store: a wiki not made yet is no error */

@@ -42,9 +42,14 @@ int cmd_ask(int argc, char **argv)
     const char *model = NULL, *backend = NULL;
     bool json = false;
     char question[2048] = "";
+    bool words = false; /* after "--": the question's words, whatever they start with */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (cli_wants_help(a)) {
+        if (!words && !strcmp(a, "--")) {
+            words = true;
+        } else if (words) {
+            goto word;
+        } else if (cli_wants_help(a)) {
             ask_usage(stdout);
             return 0;
         } else if (!strcmp(a, "--json")) {
@@ -64,6 +69,7 @@ int cmd_ask(int argc, char **argv)
             ask_usage(stderr);
             return 2;
         } else {
+        word:;
             size_t l = strlen(question);
             if (l + strlen(a) + 2 > sizeof question) {
                 fprintf(stderr, "dream ask: the question is over %zu bytes; ask a shorter one\n", sizeof question - 2);

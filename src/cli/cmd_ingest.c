@@ -155,8 +155,17 @@ int cmd_ingest(int argc, char **argv)
     int n_from = 0, n_paths = 0;
     const char **paths = calloc((size_t)argc, sizeof *paths);
     if (!paths) return cli_fail("ingest", dream_error_set(DREAM_ENOMEM, "out of memory"));
+    bool words = false; /* after "--": paths, whatever they start with */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!words && !strcmp(a, "--")) {
+            words = true;
+            continue;
+        }
+        if (words) {
+            paths[n_paths++] = a;
+            continue;
+        }
         if (cli_wants_help(a)) {
             ingest_usage(stdout);
             free(paths);

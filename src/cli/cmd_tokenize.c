@@ -24,9 +24,16 @@ static void usage(FILE *f)
 int cmd_tokenize(int argc, char **argv)
 {
     const char *model_path = NULL, *text = NULL;
-    bool special = true, bos = true, pieces = false;
+    bool special = true, bos = true, pieces = false, words = false; /* words: after "--", the text */
     for (int i = 1; i < argc; i++) {
-        if (cli_wants_help(argv[i])) {
+        if (!words && !strcmp(argv[i], "--")) {
+            words = true;
+        } else if (words && !text) {
+            text = argv[i];
+        } else if (words) {
+            fprintf(stderr, "dream tokenize: give the text as one argument (quote it)\n");
+            return 2;
+        } else if (cli_wants_help(argv[i])) {
             usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--model") && cli_option_value(argc, argv, i)) model_path = argv[++i];

@@ -105,6 +105,10 @@ has "$out" "no wiki at $tmp/nowhere"
 out=$(DREAM_HOME="$tmp/dry" "$dream" run --dry-run 2>&1) || fail "run --dry-run with no store yet: $out"
 has "$out" "0 conversation(s) would be segmented"
 [ -e "$tmp/dry" ] && fail "run --dry-run made $(ls -R "$tmp/dry")"
+# after --, a path that starts with '-' is a path (ingest refused -- as an unknown option)
+mkdir -p "$tmp/dash" && cp "$(dirname "$0")/../data/ingest/openai/chats.jsonl" "$tmp/dash/-chats.jsonl" || fail "copying -chats.jsonl"
+out=$(cd "$tmp/dash" && DREAM_HOME="$tmp/dashhome" "$dream" ingest -- -chats.jsonl 2>&1) || fail "ingest -- -chats.jsonl: $out"
+has "$out" "3 new"
 # forget takes one --source and one --before (a second took the first's place without a word)
 out=$(DREAM_HOME="$tmp/home" "$dream" forget --source chatgpt --source claude --dry-run 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "forget --source twice: exit $rc (want 2): $out"
