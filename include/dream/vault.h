@@ -65,6 +65,10 @@ int dream_vault_sources(const char *dir, bool *on);
  * run writes or removes the notes and relinks the footnotes). DREAM_EIO when dir is no repository. */
 int dream_vault_set_sources(const char *dir, bool on);
 
+/* Whether dir is a wiki `dream init` set up: it has its Meta/ folder (articles/ it may lack: git
+ * keeps no empty folder, so a clone of a wiki, or one whose last article went, has none). */
+bool dream_vault_is_set_up(const char *dir);
+
 struct git_repository;
 struct git_signature;
 

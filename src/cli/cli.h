@@ -30,6 +30,11 @@ bool cli_parse_int(const char *verb, const char *opt, const char *val, long min,
  * ignoring (a background job's SIGINT) stays ignored. note must outlive the call. */
 void cli_on_interrupt(const char *note);
 
+/* 1, with the error said, when store (--store) names a file that is not there: a typo, not "no
+ * store yet" (a read verb said "store: none"); 0 for none named, "" (no store) or one that is.
+ * dream mcp and serve, which run before the first ingest, take one not made yet. */
+int cli_store_missing(const char *verb, const char *store);
+
 /* What --model PATH means on every verb that loads a model (run, ask, generate, tokenize, serve),
  * for their --help: "  --model PATH   " CLI_MODEL_HELP. */
 #define CLI_MODEL_HELP "the GGUF model file (default: $DREAM_MODEL, then the Hugging Face cache)"

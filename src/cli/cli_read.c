@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static void cli_read_usage(const struct cli_read_verb *v, FILE *f)
 {
@@ -141,14 +140,7 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
     }
     /* a search of the conversations alone reads the store: a wiki not made yet is no error */
     if (json_is_true(json_object_get(args, "conversations"))) p.wiki_optional = true;
-    /* a store named on the command line that is not there is a typo, not "no store yet": status
-     * said "store: none" (dream mcp and serve, which run before the first ingest, take it) */
-    struct stat st;
-    if (p.store && p.store[0] && stat(p.store, &st) != 0) {
-        json_decref(args);
-        fprintf(stderr, "dream %s: no store at %s: name an existing store with --store (or --store '' for none)\n", v->verb, p.store);
-        return 1;
-    }
+    if (cli_store_missing(v->verb, p.store)) return json_decref(args), 1;
     const char *tool = v->tool;
     dream_reader *r = NULL;
     int rc = dream_reader_open(&p, &r);

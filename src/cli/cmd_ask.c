@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 const char cmd_ask_summary[] = "answer a question from the memory, with the footnotes it used";
 
@@ -83,11 +82,7 @@ int cmd_ask(int argc, char **argv)
         ask_usage(stderr);
         return 2;
     }
-    struct stat st;
-    if (p.store && p.store[0] && stat(p.store, &st) != 0) { /* a typo, not "no store yet" */
-        fprintf(stderr, "dream ask: no store at %s: name an existing store with --store (or --store '' for none)\n", p.store);
-        return 1;
-    }
+    if (cli_store_missing("ask", p.store)) return 1;
     int rc = cli_model_select("ask", model, backend);
     if (rc) return rc;
     dream_reader *r = NULL;

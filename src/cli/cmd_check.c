@@ -7,6 +7,7 @@
 #include "dream/error.h"
 #include "dream/paths.h"
 #include "dream/store.h"
+#include "dream/vault.h"
 #include "util/file.h"
 
 #include <dirent.h>
@@ -221,12 +222,9 @@ int cmd_check(int argc, char **argv)
     }
     snprintf(dir, wl + 16, "%s/articles", wiki);
     struct stat st;
-    /* a wiki dream init set up (its Meta/) whose articles/ is gone holds no article: git keeps
-     * no empty folder */
-    char meta[4200];
-    snprintf(meta, sizeof meta, "%s/Meta", wiki);
-    bool empty = (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) && stat(meta, &st) == 0 && S_ISDIR(st.st_mode);
-    if (!empty && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+    /* a wiki dream init set up whose articles/ is gone holds no article */
+    bool have = stat(dir, &st) == 0 && S_ISDIR(st.st_mode), empty = !have && dream_vault_is_set_up(wiki);
+    if (!have && !empty) {
         fprintf(stderr, "dream check: %s is not a directory: is %s a wiki? (create one with `dream init --wiki %s`)\n",
                 dir, wiki, wiki);
         free(dir);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DREAM_CMD(v) int cmd_##v(int argc, char **argv); extern const char cmd_##v##_summary[];
@@ -66,6 +67,14 @@ void cli_on_interrupt(const char *note)
         sigemptyset(&sa.sa_mask);
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
     }
+}
+
+int cli_store_missing(const char *verb, const char *store)
+{
+    struct stat st;
+    if (!store || !store[0] || stat(store, &st) == 0) return 0;
+    fprintf(stderr, "dream %s: no store at %s: name an existing store with --store (or --store '' for none)\n", verb, store);
+    return 1;
 }
 
 int cli_fail(const char *verb, int code)
@@ -211,8 +220,9 @@ static int dream_main(int argc, char **argv)
     return v ? v->run(argc - i, argv + i) : unknown_verb(argv[i]);
 }
 
-/* argv with each "--option=value" before a bare "--" as the two words "--option" "value", as GNU
- * tools take it (every verb refused it as an unknown option); NULL when memory runs out. */
+/* A copy of argv (each word its own copy) with each "--option=value" before a bare "--" as the
+ * two words "--option" "value", as GNU tools take it (every verb refused it as an unknown
+ * option); NULL when memory runs out. */
 static char **split_equals(int argc, char **argv, int *n)
 {
     char **out = calloc((size_t)argc * 2 + 1, sizeof *out);
@@ -224,13 +234,9 @@ static char **split_equals(int argc, char **argv, int *n)
         words |= !strcmp(a, "--");
         size_t name = eq ? (size_t)(eq - a) : 0;
         bool split = !words && i > 0 && eq && name > 2 && !strncmp(a, "--", 2) && strspn(a + 2, "abcdefghijklmnopqrstuvwxyz-") == name - 2;
-        if (split) {
-            out[(*n)++] = strndup(a, name);
-            out[(*n)++] = strdup(eq + 1);
-            if (!out[*n - 1] || !out[*n - 2]) return NULL; /* the process ends on it: nothing to free */
-        } else {
-            out[(*n)++] = argv[i];
-        }
+        if (split) out[(*n)++] = strndup(a, name);
+        out[(*n)++] = strdup(split ? eq + 1 : a);
+        if (!out[*n - 1] || (split && !out[*n - 2])) return NULL; /* the process ends on it: nothing to free */
     }
     return out;
 }
@@ -244,10 +250,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = dream_main(n, args);
-    for (int i = 0, k = 0; i < n; i++) { /* the split words are the copies: argv's own are not */
-        while (k < argc && argv[k] != args[i]) k++;
-        if (k == argc) free(args[i]), k = 0;
-    }
+    for (int i = 0; i < n; i++) free(args[i]);
     free(args);
     /* what was printed must have reached stdout: a full disk or a closed file said nothing and
      * exited 0 */

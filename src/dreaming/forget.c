@@ -8,6 +8,7 @@
 #include "dream/error.h"
 #include "dream/log.h"
 #include "dream/pipeline.h"
+#include "dream/vault.h"
 #include "synth_internal.h"
 #include "util/utf8.h"
 
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #define FORGET_STAGE "forget"
@@ -753,9 +753,7 @@ int dream_forget(dream_store *store, const struct dream_forget_params *params, s
     int fd = -1, rc = DREAM_OK;
     /* a --wiki that is no wiki (a typo) is refused before the store is touched: the conversations
      * left the store while the real wiki went on citing them */
-    struct stat ws;
-    char meta[4200];
-    if (!p.no_wiki && p.wiki_dir && (snprintf(meta, sizeof meta, "%s/Meta", p.wiki_dir), stat(meta, &ws) != 0 || !S_ISDIR(ws.st_mode)))
+    if (!p.no_wiki && p.wiki_dir && !dream_vault_is_set_up(p.wiki_dir))
         rc = dream_error_set(DREAM_ENOTFOUND,
                              "%s is not a wiki dream init set up (it has no Meta/ folder): name the wiki with --wiki, or forget from the "
                              "store alone with --no-wiki",

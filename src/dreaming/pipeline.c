@@ -10,6 +10,7 @@
 #include "dream/segment.h"
 #include "dream/store.h"
 #include "dream/synthesis.h"
+#include "dream/vault.h"
 #include "util/file.h"
 
 #include <errno.h>
@@ -396,10 +397,7 @@ char *dream_pipeline_default_wiki(void)
 {
     char *dir = NULL;
     if (dream_paths_wiki_dir(&dir) != 0) return NULL;
-    char meta[4096];
-    snprintf(meta, sizeof meta, "%s/Meta", dir);
-    struct stat st;
-    if (stat(meta, &st) == 0 && S_ISDIR(st.st_mode)) return dir;
+    if (dream_vault_is_set_up(dir)) return dir;
     free(dir);
     return NULL;
 }
@@ -457,15 +455,10 @@ int dream_pipeline_run(const struct dream_pipeline_params *p)
      * up, only leaves the writing stages out) */
     bool writes = pipeline_writes(q.stage);
     if (q.wiki_dir && !*q.wiki_dir) return dream_error_set(DREAM_EINVAL, "the wiki path is empty: give the wiki's directory (or leave --wiki out)");
-    if (q.wiki_dir && writes && !q.dry_run) {
-        char meta[4200];
-        struct stat st;
-        snprintf(meta, sizeof meta, "%s/Meta", q.wiki_dir);
-        if (stat(meta, &st) != 0 || !S_ISDIR(st.st_mode))
-            return dream_error_set(DREAM_ENOTFOUND, "%s is not a wiki dream init set up (it has no Meta/ folder): create it with `dream init --wiki %s`, "
-                                   "then run again",
-                                   q.wiki_dir, q.wiki_dir);
-    }
+    if (q.wiki_dir && writes && !q.dry_run && !dream_vault_is_set_up(q.wiki_dir))
+        return dream_error_set(DREAM_ENOTFOUND, "%s is not a wiki dream init set up (it has no Meta/ folder): create it with `dream init --wiki %s`, "
+                               "then run again",
+                               q.wiki_dir, q.wiki_dir);
     struct run x = {.p = &q};
     char *wiki_dflt = NULL;
     x.wiki = q.wiki_dir ? q.wiki_dir : (wiki_dflt = dream_pipeline_default_wiki());

@@ -265,6 +265,20 @@ static int lk_own_see_also(const dream_article *a, const struct synth_stems *ste
     return rc;
 }
 
+/* The articles a's links name outside See also, in document order: each marked in seen[]
+ * (self's too); out, when not NULL, gets each other than self once, in that order. */
+static void lk_mentions(const dream_article *a, const struct synth_stems *stems, size_t self, bool *seen, char **out, size_t *n)
+{
+    for (size_t l = 0; l < dream_article_link_count(a); l++) {
+        const struct dream_article_link *lk = dream_article_link(a, l);
+        if (lk->in_see_also || dream_article_link_is_meta(lk->target)) continue;
+        long s = dream_article_resolve_link((const char *const *)stems->stems, stems->n, lk->target);
+        if (s < 0 || seen[s]) continue;
+        seen[s] = true;
+        if (out && (size_t)s != self) out[(*n)++] = stems->stems[s];
+    }
+}
+
 static bool lk_in(char **list, size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)
@@ -315,24 +329,13 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
             continue;
         }
         rc = dream_article_clone(before, &after);
-        memset(linked, 0, stems.n * sizeof *linked);
         /* stems already linked from the body count as linked */
+        memset(linked, 0, stems.n * sizeof *linked);
+        lk_mentions(before, &stems, i, linked, NULL, NULL);
         char **mentioned = calloc(stems.n + 1, sizeof *mentioned);
         size_t n_mentioned = 0;
-        if (!mentioned) rc = DREAM_ENOMEM;
-        for (size_t l = 0; !rc && l < dream_article_link_count(before); l++) {
-            const struct dream_article_link *lk = dream_article_link(before, l);
-            if (lk->in_see_also || dream_article_link_is_meta(lk->target)) continue;
-            long s = dream_article_resolve_link((const char *const *)stems.stems, stems.n, lk->target);
-            if (s >= 0 && !linked[s]) {
-                linked[s] = true;
-                if ((size_t)s != i) mentioned[n_mentioned++] = stems.stems[s];
-            }
-        }
+        if (!mentioned && !rc) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         /* the lead, then each body section */
-        bool *before_linked = calloc(stems.n, sizeof *before_linked);
-        if (!before_linked && !rc) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-        for (size_t s = 0; before_linked && s < stems.n; s++) before_linked[s] = linked[s];
         const char *lead = dream_article_lead(after);
         char *nl = !rc && lead && *lead ? lk_link_text(lead, surf, n_surf, stems.stems, linked, i) : NULL;
         if (nl) rc = dream_article_set_lead(after, nl);
@@ -347,18 +350,10 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
         /* the mentions in document order, the links just made among them: listed in the order
          * the next run reads them in (before, the new ones came in stem order, and the next run
          * reordered See also and committed again) */
-        n_mentioned = 0;
-        memset(before_linked, 0, before_linked ? stems.n * sizeof *before_linked : 0);
-        for (size_t l = 0; !rc && before_linked && mentioned && l < dream_article_link_count(after); l++) {
-            const struct dream_article_link *lk = dream_article_link(after, l);
-            if (lk->in_see_also || dream_article_link_is_meta(lk->target)) continue;
-            long s = dream_article_resolve_link((const char *const *)stems.stems, stems.n, lk->target);
-            if (s >= 0 && (size_t)s != i && !before_linked[s]) {
-                before_linked[s] = true;
-                mentioned[n_mentioned++] = stems.stems[s];
-            }
+        if (!rc) {
+            memset(linked, 0, stems.n * sizeof *linked);
+            lk_mentions(after, &stems, i, linked, mentioned, &n_mentioned);
         }
-        free(before_linked);
         /* See also: mentions in document order, co-occurring, old */
         char **co = NULL;
         size_t n_co = 0;

@@ -5,6 +5,7 @@
 #include "dream/error.h"
 #include "dream/log.h"
 #include "dream/paths.h"
+#include "dream/vault.h"
 #include "entity_name.h"
 #include "store_internal.h"
 #include "util/buf.h"
@@ -343,16 +344,10 @@ int dream_reader_open(const struct dream_reader_params *p, dream_reader **out)
     if (!rc && dbuf_printf(&dir, "%s/articles", r->wiki)) rc = DREAM_ENOMEM;
     r->articles_dir = dbuf_take(&dir);
     struct stat st;
-    /* a wiki dream init set up (its Meta/) whose articles/ is gone holds no article yet: git
-     * keeps no empty folder, so a clone of it, or one whose last article went, has none */
-    bool empty = false;
-    if (!rc && (stat(r->articles_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        struct dbuf meta = {0};
-        if (dbuf_printf(&meta, "%s/Meta", r->wiki)) rc = DREAM_ENOMEM;
-        empty = !rc && stat(meta.data, &st) == 0 && S_ISDIR(st.st_mode);
-        dbuf_free(&meta);
-    }
-    if (!rc && !empty && (stat(r->articles_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+    /* a wiki dream init set up whose articles/ is gone holds no article yet */
+    bool have = !rc && stat(r->articles_dir, &st) == 0 && S_ISDIR(st.st_mode);
+    bool empty = !rc && !have && dream_vault_is_set_up(r->wiki);
+    if (!rc && !have && !empty) {
         if (p && p->wiki_optional) r->no_wiki = true;
         else
             rc = dream_error_set(DREAM_ENOTFOUND, "no wiki at %s (%s is not a directory): create one with `dream init --wiki %s`, or point --wiki/DREAM_WIKI at one",

@@ -433,53 +433,6 @@ static int store_keep_replaced(dream_store *store, int64_t rowid, int64_t revisi
     return rc;
 }
 
-static char *store_col_strdup(sqlite3_stmt *st, int i);
-
-int store_messages_held_elsewhere(dream_store *store, const char *source, const char *id, const char *const *msg_ids,
-                                  const char *const *texts, size_t n, size_t *held, char **other)
-{
-    *held = 0;
-    *other = NULL;
-    if (!n) return 0;
-    sqlite3_stmt *st;
-    if (store_prepare(store,
-                      "SELECT m.conversation, c.source_id FROM messages m JOIN conversations c ON c.id = m.conversation "
-                      "WHERE m.source_id = ?1 AND m.position = 0 AND m.text = ?2 AND c.source = ?3 AND c.source_id <> ?4 ORDER BY m.conversation LIMIT 1",
-                      &st))
-        return DREAM_EIO;
-    sqlite3_bind_text(st, 1, msg_ids[0], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, texts[0], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, source, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    int64_t conv = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    if (rc == SQLITE_ROW && !(*other = store_col_strdup(st, 1))) rc = SQLITE_NOMEM;
-    sqlite3_finalize(st);
-    if (rc == SQLITE_DONE) return 0;
-    if (rc != SQLITE_ROW) return rc == SQLITE_NOMEM ? dream_error_set(DREAM_ENOMEM, "out of memory") : store_fail(store, "looking up messages");
-    if (store_prepare(store, "SELECT 1 FROM messages WHERE source_id = ?1 AND conversation = ?2 AND text = ?3", &st)) {
-        free(*other);
-        *other = NULL;
-        return DREAM_EIO;
-    }
-    size_t k = 1;
-    for (; k < n; k++) {
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, msg_ids[k], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, conv);
-        sqlite3_bind_text(st, 3, texts[k], -1, SQLITE_STATIC);
-        if ((rc = sqlite3_step(st)) != SQLITE_ROW) break;
-    }
-    sqlite3_finalize(st);
-    if (k < n && rc != SQLITE_DONE) {
-        free(*other);
-        *other = NULL;
-        return store_fail(store, "looking up messages");
-    }
-    *held = k;
-    return 0;
-}
-
 static int store_put_tx(dream_store *store, const struct dream_conversation *c, const char *hash, enum dream_store_outcome *outcome)
 {
     int gone = store_is_forgotten(store, c->source, c->id);
@@ -614,6 +567,51 @@ static char *store_col_strdup(sqlite3_stmt *st, int i)
 {
     const char *s = (const char *)sqlite3_column_text(st, i);
     return strdup(s ? s : "");
+}
+
+int store_messages_held_elsewhere(dream_store *store, const char *source, const char *id, const char *const *msg_ids,
+                                  const char *const *texts, size_t n, size_t *held, char **other)
+{
+    *held = 0;
+    *other = NULL;
+    if (!n) return 0;
+    sqlite3_stmt *st;
+    if (store_prepare(store,
+                      "SELECT m.conversation, c.source_id FROM messages m JOIN conversations c ON c.id = m.conversation "
+                      "WHERE m.source_id = ?1 AND m.position = 0 AND m.text = ?2 AND c.source = ?3 AND c.source_id <> ?4 ORDER BY m.conversation LIMIT 1",
+                      &st))
+        return DREAM_EIO;
+    sqlite3_bind_text(st, 1, msg_ids[0], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, texts[0], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    int64_t conv = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    if (rc == SQLITE_ROW && !(*other = store_col_strdup(st, 1))) rc = SQLITE_NOMEM;
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return 0;
+    if (rc != SQLITE_ROW) return rc == SQLITE_NOMEM ? dream_error_set(DREAM_ENOMEM, "out of memory") : store_fail(store, "looking up messages");
+    if (store_prepare(store, "SELECT 1 FROM messages WHERE source_id = ?1 AND conversation = ?2 AND text = ?3", &st)) {
+        free(*other);
+        *other = NULL;
+        return DREAM_EIO;
+    }
+    size_t k = 1;
+    for (; k < n; k++) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, msg_ids[k], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, conv);
+        sqlite3_bind_text(st, 3, texts[k], -1, SQLITE_STATIC);
+        if ((rc = sqlite3_step(st)) != SQLITE_ROW) break;
+    }
+    sqlite3_finalize(st);
+    if (k < n && rc != SQLITE_DONE) {
+        free(*other);
+        *other = NULL;
+        return store_fail(store, "looking up messages");
+    }
+    *held = k;
+    return 0;
 }
 
 void dream_store_conversation_free(struct dream_store_conversation *c)

@@ -94,6 +94,14 @@ static int vault_commit(git_repository *repo, const char *dir, const char *const
     return rc;
 }
 
+bool dream_vault_is_set_up(const char *dir)
+{
+    char *meta = dir ? vault_join(dir, "Meta") : NULL;
+    bool set_up = meta && file_is_dir(meta);
+    free(meta);
+    return set_up;
+}
+
 /* A `dream init` killed while libgit2 made the repository leaves a .git with no HEAD yet and its
  * config.lock: no git repository, and every later init failed on the lock. No git command works
  * in such a directory, so the lock is that killed init's; it goes, and init makes the repository
