@@ -7,7 +7,10 @@
  *     ledgers, the stages' work state), and the subjects no other conversation names, so that a
  *     later `dream run` cannot write their claims again; the search index is then merged
  *     (FTS5 'optimize') and the store written over where they were (secure_delete, a WAL
- *     checkpoint), so their text is not left in free pages either;
+ *     checkpoint), so their text is not left in free pages either. Ingest does not read them
+ *     back: the store keeps a one-way key of each conversation, and of each message, so a
+ *     resumed Claude Code session that repeats a forgotten session's messages stores only its
+ *     own;
  *   - from the wiki, claim by claim (dream_article_forget): sentences cited only by them, their
  *     markers in sentences that other conversations also support, their footnote definitions;
  *     an article left with nothing cited and no prose (a section the person wrote keeps it) is

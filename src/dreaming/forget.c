@@ -601,15 +601,18 @@ static int fg_store_removed_article(struct forget *f, const char *stem)
     return rc;
 }
 
-/* Each chosen conversation the store has, remembered as forgotten (dream_store_put skips it). */
+/* Each chosen conversation the store has, remembered as forgotten (dream_store_put skips it),
+ * and its messages (a resumed Claude Code session repeats them, and ingest leaves them out). */
 static int fg_remember(struct forget *f)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(f->store), "SELECT source, source_id FROM conversations WHERE id IN " FG_IN_CONVS, -1, &st, NULL))
+    if (sqlite3_prepare_v2(store_db(f->store), "SELECT source, source_id, id FROM conversations WHERE id IN " FG_IN_CONVS, -1, &st, NULL))
         return store_sql_error(f->store, "remembering the forgotten conversations");
     int rc = DREAM_OK, step;
-    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW)
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
         rc = store_forgotten_add(f->store, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1));
+        if (!rc) rc = store_forgotten_add_messages(f->store, sqlite3_column_int64(st, 2));
+    }
     if (!rc && step != SQLITE_DONE) rc = store_sql_error(f->store, "remembering the forgotten conversations");
     sqlite3_finalize(st);
     return rc;

@@ -259,9 +259,10 @@ static int cc_id_from_path(const char *path, char **out)
 
 /* A resumed session (claude --resume) is a new log, under a new session id, that starts with the
  * messages of the session it resumes, uuids and all. Those another conversation of the store
- * already holds are left to it (*left: how many): c keeps the messages after them. When it holds them all (the
- * log read second is the earlier session), the session counts as unchanged: its messages are
- * stored. */
+ * already holds are left to it, and those of a session the person forgot (`dream forget`) stay
+ * forgotten (*left: how many of both): c keeps the messages after them. When that is all of
+ * them (the log read second is the earlier session), the session counts as unchanged: its
+ * messages are stored, or were forgotten. */
 static int cc_leave_resumed(struct ingest_ctx *ctx, struct ingest_conv *c, size_t *left)
 {
     *left = 0;
@@ -276,16 +277,23 @@ static int cc_leave_resumed(struct ingest_ctx *ctx, struct ingest_conv *c, size_
         ids[i] = c->msgs[i].id ? c->msgs[i].id : "";
         texts[i] = c->msgs[i].text;
     }
-    size_t held = 0;
+    size_t gone = 0, held = 0;
     char *other = NULL;
-    int rc = store_messages_held_elsewhere(ctx->store, dream_format_name(ctx->format), c->id, ids, texts, c->n, &held, &other);
+    const char *source = dream_format_name(ctx->format);
+    int rc = store_messages_forgotten(ctx->store, source, ids, texts, c->n, &gone);
+    if (!rc) rc = store_messages_held_elsewhere(ctx->store, source, c->id, ids + gone, texts + gone, c->n - gone, &held, &other);
     free(ids);
     free(texts);
-    if (rc || !held) return rc;
-    *left = held;
-    dream_log(DREAM_LOG_INFO, "%s: session %s starts with %zu message(s) session %s holds (it resumes that session): %s", ctx->path, c->id,
-              held, other, held == c->n ? "nothing else is in it" : "the rest is stored as its own");
+    if (rc || !(gone + held)) return rc;
+    if (gone)
+        dream_log(DREAM_LOG_INFO, "%s: session %s starts with %zu message(s) of a session that was forgotten (it resumes that session): "
+                  "they stay forgotten", ctx->path, c->id, gone);
+    if (held)
+        dream_log(DREAM_LOG_INFO, "%s: session %s starts with %zu message(s) session %s holds (it resumes that session): %s", ctx->path,
+                  c->id, held, other, gone + held == c->n ? "nothing else is in it" : "the rest is stored as its own");
     free(other);
+    held += gone;
+    *left = held;
     for (size_t i = 0; i < held; i++) {
         free(c->msgs[i].id);
         free(c->msgs[i].text);

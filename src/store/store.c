@@ -238,6 +238,73 @@ int store_forgotten_add(dream_store *store, const char *source, const char *id)
     return rc;
 }
 
+/* The key a forgotten message is remembered by, in the same table as its conversation's: one-way,
+ * from its source, its id in the export and its text. */
+static void store_forgotten_message_key(const char *source, const char *msg_id, const char *text, char hex[65])
+{
+    struct sha256 s;
+    uint8_t d[32];
+    sha256_init(&s);
+    sha256_update(&s, "forgotten message", sizeof "forgotten message");
+    sha256_update(&s, source, strlen(source) + 1);
+    sha256_update(&s, msg_id, strlen(msg_id) + 1);
+    sha256_update(&s, text, strlen(text));
+    sha256_final(&s, d);
+    sha256_hex(d, hex);
+}
+
+int store_forgotten_add_messages(dream_store *store, int64_t conversation)
+{
+    sqlite3_stmt *sel, *ins;
+    if (store_prepare(store,
+                      "SELECT c.source, m.source_id, m.text FROM messages m JOIN conversations c ON c.id = m.conversation "
+                      "WHERE m.conversation = ? AND m.source_id <> ''",
+                      &sel))
+        return DREAM_EIO;
+    if (store_prepare(store, "INSERT OR IGNORE INTO forgotten (key, forgotten_at) VALUES (?, ?)", &ins)) {
+        sqlite3_finalize(sel);
+        return DREAM_EIO;
+    }
+    sqlite3_bind_int64(sel, 1, conversation);
+    int64_t now = store_now_ms();
+    int rc = 0, step;
+    while (!rc && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+        char key[65];
+        store_forgotten_message_key((const char *)sqlite3_column_text(sel, 0), (const char *)sqlite3_column_text(sel, 1),
+                                    (const char *)sqlite3_column_text(sel, 2), key);
+        sqlite3_reset(ins);
+        sqlite3_bind_text(ins, 1, key, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(ins, 2, now);
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = store_fail(store, "recording a forgotten message");
+    }
+    if (!rc && step != SQLITE_DONE) rc = store_fail(store, "reading a forgotten conversation's messages");
+    sqlite3_finalize(sel);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+int store_messages_forgotten(dream_store *store, const char *source, const char *const *msg_ids, const char *const *texts, size_t n,
+                             size_t *lead)
+{
+    *lead = 0;
+    if (!n) return 0;
+    sqlite3_stmt *st;
+    if (store_prepare(store, "SELECT 1 FROM forgotten WHERE key = ?", &st)) return DREAM_EIO;
+    int step = SQLITE_ROW;
+    size_t k = 0;
+    for (; k < n && msg_ids[k][0]; k++) {
+        char key[65];
+        store_forgotten_message_key(source, msg_ids[k], texts[k], key);
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+        if ((step = sqlite3_step(st)) != SQLITE_ROW) break;
+    }
+    sqlite3_finalize(st);
+    if (step != SQLITE_ROW && step != SQLITE_DONE) return store_fail(store, "looking up forgotten messages");
+    *lead = k;
+    return 0;
+}
+
 /* Whether sql (up to two text parameters a and b; b may be NULL) finds a row: 1, 0, or a
  * negative status naming what. */
 static int store_row_exists(dream_store *store, const char *sql, const char *a, const char *b, const char *what)

@@ -87,6 +87,17 @@ extern const int store_migration_count;
  * holding its id: SHA-256 of "forgotten", source and id (so not the citation hash either). */
 int store_forgotten_add(dream_store *store, const char *source, const char *id);
 
+/* Remembers each message of the conversation (rowid) that has an id in its export as forgotten,
+ * by a one-way key of its source, id and text: a Claude Code session that resumed the forgotten
+ * one repeats those messages at its start, and ingest leaves them out (store_messages_forgotten).
+ * Call before the messages are deleted, in the same transaction. */
+int store_forgotten_add_messages(dream_store *store, int64_t conversation);
+
+/* How many of the first n messages (ids and texts, of source), from the first on, were
+ * forgotten (*lead). */
+int store_messages_forgotten(dream_store *store, const char *source, const char *const *msg_ids, const char *const *texts, size_t n,
+                             size_t *lead);
+
 /* Whether the store holds the conversation (source, id), or forgot it: 1, 0, or a negative
  * status. */
 int store_id_known(dream_store *store, const char *source, const char *id);

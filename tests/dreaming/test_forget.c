@@ -16,6 +16,7 @@
 #include "dream/article.h"
 #include "dream/error.h"
 #include "dream/forget.h"
+#include "dream/ingest.h"
 #include "dream/model.h"
 #include "dream/store.h"
 #include "dream/synthesis.h"
@@ -479,6 +480,76 @@ static void test_forget_takes_the_messages_a_later_export_replaced(void **state)
     free(message);
 }
 
+/* One Claude Code log line of session, as `claude` writes it. */
+static void cc_line(struct dbuf *b, const char *session, const char *type, const char *uuid, const char *parent, const char *text)
+{
+    dbuf_printf(b, "{\"type\":\"%s\",\"uuid\":\"%s\",\"parentUuid\":%s%s%s,\"sessionId\":\"%s\",\"timestamp\":\"2025-01-02T10:00:00Z\","
+                   "\"message\":{\"role\":\"%s\",\"content\":\"%s\"}}\n",
+                type, uuid, parent ? "\"" : "", parent ? parent : "null", parent ? "\"" : "", session, type, text);
+}
+
+static void cc_ingest(struct ctx *c, const char *name, const struct dbuf *b)
+{
+    struct dream_ingest_params p = dream_ingest_default_params();
+    p.format = DREAM_FORMAT_CLAUDE_CODE;
+    struct dream_ingest_stats st = {0};
+    assert_int_equal(dream_ingest_buffer(c->store, name, b->data, b->len, &p, &st), 0);
+}
+
+/* A resumed Claude Code session (claude --resume) is a new log that repeats the session it resumes,
+ * uuids and all, before its own turns; ingest leaves those to the earlier session. Once the person
+ * forgot the earlier session, the next read of the resumed log (grown by a turn, as every night)
+ * stored the repeated messages under its own id: what was forgotten came back. They stay
+ * forgotten, and so does the forgotten log itself, read again; the resumed session's own turns
+ * stay. */
+static void test_forget_keeps_a_resumed_sessions_copy_out(void **state)
+{
+    struct ctx *c = *state;
+    static const char *const first[][4] = {
+        {"user", "f1", NULL, "What did the vet say about the quokka bite?"},
+        {"assistant", "f2", "f1", "Keep the bite clean and watch it for three days."},
+    };
+    struct dbuf a = {0}, r = {0};
+    for (size_t i = 0; i < 2; i++) {
+        cc_line(&a, "s-first", first[i][0], first[i][1], first[i][2], first[i][3]);
+        cc_line(&r, "s-resumed", first[i][0], first[i][1], first[i][2], first[i][3]);
+    }
+    cc_line(&r, "s-resumed", "user", "r1", "f2", "Which plants do wombats eat?");
+    cc_line(&r, "s-resumed", "assistant", "r2", "r1", "Mostly native grasses and roots.");
+    cc_ingest(c, "s-first.jsonl", &a);
+    cc_ingest(c, "s-resumed.jsonl", &r);
+    const char *quokka = "%quokka bite%";
+    assert_int_equal(scalar_text(c, "SELECT count(*) FROM messages WHERE text LIKE ?1", quokka), 1);
+
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(c->store), "SELECT cite FROM conversations WHERE source_id = 's-first'", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char *hash = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    struct dream_forget_result res;
+    const char *hashes[] = {hash};
+    assert_int_equal(forget(c, hashes, 1, NULL, NULL, false, &res), 0);
+    assert_int_equal(res.conversations, 1);
+    assert_int_equal(scalar_text(c, "SELECT count(*) FROM messages WHERE text LIKE ?1", quokka), 0);
+
+    cc_line(&r, "s-resumed", "user", "r3", "r2", "And how far do they roam?");
+    for (int pass = 0; pass < 2; pass++) {
+        cc_ingest(c, "s-resumed.jsonl", &r);
+        cc_ingest(c, "s-first.jsonl", &a);
+        assert_int_equal(scalar_text(c, "SELECT count(*) FROM messages WHERE text LIKE ?1", quokka), 0);
+        assert_int_equal(scalar_text(c, "SELECT count(*) FROM messages WHERE text LIKE ?1", "%Keep the bite clean%"), 0);
+        assert_int_equal(scalar_text(c, "SELECT count(*) FROM conversations WHERE source_id = ?1", "s-first"), 0);
+        assert_int_equal(scalar_text(c, "SELECT count(*) FROM messages m JOIN conversations k ON k.id = m.conversation "
+                                        "WHERE k.source_id = ?1",
+                                     "s-resumed"),
+                         3);
+    }
+    assert_false(store_file_holds(c, "quokka bite"));
+    free(hash);
+    dbuf_free(&a);
+    dbuf_free(&r);
+}
+
 /* The store's file, its WAL and every file of the wiki (HEAD included), as one string. */
 static char *fingerprint(struct ctx *c)
 {
@@ -747,6 +818,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_forget_cut_short_after_the_store_leaves_no_word_in_the_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_with_a_wiki_that_is_none_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_edits_an_article_saved_with_a_byte_order_mark, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_keeps_a_resumed_sessions_copy_out, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
