@@ -608,12 +608,23 @@ static bool below_stub_threshold(const dream_article *a)
     return body < 2 || words < 40;
 }
 
+/* Whether a footnote of a cites a conversation: every article the Dreaming writes does; one that
+ * does not is the person's own. */
+static bool cites_a_conversation(const dream_article *a)
+{
+    for (size_t i = 0; i < dream_article_footnote_count(a); i++)
+        if (dream_article_footnote(a, i)->n_conv > 0) return true;
+    return false;
+}
+
 static int pass_stub(struct norm *n)
 {
     dream_article *a = n->a;
     if (dream_article_is_redirect(a)) return 0;
     bool had = dream_article_is_stub(a);
-    bool want = n->p && n->p->manage_stub ? below_stub_threshold(a) : had;
+    /* the person's own article (nothing cited) keeps its marker, or its lack of one: a short note
+     * of theirs that a stage links to or from is not the wiki's stub */
+    bool want = n->p && n->p->manage_stub && cites_a_conversation(a) ? below_stub_threshold(a) : had;
     /* the marker's place is right after the H1: an existing one elsewhere moves there */
     bool placed = false;
     for (size_t i = 0; i < a->n_items; i++) {

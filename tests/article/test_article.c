@@ -1086,6 +1086,33 @@ static void test_normalize_infobox_title_links_and_stub(void **state)
     (void)state;
 }
 
+/* The stub marker is the wiki's, for the articles it writes (each cites a conversation). A short
+ * article of the person's own (no footnote citing one), linked by the link stage, was given a
+ * {{stub}} line it never had; and one over the threshold lost the marker its writer put there. */
+static void test_normalize_leaves_the_stub_marker_of_the_persons_own_article(void **state)
+{
+    struct dream_article_normalize_params p = {.stem = "Garden", .resolve = resolve_fixture, .manage_stub = true};
+    static const char *const own[] = {
+        "# Garden\n\nMy plot by the river. See [[Leica]].\n",
+        "# Garden\n\nMy plot by the river[^1].\n\n## References\n\n[^1]: my own note, not a conversation\n",
+        "# Garden\n\n{{stub}}\nMy plot by the river. " /* over the threshold's words, in two sections */
+        "It gets the morning sun and the evening shade, and the soil is heavy clay that holds water well into June. "
+        "Tomatoes, beans and squash go in each year.\n\n## Beds\n\nThree raised beds.\n\n## Tools\n\nA spade and a fork.\n",
+    };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        struct notes ns = {0};
+        char *out = normalized(own[i], &p, &ns);
+        assert_string_equal(out, own[i]);
+        free(out);
+    }
+    /* the wiki's own short article is still marked */
+    struct notes ns = {0};
+    char *out = normalized("# Garden\n\nMy plot by the river[^1].\n\n## References\n\n[^1]: `conv:aaaaaaaa#1` (2024-01-01, A)\n", &p, &ns);
+    assert_non_null(strstr(out, "{{stub}}"));
+    free(out);
+    (void)state;
+}
+
 static void test_normalize_leaves_clean_fixtures_unchanged(void **state)
 {
     DIR *d = opendir(fixtures);
@@ -1406,6 +1433,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_normalize_reads_a_lone_cr_as_a_line_end),
         cmocka_unit_test(test_normalize_orders_the_tail_and_merges_duplicates),
         cmocka_unit_test(test_normalize_infobox_title_links_and_stub),
+        cmocka_unit_test(test_normalize_leaves_the_stub_marker_of_the_persons_own_article),
         cmocka_unit_test(test_normalize_leaves_clean_fixtures_unchanged),
         cmocka_unit_test(test_article_property_roundtrip_and_idempotent_normalize),
         cmocka_unit_test(test_article_forget_takes_out_the_claims_only_a_conversation_supports),
