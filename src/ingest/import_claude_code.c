@@ -31,14 +31,12 @@ struct cc_entry {
 };
 
 struct cc_session {
-    struct ingest_ctx *ctx;
     struct cc_entry *e;
     size_t n, cap;
     json_t *index; /* uuid -> position in e */
     json_t *sessions; /* the sessionIds the lines name, in the order they first come */
     size_t session; /* the last line's, for a line that names none */
     json_t *summaries; /* [summary, leafUuid or null], in file order */
-    int err;
 };
 
 static char *cc_dup(const char *s) { return s ? strdup(s) : NULL; }
@@ -348,7 +346,7 @@ static int cc_emit_session(struct ingest_ctx *ctx, const struct cc_session *s, s
  * its own messages were lost). */
 int import_claude_code(struct ingest_ctx *ctx, struct istream *in)
 {
-    struct cc_session s = {.ctx = ctx, .index = json_object(), .sessions = json_array(), .summaries = json_array()};
+    struct cc_session s = {.index = json_object(), .sessions = json_array(), .summaries = json_array()};
     if (!s.index || !s.sessions || !s.summaries) {
         cc_free(&s);
         return dream_error_set(DREAM_ENOMEM, "out of memory");
