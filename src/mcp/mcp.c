@@ -271,7 +271,8 @@ static json_t *mcp_tools_call(dream_mcp *m, const json_t *id, const json_t *para
         dream_reader_default_params(&p);
         if (m->wiki) p.wiki = m->wiki;
         if (m->store) p.store = m->store;
-        p.wiki_optional = dream_read_tool_wiki_optional(t->name);
+        /* conversations reads the store alone, as `dream search --conversations` does */
+        p.wiki_optional = dream_read_tool_wiki_optional(t->name) || t->search_conversations;
         dream_reader *r = NULL;
         json_t *search = NULL;
         if (t->search_conversations && !(search = json_deep_copy(args))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
@@ -292,13 +293,30 @@ static json_t *mcp_tools_call(dream_mcp *m, const json_t *id, const json_t *para
     return mcp_result(id, mcp_tool_result(out, rc != 0));
 }
 
+/* Whether a string of v (at any depth) holds a NUL character (JSON's \u0000, which the decoder
+ * lets through so that the request keeps its id). */
+static bool mcp_holds_nul(const json_t *v)
+{
+    if (json_is_string(v)) return strlen(json_string_value(v)) != json_string_length(v);
+    size_t i;
+    const char *k;
+    const json_t *e;
+    if (json_is_array(v)) json_array_foreach(v, i, e) if (mcp_holds_nul(e)) return true;
+    if (json_is_object(v)) json_object_foreach((json_t *)v, k, e) if (mcp_holds_nul(e)) return true;
+    return false;
+}
+
 /* One message (not a batch). *bad is set when it was not a JSON-RPC message at all. */
 static json_t *mcp_one(dream_mcp *m, const json_t *msg, bool *bad)
 {
     if (!json_is_object(msg)) return *bad = true, mcp_error(NULL, DREAM_MCP_INVALID_REQUEST, NULL, "a JSON-RPC message is an object");
     json_t *id = json_object_get(msg, "id"), *method = json_object_get(msg, "method"), *params = json_object_get(msg, "params");
-    if (id && !json_is_string(id) && !json_is_integer(id))
+    if (id && ((!json_is_string(id) && !json_is_integer(id)) || mcp_holds_nul(id)))
         return *bad = true, mcp_error(NULL, DREAM_MCP_INVALID_REQUEST, NULL, "\"id\" must be a string or an integer");
+    if (mcp_holds_nul(msg))
+        return id ? mcp_error(id, DREAM_MCP_INVALID_PARAMS, NULL, "a string of the request holds \\u0000 (a NUL character), which no "
+                                                             "name, query or method may hold")
+                  : NULL; /* a notification is never answered */
     if (!json_is_string(json_object_get(msg, "jsonrpc")) || strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0"))
         return *bad = true, mcp_error(id, DREAM_MCP_INVALID_REQUEST, NULL, "\"jsonrpc\" must be \"2.0\"");
     if (!method) {
@@ -323,7 +341,7 @@ int dream_mcp_handle(dream_mcp *m, const char *msg, size_t len, json_t **reply)
 {
     *reply = NULL;
     json_error_t je;
-    json_t *root = json_loadb(msg, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadb(msg, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (!root) {
         *reply = mcp_error(NULL, DREAM_MCP_PARSE_ERROR, NULL, "parse error: %s (line %d, column %d)", je.text, je.line, je.column);
         return *reply ? DREAM_EFORMAT : DREAM_ENOMEM;

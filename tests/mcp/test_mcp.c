@@ -95,6 +95,16 @@ static void test_mcp_malformed_messages_get_jsonrpc_error_codes(void **state)
     r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"delete\"}}", 0);
     assert_int_equal(json_array_size(json_object_get(json_object_get(json_object_get(r, "error"), "data"), "tools")), 10);
     json_decref(r);
+    /* valid JSON with \u0000 in a string: answered under its own id (before, a parse error with
+     * id null, so the client waited for id 42 for ever); a notification still gets nothing */
+    r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":{\"name\":\"search\","
+                "\"arguments\":{\"query\":\"a\\u0000b\"}}}",
+             0);
+    assert_int_equal(error_code(r), DREAM_MCP_INVALID_PARAMS);
+    assert_int_equal(json_integer_value(json_object_get(r, "id")), 42);
+    json_decref(r);
+    assert_null(call(m, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\",\"params\":{\"a\":\"\\u0000\"}}", 0));
+    expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000\",\"method\":\"ping\"}", DREAM_EFORMAT, DREAM_MCP_INVALID_REQUEST);
     /* the id comes back as it was sent */
     r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"ping\"}", 0);
     assert_int_equal(error_code(r), 0);
@@ -387,6 +397,20 @@ static void test_mcp_conversations_searches_the_stored_messages(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(r, "error")), "YYYY-MM-DD"));
     json_decref(r);
     dream_mcp_free(m);
+
+    /* the messages need no wiki, as `dream search --conversations` needs none (before: "no wiki
+     * at ..., create one with dream init") */
+    char nowiki[96];
+    snprintf(nowiki, sizeof nowiki, "%s/no-wiki", dir);
+    p.wiki = nowiki;
+    m = dream_mcp_new(&p);
+    assert_non_null(m);
+    r = tool(m, "conversations", "{\"query\":\"rye\"}", &err, NULL);
+    assert_false(err);
+    assert_int_equal(json_array_size(json_object_get(r, "conversations")), 2);
+    json_decref(r);
+    dream_mcp_free(m);
+    p.wiki = vault_dir;
 
     /* a store path with no store there: an error, not the wiki's article hits in the
      * conversations' place (before, isError false with articles, and the bad day let through) */
