@@ -43,6 +43,9 @@ extern "C" {
 /* A whole-article read larger than this gives the table of contents and a size note instead. */
 #define DREAM_READ_WHOLE_MAX 8192
 
+/* The largest offset a paged read tool takes (`dream list --offset`, the list tool's schema). */
+#define DREAM_READ_OFFSET_MAX 100000000
+
 typedef struct dream_reader dream_reader;
 
 struct dream_reader_params {

@@ -93,7 +93,7 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
             json_object_set_new(args, "limit", json_integer(n));
         } else if ((v->options & CLI_READ_OPT_PAGE) && strcmp(a, "--offset") == 0) {
             long n;
-            if (!cli_parse_int(v->verb, a, cli_option_value(argc, argv, i) ? argv[++i] : NULL, 0, 100000000, &n)) return json_decref(args), 2;
+            if (!cli_parse_int(v->verb, a, cli_option_value(argc, argv, i) ? argv[++i] : NULL, 0, DREAM_READ_OFFSET_MAX, &n)) return json_decref(args), 2;
             json_object_set_new(args, "offset", json_integer(n));
         } else if ((v->options & CLI_READ_OPT_SEARCH) && strcmp(a, "--conversations") == 0) {
             json_object_set_new(args, "conversations", json_true());

@@ -25,6 +25,9 @@ struct mcp_tool {
     bool search_conversations; /* the read tool "search" over the store's messages only */
 };
 
+/* A number macro as a string literal, for the schemas. */
+#define MCP_STR_(x) #x
+#define MCP_STR(x) MCP_STR_(x)
 #define MCP_NAME_PROP "\"name\":{\"type\":\"string\",\"description\":\"an article name, title or alias\"}"
 
 static const struct mcp_tool mcp_tools[] = {
@@ -49,7 +52,8 @@ static const struct mcp_tool mcp_tools[] = {
     {"infobox", "An article's infobox", "The infobox fields of an article (key and value): facts to read.",
      "{\"type\":\"object\",\"properties\":{" MCP_NAME_PROP "},\"required\":[\"name\"],\"additionalProperties\":false}", false},
     {"list", "List articles", "The article stems, sorted, a page at a time.",
-     "{\"type\":\"object\",\"properties\":{\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"skip this many\"},"
+     "{\"type\":\"object\",\"properties\":{\"offset\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":" MCP_STR(DREAM_READ_OFFSET_MAX) ","
+     "\"description\":\"skip this many\"},"
      "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"at most this many (default 100)\"}},"
      "\"additionalProperties\":false}", false},
     {"category", "Members of a category",

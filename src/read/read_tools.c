@@ -750,17 +750,17 @@ static bool read_arg_bool(const json_t *args, const char *key)
 }
 
 /* A non-negative count argument; -1 when malformed. */
-static long read_arg_count(const json_t *args, const char *key)
+static long read_arg_count(const json_t *args, const char *key, long max)
 {
     json_t *v = args ? json_object_get(args, key) : NULL;
     if (!v) return 0;
-    if (json_is_integer(v)) return json_integer_value(v) >= 0 && json_integer_value(v) < 1000000 ? (long)json_integer_value(v) : -1;
+    if (json_is_integer(v)) return json_integer_value(v) >= 0 && json_integer_value(v) <= max ? (long)json_integer_value(v) : -1;
     const char *s = json_string_value(v);
     if (!s || !s[0]) return -1;
     char *end;
     errno = 0;
     long n = strtol(s, &end, 10);
-    return *end || errno || n < 0 || n >= 1000000 ? -1 : n;
+    return *end || errno || n < 0 || n > max ? -1 : n;
 }
 
 /* A day argument (YYYY-MM-DD) as Unix ms at its start (UTC), plus days; 0 when absent. */
@@ -841,9 +841,12 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
     if (strcmp(tool, "links") == 0) return (rc = read_need(tool, "an article name", name, out)) ? rc : dream_read_links(r, name, out);
     if (strcmp(tool, "infobox") == 0) return (rc = read_need(tool, "an article name", name, out)) ? rc : dream_read_infobox(r, name, out);
     if (strcmp(tool, "status") == 0) return dream_read_status(r, out);
-    long limit = read_arg_count(args, "limit"), offset = read_arg_count(args, "offset");
+    /* an offset past the end is an empty page, not an error: `dream list --offset` and the list
+     * tool's schema take what this does (DREAM_READ_OFFSET_MAX) */
+    long limit = read_arg_count(args, "limit", 999999), offset = read_arg_count(args, "offset", DREAM_READ_OFFSET_MAX);
     if (limit < 0 || offset < 0) {
-        dream_error_set(DREAM_EINVAL, "limit and offset are counts: whole numbers from 0 to 999999");
+        dream_error_set(DREAM_EINVAL, "limit and offset are counts: whole numbers, limit from 0 to 999999, offset from 0 to %d",
+                        DREAM_READ_OFFSET_MAX);
         return read_error_object(out, DREAM_EINVAL);
     }
     if (strcmp(tool, "list") == 0 || strcmp(tool, "category") == 0) {

@@ -150,6 +150,10 @@ static void test_cli_list_membership_search_status(void **state)
     assert_string_equal(out, "Balcony_garden\nBicycle_Maintenance\nCello_Practice\nHome_Cooking\nHome_Solar_Panels\nSourdough\n");
     assert_int_equal(dream("list --limit 2 --offset 1"), 0);
     assert_string_equal(out, "Bicycle_Maintenance\nCello_Practice\n...and 3 more (--offset)\n");
+    /* an offset past the end is an empty page (before: exit 2, "whole numbers from 0 to 999999",
+     * for an offset the option itself had taken) */
+    assert_int_equal(dream("list --offset 1000000 --json"), 0);
+    EXPECT("\"articles\":[]");
     assert_int_equal(dream("list --category 'Home projects'"), 0);
     EXPECT("category Home projects: 2 article(s)\n  Balcony_garden · The **balcony garden** is a set of planters");
     EXPECT("\n  Home_Solar_Panels · ");
