@@ -1384,9 +1384,12 @@ char *dream_citation_format(const struct dream_citation *c)
         dbuf_free(&b);
         return NULL;
     }
+    /* the title is shown, not read: what Obsidian would take for Markdown of the vault goes or is
+     * escaped (a #word would be a tag in the tag pane; %% opens a comment that hides the rest) */
     for (const char *p = title; *p; p++) {
         char ch = (*p == '\n' || *p == '\r' || *p == '`') ? ' ' : *p == '[' ? '(' : *p == ']' ? ')' : *p;
-        if (dbuf_putc(&b, ch)) return NULL;
+        if (ch == '%' && p > title && p[-1] == '%') continue;
+        if ((ch == '#' && p[1] && p[1] != ' ' && dbuf_putc(&b, '\\')) || dbuf_putc(&b, ch)) return NULL;
     }
     if (dbuf_putc(&b, ')')) return NULL;
     return dbuf_take(&b);

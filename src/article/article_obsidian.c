@@ -578,6 +578,7 @@ char *dream_source_note(const char *conv, const char *date, const char *title)
     struct dbuf t = {0};
     for (const unsigned char *p = (const unsigned char *)(title ? title : ""); *p; p++) {
         bool bad = *p < 0x20 || *p == 0x7f || strchr("\\/:*?\"<>|#^[]`", *p);
+        if (*p == '%' && t.len && t.data[t.len - 1] == '%') continue; /* %% opens an Obsidian comment */
         char c = bad ? ' ' : (char)*p;
         if (c == ' ' && (!t.len || t.data[t.len - 1] == ' ')) continue;
         if (dbuf_putc(&t, c)) {

@@ -687,6 +687,13 @@ static void test_article_footnote_links_to_its_message(void **state)
     char *def = dream_citation_format(&c);
     assert_string_equal(def, "[[Sources/2024-09-14 Levain or starter (67195f89)#^p401|conv:67195f89#p401]] (2024-09-14, Levain (or) starter)");
     free(def);
+    /* a title's #word is no tag and its %% no comment in Obsidian (before, "#sourdough" went to
+     * the tag pane from every footnote citing the conversation, and %% hid the rest of the line) */
+    c.title = "A sluggish #sourdough starter, C# and 100%% %% done";
+    def = dream_citation_format(&c);
+    assert_non_null(strstr(def, "(2024-09-14, A sluggish \\#sourdough starter, C# and 100% % done)"));
+    free(def);
+    c.title = "Levain [or] starter";
     dream_article *a = parse_str("# T\n\nLead[^1][^2].\n\n## References\n\n"
                                  "[^1]: [[Sources/2024-09-14 Levain or starter (67195f89)#^p401|conv:67195f89#p401]] (2024-09-14, Levain or starter)\n"
                                  "[^2]: [[Sources/2024-09-14 Levain or starter (67195f89)#^p999|conv:67195f89#p999]] (2024-09-14, Levain or starter)\n");
@@ -739,6 +746,9 @@ static void test_article_block_ids_and_note_names(void **state)
     free(y);
     char *n = dream_source_note("67195f89", "2024-09-14", "  ..What is C#? a/b: [x] | \"q\" *\n");
     assert_string_equal(n, "Sources/2024-09-14 What is C a b x q (67195f89)");
+    free(n);
+    n = dream_source_note("67195f89", "2024-09-14", "Starting a CLI %% to log %%% bakes");
+    assert_string_equal(n, "Sources/2024-09-14 Starting a CLI % to log % bakes (67195f89)");
     free(n);
     n = dream_source_note("67195f89", NULL, "");
     assert_string_equal(n, "Sources/undated conversation (67195f89)");
