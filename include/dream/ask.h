@@ -32,6 +32,9 @@ extern "C" {
 /* The answer when nothing on file answers the question. */
 #define DREAM_ASK_NOTHING "Nothing on file about that."
 
+/* The longest question dream_ask takes, in bytes (the CLI joins its words up to this). */
+#define DREAM_ASK_QUESTION_MAX 2000
+
 struct dream_ask_params {
     size_t max_read;    /* bytes per read; 0 means 2048, under 256 means 256 */
     size_t max_context; /* bytes of the whole prompt; 0 means 8192 */

@@ -450,7 +450,8 @@ int dream_ask(dream_reader *r, const char *question, const struct dream_ask_para
     if (p.max_read < 256) p.max_read = 256; /* a clipped read needs room for its "…" and a sentence */
     size_t ql = question ? strlen(question) : 0;
     if (!ql) return dream_error_set(DREAM_EINVAL, "ask needs a question");
-    if (ql > 2000) return dream_error_set(DREAM_EINVAL, "the question is over 2000 bytes; ask a shorter one");
+    if (ql > DREAM_ASK_QUESTION_MAX)
+        return dream_error_set(DREAM_EINVAL, "the question is over %d bytes; ask a shorter one", DREAM_ASK_QUESTION_MAX);
     for (size_t i = 0; i < ql;) {
         int l = utf8_seq_len((const unsigned char *)question + i, ql - i);
         if (l <= 0) return dream_error_set(DREAM_EINVAL, "the question is not valid UTF-8");

@@ -40,7 +40,7 @@ int cmd_ask(int argc, char **argv)
     dream_reader_default_params(&p);
     const char *model = NULL, *backend = NULL;
     bool json = false;
-    char question[2048] = "";
+    char question[DREAM_ASK_QUESTION_MAX + 1] = ""; /* one limit: the library's */
     bool words = false; /* after "--": the question's words, whatever they start with */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -70,8 +70,8 @@ int cmd_ask(int argc, char **argv)
         } else {
         word:;
             size_t l = strlen(question);
-            if (l + strlen(a) + 2 > sizeof question) {
-                fprintf(stderr, "dream ask: the question is over %zu bytes; ask a shorter one\n", sizeof question - 2);
+            if (l + (l ? 1 : 0) + strlen(a) > DREAM_ASK_QUESTION_MAX) {
+                fprintf(stderr, "dream ask: the question is over %d bytes; ask a shorter one\n", DREAM_ASK_QUESTION_MAX);
                 return 2;
             }
             snprintf(question + l, sizeof question - l, "%s%s", l ? " " : "", a);

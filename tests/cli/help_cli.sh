@@ -84,6 +84,15 @@ for args in "ask x --model ''" "tokenize --model '' hi" "generate --model '' --p
     [ $rc -eq 2 ] || fail "dream $args: exit $rc (want 2): $out"
     has "$out" "--model is empty"
 done
+# one question limit: the CLI let up to 2,046 bytes through and ask then refused over 2,000
+q2000=$(printf 'x%.0s' $(seq 2000))
+for q in "${q2000}y" "$q2000 $(printf 'y%.0s' $(seq 99))"; do
+    out=$(DREAM_HOME="$tmp/home" "$dream" ask $q --model "$tmp/none.gguf" 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "dream ask (${#q} bytes): exit $rc (want 2): $out"
+    has "$out" "over 2000 bytes"
+done
+out=$(DREAM_HOME="$tmp/home" "$dream" ask "$q2000" --model "$tmp/none.gguf" 2>&1)
+case $out in *"over 2000 bytes"*) fail "dream ask (2,000 bytes) was refused as too long: $out" ;; esac
 # a --store named that is not there is a typo (status said "store: none", ask answered without it)
 for args in "status --store '$tmp/no.sqlite'" "search x --store '$tmp/no.sqlite'" "ask x --store '$tmp/no.sqlite'"; do
     out=$(DREAM_HOME="$tmp/home" eval "\"$dream\" $args" 2>&1); rc=$?
