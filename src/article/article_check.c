@@ -3,6 +3,7 @@
 #include "article_internal.h"
 
 #include "util/buf.h"
+#include "util/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -219,6 +220,12 @@ size_t dream_article_check(const dream_article *a, const struct dream_article_ch
                            dream_article_problem_fn fn, void *ud)
 {
     struct problems p = {fn, ud, 0};
+    size_t len, ok = utf8_valid_prefix(a->text, len = a->len);
+    if (ok < len) { /* a file saved in another encoding (Latin-1, say): every reader of it sees garbage */
+        int line = 1;
+        for (size_t i = 0; i < ok; i++) line += a->text[i] == '\n';
+        problem(&p, line, "not valid UTF-8 from byte %zu on (0x%02x): save the file as UTF-8", ok, (unsigned char)a->text[ok]);
+    }
     check_grammar(a, &p);
     if (cp && cp->stem && a->h1_raw) {
         char *want = strdup(cp->stem);

@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/sha256.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -112,9 +113,31 @@ static int search_step(struct search_writer *w, sqlite3_stmt *st)
     return rc;
 }
 
-/* One row: search_sections (which holds its text for FTS5), then its FTS5 row. */
+static int search_put_row_utf8(struct search_writer *w, const char *stem, const char *title, const char *anchor, const char *section,
+                               const char *text, size_t len, const char *cites, const char *date);
+
+/* One row: search_sections (which holds its text for FTS5), then its FTS5 row. Text that is not
+ * valid UTF-8 (an article the person saved in another encoding) goes in with U+FFFD for each bad
+ * byte: the store holds only UTF-8 (`dream check` reads it so), and a read verb's index update
+ * made it fail there. */
 static int search_put_row(struct search_writer *w, const char *stem, const char *title, const char *anchor, const char *section,
                           const char *text, size_t len, const char *cites, const char *date)
+{
+    if (utf8_valid_prefix(text, len) == len && utf8_valid_prefix(title, strlen(title)) == strlen(title) &&
+        utf8_valid_prefix(section, strlen(section)) == strlen(section))
+        return search_put_row_utf8(w, stem, title, anchor, section, text, len, cites, date);
+    char *t = strndup(text, len), *rt = t ? utf8_repaired(t) : NULL, *rti = utf8_repaired(title), *rs = utf8_repaired(section);
+    int rc = rt && rti && rs ? search_put_row_utf8(w, stem, rti, anchor, rs, rt, strlen(rt), cites, date)
+                             : dream_error_set(DREAM_ENOMEM, "out of memory");
+    free(t);
+    free(rt);
+    free(rti);
+    free(rs);
+    return rc;
+}
+
+static int search_put_row_utf8(struct search_writer *w, const char *stem, const char *title, const char *anchor, const char *section,
+                               const char *text, size_t len, const char *cites, const char *date)
 {
     sqlite3_stmt *st = w->section;
     sqlite3_bind_text(st, 1, stem, -1, SQLITE_STATIC);

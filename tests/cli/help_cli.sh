@@ -103,6 +103,15 @@ done
 DREAM_HOME="$tmp/convs" "$dream" ingest "$(dirname "$0")/../data/ingest/openai/chats.jsonl" >/dev/null 2>&1 || fail "ingest for search --conversations"
 out=$(DREAM_HOME="$tmp/convs" "$dream" search the --conversations 2>&1) || fail "search --conversations with no wiki yet: $out"
 has "$out" "message hit(s)"
+# an article saved in another encoding: check names it, and a read verb's index update keeps the
+# store UTF-8 (search wrote the byte into the store, and check then failed on the store instead)
+DREAM_HOME="$tmp/convs" "$dream" init --quiet || fail "init for the Latin-1 article"
+printf '# Bin\n\n**Bin** has a caf\351 byte.\n' > "$tmp/convs/wiki/articles/Bin.md"
+DREAM_HOME="$tmp/convs" "$dream" search bin >/dev/null 2>&1 || fail "search over a Latin-1 article"
+out=$(DREAM_HOME="$tmp/convs" "$dream" check 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "check with a Latin-1 article: exit $rc (want 1): $out"
+has "$out" "Bin.md:3: not valid UTF-8 from byte 24 on (0xe9)"
+has "$out" "all its text is valid UTF-8"
 # --option=value is --option value (every verb refused it as an unknown option)
 DREAM_HOME="$tmp/eq" "$dream" ingest --store="$tmp/eq/given.sqlite" "$(dirname "$0")/../data/ingest/openai/chats.jsonl" >/dev/null 2>&1 ||
     fail "ingest --store=PATH"
