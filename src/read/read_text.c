@@ -45,7 +45,9 @@ static void text_resolve(struct dbuf *b, const json_t *o)
         dbuf_printf(b, "%s (%s", s_(o, "title"), s_(o, "stem"));
         if (json_object_get(o, "kind")) dbuf_printf(b, ", %s", s_(o, "kind"));
         if (json_object_get(o, "type")) dbuf_printf(b, ", %s", s_(o, "type"));
-        dbuf_printf(b, ")\n%s\nnext: dream read %s\n", s_(o, "lead"), s_(o, "stem"));
+        dbuf_printf(b, ")\n");
+        if (json_object_get(o, "redirected_from")) dbuf_printf(b, "(redirected from %s)\n", s_(o, "redirected_from"));
+        dbuf_printf(b, "%s\nnext: dream read %s\n", s_(o, "lead"), s_(o, "stem"));
     } else if (strcmp(status, "captured") == 0) {
         dbuf_printf(b, "%s: a captured subject with no article yet, in %lld chunk(s):\n", s_(o, "name"), (long long)i_(o, "chunks"));
         json_t *v;
@@ -57,7 +59,9 @@ static void text_resolve(struct dbuf *b, const json_t *o)
 
 static void text_toc(struct dbuf *b, const json_t *o)
 {
-    dbuf_printf(b, "# %s (%s, %lld bytes)\n\n%s\n\n", s_(o, "title"), s_(o, "stem"), (long long)i_(o, "bytes"), s_(o, "lead"));
+    dbuf_printf(b, "# %s (%s, %lld bytes)\n\n", s_(o, "title"), s_(o, "stem"), (long long)i_(o, "bytes"));
+    if (json_object_get(o, "redirected_from")) dbuf_printf(b, "(redirected from %s)\n\n", s_(o, "redirected_from"));
+    dbuf_printf(b, "%s\n\n", s_(o, "lead"));
     json_t *v;
     size_t k;
     json_array_foreach(json_object_get(o, "sections"), k, v) {

@@ -67,10 +67,48 @@ static void read_fit_arrays(json_t *o, json_t *const *arrays, const char *const 
 }
 
 /* The article a tool is asked about: by stem (link rules), else by any name resolve knows. */
-static long read_named(const dream_reader *r, const char *name)
+/* The target a redirect page names (`*Redirects to [[X]].*`), or NULL. */
+static const char *read_redirect_target(const dream_article *a)
+{
+    size_t len;
+    const char *text = dream_article_text(a, &len);
+    static const char lead[] = "*Redirects to ";
+    const size_t ll = sizeof lead - 1;
+    for (size_t k = 0; k < dream_article_link_count(a); k++) {
+        const struct dream_article_link *l = dream_article_link(a, k);
+        if (l->offset >= ll && strncasecmp(text + l->offset - ll, lead, ll) == 0 && l->target[0]) return l->target;
+    }
+    return NULL;
+}
+
+/* Entry i, or the article its redirect page leads to (a few hops at most, so a loop ends):
+ * *from is then the redirect's stem (the first one), else NULL. A redirect whose target is no
+ * article stays itself. */
+static long read_follow(const dream_reader *r, long i, const char **from)
+{
+    *from = NULL;
+    for (int hops = 0; i >= 0 && hops < 4 && dream_article_is_redirect(r->e[i].a); hops++) {
+        const char *t = read_redirect_target(r->e[i].a);
+        long j = t ? read_find(r, t) : -1;
+        if (j < 0 || j == i) break;
+        if (!*from) *from = r->e[i].stem;
+        i = j;
+    }
+    return i;
+}
+
+/* The entry a name leads to, through a redirect page (*from, as read_follow). */
+static long read_named_from(const dream_reader *r, const char *name, const char **from)
 {
     const char *how;
-    return name && name[0] ? read_lookup(r, name, &how) : -1;
+    *from = NULL;
+    return name && name[0] ? read_follow(r, read_lookup(r, name, &how), from) : -1;
+}
+
+static long read_named(const dream_reader *r, const char *name)
+{
+    const char *from;
+    return read_named_from(r, name, &from);
 }
 
 /* ---- resolve ---------------------------------------------------------------------------- */
@@ -140,8 +178,8 @@ int dream_read_resolve(dream_reader *r, const char *name, json_t **out)
         dream_error_set(DREAM_EINVAL, "resolve needs a name (an article title, stem or alias)");
         return read_error_object(out, DREAM_EINVAL);
     }
-    const char *how = NULL;
-    long i = read_lookup(r, name, &how);
+    const char *how = NULL, *from = NULL;
+    long i = read_follow(r, read_lookup(r, name, &how), &from);
     if (i < 0) {
         json_t *cap = read_captured(r, name);
         if (cap) {
@@ -157,6 +195,7 @@ int dream_read_resolve(dream_reader *r, const char *name, json_t **out)
     if (!o) return read_oom(out);
     read_set_infobox_str(o, e->a, "kind");
     read_set_infobox_str(o, e->a, "type");
+    if (from) json_object_set_new(o, "redirected_from", json_string(from));
     read_fit_clip(o, "lead", dream_article_lead(e->a), READ_LEAD_RESOLVE);
     *out = o;
     return 0;
@@ -199,7 +238,8 @@ static json_t *read_toc(const struct read_entry *e)
 int dream_read_article(dream_reader *r, const char *name, bool whole, json_t **out)
 {
     *out = NULL;
-    long i = read_named(r, name);
+    const char *from = NULL;
+    long i = read_named_from(r, name, &from);
     if (i < 0) return read_missing(r, name ? name : "", out);
     const struct read_entry *e = &r->e[i];
     size_t len = 0;
@@ -208,10 +248,12 @@ int dream_read_article(dream_reader *r, const char *name, bool whole, json_t **o
         char *title = read_title_out(e);
         *out = json_pack("{ss ss sI so}", "stem", e->stem, "title", title ? title : e->stem, "bytes", (json_int_t)len, "text", read_json_text(text, len));
         free(title);
+        if (*out && from) json_object_set_new(*out, "redirected_from", json_string(from));
         return *out ? 0 : read_oom(out);
     }
     json_t *o = read_toc(e);
     if (!o) return read_oom(out);
+    if (from) json_object_set_new(o, "redirected_from", json_string(from));
     if (whole) {
         json_object_set_new(o, "too_big", json_true());
         char note[160];

@@ -308,6 +308,53 @@ static void test_read_names_never_escape_the_wiki(void **state)
     dream_reader_close(r);
 }
 
+/* A redirect page leads to its target: resolve and read of the redirect's name gave the redirect
+ * itself (an empty lead, no word of where it points), so an agent stopped at a dead end. Section,
+ * links and infobox follow it too; a loop of redirects, or one to no article, stays itself. */
+static void test_read_follows_a_redirect_page(void **state)
+{
+    (void)state;
+    char dir[400], path[600];
+    copy_vault("redirect", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/articles/Levain.md", dir);
+    write_file(path, "# Levain\n\n*Redirects to [[Sourdough]].*\n");
+    snprintf(path, sizeof path, "%s/articles/Starter.md", dir);
+    write_file(path, "# Starter\n\n*Redirects to [[Levain]].*\n");
+    snprintf(path, sizeof path, "%s/articles/Loop_a.md", dir);
+    write_file(path, "# Loop a\n\n*Redirects to [[Loop b]].*\n");
+    snprintf(path, sizeof path, "%s/articles/Loop_b.md", dir);
+    write_file(path, "# Loop b\n\n*Redirects to [[Loop a]].*\n");
+    snprintf(path, sizeof path, "%s/articles/Gone.md", dir);
+    write_file(path, "# Gone\n\n*Redirects to [[Nowhere at all]].*\n");
+    dream_reader *r = open_reader(dir, "");
+    json_t *o = NULL;
+    static const char *const names[] = {"Levain", "starter"};
+    for (size_t k = 0; k < 2; k++) {
+        assert_int_equal(dream_read_resolve(r, names[k], &o), 0);
+        assert_string_equal(str(o, "stem"), "Sourdough");
+        assert_string_equal(str(o, "redirected_from"), k ? "Starter" : "Levain");
+        assert_true(strlen(str(o, "lead")) > 20);
+        json_decref(o);
+        assert_int_equal(dream_read_article(r, names[k], false, &o), 0);
+        assert_string_equal(str(o, "stem"), "Sourdough");
+        json_decref(o);
+    }
+    assert_int_equal(dream_read_infobox(r, "Levain", &o), 0);
+    assert_string_equal(str(o, "stem"), "Sourdough");
+    json_decref(o);
+    assert_int_equal(dream_read_resolve(r, "Sourdough", &o), 0);
+    assert_null(json_object_get(o, "redirected_from"));
+    json_decref(o);
+    static const char *const stay[] = {"Loop_a", "Gone"};
+    for (size_t k = 0; k < 2; k++) {
+        assert_int_equal(dream_read_resolve(r, stay[k], &o), 0);
+        assert_string_equal(str(o, "status"), "article");
+        assert_true(strncmp(str(o, "stem"), k ? "Gone" : "Loop_", k ? 4 : 5) == 0);
+        json_decref(o);
+    }
+    dream_reader_close(r);
+}
+
 static void test_read_bytes_that_are_not_utf8_still_give_json(void **state)
 {
     (void)state;
@@ -692,6 +739,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_read_resolve_a_deleted_articles_subject_shows_where_it_came_up),
         cmocka_unit_test(test_read_default_read_stays_under_the_budget),
         cmocka_unit_test(test_read_names_never_escape_the_wiki),
+        cmocka_unit_test(test_read_follows_a_redirect_page),
         cmocka_unit_test(test_read_bytes_that_are_not_utf8_still_give_json),
         cmocka_unit_test(test_read_section_gives_subsections_and_their_citations),
         cmocka_unit_test(test_read_links_grouped_outbound_and_inbound),
