@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char cmd_mcp_summary[] = "serve the read tools to agents over MCP (stdio)";
 
@@ -39,6 +40,13 @@ int cmd_mcp(int argc, char **argv)
             return 2;
         }
     }
+    /* an agent's client starts the server and shows its stderr at most in a log: a --store that is
+     * not there is said once here (it is no error: the client may be set up before the first
+     * ingest), and each tool that needs it says so */
+    struct stat st;
+    if (p.store && p.store[0] && stat(p.store, &st) != 0)
+        fprintf(stderr, "dream mcp: note: no store at %s yet (a typo?): the conversations tool and the counts answer without one "
+                        "until `dream ingest --store %s` makes it\n", p.store, p.store);
     dream_mcp *m = dream_mcp_new(&p);
     if (!m) {
         fprintf(stderr, "dream mcp: out of memory\n");

@@ -911,9 +911,9 @@ int dream_read_call(dream_reader *r, const char *tool, const json_t *args, json_
                                                                       : NULL;
             if (only) {
                 dream_error_set(DREAM_ENOTFOUND,
-                                "search with %s looks in the conversations, and there is no store to read them from (none yet: dream ingest "
+                                "%s%s looks in the conversations, and there is no store to read them from (none yet: dream ingest "
                                 "makes it; or it could not be opened: dream status says why)",
-                                only);
+                                strcmp(only, "conversations") ? "search with " : "a search of the ", only);
                 return read_error_object(out, DREAM_ENOTFOUND);
             }
             return dream_read_search(r, q, (size_t)limit, out);

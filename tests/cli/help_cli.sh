@@ -99,6 +99,11 @@ for args in "status --store '$tmp/no.sqlite'" "search x --store '$tmp/no.sqlite'
     [ $rc -eq 1 ] || fail "dream $args: exit $rc (want 1): $out"
     has "$out" "no store at $tmp/no.sqlite"
 done
+# mcp serves with a --store that is not there (a client may be set up before the first ingest),
+# and says so on stderr once, where it said nothing at all
+out=$(DREAM_HOME="$tmp/home" "$dream" mcp --store "$tmp/no.sqlite" </dev/null 2>&1 >/dev/null); rc=$?
+[ $rc -eq 0 ] || fail "dream mcp --store MISSING: exit $rc (want 0): $out"
+has "$out" "no store at $tmp/no.sqlite yet"
 # a search of the conversations reads the store alone: it asked for a wiki before dream init
 DREAM_HOME="$tmp/convs" "$dream" ingest "$(dirname "$0")/../data/ingest/openai/chats.jsonl" >/dev/null 2>&1 || fail "ingest for search --conversations"
 out=$(DREAM_HOME="$tmp/convs" "$dream" search the --conversations 2>&1) || fail "search --conversations with no wiki yet: $out"
