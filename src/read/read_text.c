@@ -90,6 +90,7 @@ static void text_links(struct dbuf *b, const json_t *o)
     if (json_array_size(json_object_get(o, "redlinks"))) {
         dbuf_puts(b, "  redlinks:");
         json_array_foreach(json_object_get(o, "redlinks"), k, v) dbuf_printf(b, " [[%s]]", json_string_value(v));
+        if (json_object_get(more, "redlinks")) dbuf_printf(b, " +%lld more", (long long)i_(more, "redlinks"));
         dbuf_putc(b, '\n');
     }
     dbuf_puts(b, "  inbound:");

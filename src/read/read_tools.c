@@ -398,14 +398,15 @@ static enum read_group read_link_group(struct read_lines *lines, const struct dr
     return READ_G_PROSE;
 }
 
-/* Appends s to arr unless present; counts the overflow past READ_GROUP_MAX in *more. */
-static void read_add_unique(json_t *arr, const char *s, size_t *more)
+/* Appends s to arr unless present; past READ_GROUP_MAX, s goes into the set left (each
+ * target once, however many times the article links it), whose size is how many were left out. */
+static void read_add_unique(json_t *arr, const char *s, json_t *left)
 {
     size_t k;
     json_t *v;
     json_array_foreach(arr, k, v) if (strcmp(json_string_value(v), s) == 0) return;
     if (json_array_size(arr) >= READ_GROUP_MAX) {
-        (*more)++;
+        json_object_set_new(left, s, json_true());
         return;
     }
     json_array_append_new(arr, read_json_text(s, strlen(s)));
@@ -419,6 +420,8 @@ int dream_read_links(dream_reader *r, const char *name, json_t **out)
     const struct read_entry *e = &r->e[i];
     json_t *groups[READ_G_COUNT], *red = json_array(), *outbound = json_object(), *more = json_object();
     size_t over[READ_G_COUNT + 2] = {0};
+    json_t *left[READ_G_COUNT + 1];
+    for (int g = 0; g <= READ_G_COUNT; g++) left[g] = json_object();
     for (int g = 0; g < READ_G_COUNT; g++) groups[g] = json_array();
     struct read_lines lines = {.a = e->a};
     for (size_t k = 0; k < dream_article_link_count(e->a); k++) {
@@ -426,19 +429,23 @@ int dream_read_links(dream_reader *r, const char *name, json_t **out)
         if (!l->target[0] || dream_article_link_is_meta(l->target)) continue;
         long t = read_target(r, l->target);
         if (t < 0) {
-            read_add_unique(red, l->target, &over[READ_G_COUNT]);
+            read_add_unique(red, l->target, left[READ_G_COUNT]);
             continue;
         }
         if (t == i) continue;
         enum read_group g = read_link_group(&lines, l);
-        read_add_unique(groups[g], r->e[t].stem, &over[g]);
+        read_add_unique(groups[g], r->e[t].stem, left[g]);
     }
     read_lines_free(&lines);
     for (size_t k = 0; k < dream_article_template_count(e->a); k++) { /* {{Main|X}} */
         const struct dream_article_template *tp = dream_article_template(e->a, k);
         if (strcasecmp(tp->name, "Main") || !tp->args) continue;
         long t = read_target(r, tp->args);
-        if (t >= 0 && t != i) read_add_unique(groups[READ_G_MAIN], r->e[t].stem, &over[READ_G_MAIN]);
+        if (t >= 0 && t != i) read_add_unique(groups[READ_G_MAIN], r->e[t].stem, left[READ_G_MAIN]);
+    }
+    for (int g = 0; g <= READ_G_COUNT; g++) {
+        over[g] = json_object_size(left[g]);
+        json_decref(left[g]);
     }
     for (int g = 0; g < READ_G_COUNT; g++) {
         json_object_set_new(outbound, read_group_names[g], groups[g]);

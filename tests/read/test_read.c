@@ -355,6 +355,26 @@ static void test_read_follows_a_redirect_page(void **state)
     dream_reader_close(r);
 }
 
+/* Past the 25 a group shows, links left out are counted by target: each of 30 red links written
+ * twice counted its repeats (10 "more" for 5 left out). */
+static void test_read_links_left_out_are_counted_once_each(void **state)
+{
+    (void)state;
+    char dir[400], path[600], text[1024] = "# Many\n\n**Many** links.\n\n";
+    copy_vault("many", dir, sizeof dir);
+    for (int i = 0; i < 30; i++) snprintf(text + strlen(text), sizeof text - strlen(text), "[[R%d]] [[R%d]] ", i, i);
+    strcat(text, "\n");
+    snprintf(path, sizeof path, "%s/articles/Many.md", dir);
+    write_file(path, text);
+    dream_reader *r = open_reader(dir, "");
+    json_t *o = NULL;
+    assert_int_equal(dream_read_links(r, "Many", &o), 0);
+    assert_int_equal(json_array_size(json_object_get(o, "redlinks")), 25);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "more"), "redlinks")), 5);
+    json_decref(o);
+    dream_reader_close(r);
+}
+
 static void test_read_bytes_that_are_not_utf8_still_give_json(void **state)
 {
     (void)state;
@@ -740,6 +760,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_read_default_read_stays_under_the_budget),
         cmocka_unit_test(test_read_names_never_escape_the_wiki),
         cmocka_unit_test(test_read_follows_a_redirect_page),
+        cmocka_unit_test(test_read_links_left_out_are_counted_once_each),
         cmocka_unit_test(test_read_bytes_that_are_not_utf8_still_give_json),
         cmocka_unit_test(test_read_section_gives_subsections_and_their_citations),
         cmocka_unit_test(test_read_links_grouped_outbound_and_inbound),
