@@ -115,16 +115,30 @@ static void dream_snippet(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3
     struct dbuf b = {0};
     int rc = t.from > 0 ? dbuf_puts(&b, dots) : 0;
     int at = t.from > 0 ? t.start : 0, depth = 0; /* from the first token, or the text's start */
+    bool marked = false; /* the match open now is marked so by the text itself */
     for (int i = 0; !rc && i < shown; i++) {
         /* a tokenizer's offsets never going back is what the window stands on: hold it to that */
         if (starts[i] < at) starts[i] = at;
         if (ends[i] < starts[i]) ends[i] = starts[i];
         rc = dbuf_append(&b, text + at, (size_t)(starts[i] - at));
-        if (!rc && !depth && opens[i]) rc = dbuf_puts(&b, open);
+        if (!depth && opens[i]) { /* a match the text already marks as open and close do ("**Rust**" in an
+                                     article) is shown as it is, not marked twice ("****Rust****") */
+            int j = i, d = 0;
+            for (; j < shown; j++)
+                if ((d += opens[j] - closes[j]) <= 0) break;
+            size_t ol = strlen(open), cl = strlen(close);
+            marked = j < shown && ol && cl && (size_t)starts[i] >= ol && !memcmp(text + starts[i] - ol, open, ol) &&
+                     (size_t)(len - ends[j]) >= cl && !memcmp(text + ends[j], close, cl);
+            if (!rc && !marked) rc = dbuf_puts(&b, open);
+        }
         depth += opens[i];
         if (!rc) rc = dbuf_append(&b, text + starts[i], (size_t)(ends[i] - starts[i]));
         depth -= closes[i];
-        if (!rc && closes[i] && depth <= 0) rc = dbuf_puts(&b, close), depth = 0;
+        if (closes[i] && depth <= 0) {
+            if (!rc && !marked) rc = dbuf_puts(&b, close);
+            depth = 0;
+            marked = false;
+        }
         at = ends[i];
     }
     if (!rc && t.more) rc = dbuf_puts(&b, dots);

@@ -160,6 +160,10 @@ static void test_cli_list_membership_search_status(void **state)
     assert_int_equal(dream("list --kind domain --json"), 0);
     EXPECT("\"by\":\"kind\",\"value\":\"domain\",\"total\":4");
     /* the full-text index: the article's section first with its citation, then the message */
+    /* words the article already sets in bold are not bolded twice (it showed "****Cello practice****") */
+    assert_int_equal(dream("search '\"cello practice\"' --json"), 0);
+    EXPECT("**Cello practice** is");
+    assert_null(strstr(out, "****"));
     assert_int_equal(dream("search derailleur limit"), 0);
     EXPECT("1 article hit(s)\n  Bicycle_Maintenance#derailleur 2024-07-01 conv:4f4f4f4f#1: The **limit** screws stop the chain");
     EXPECT("1 message hit(s)\n  conv:");
