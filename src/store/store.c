@@ -120,8 +120,12 @@ static int store_refuse_foreign(dream_store *store)
     if (step == SQLITE_ROW)
         rc = dream_error_set(DREAM_EFORMAT, "%s is a SQLite database but not a dream store (it has a table \"%s\" and no dream schema version): %s",
                              store->path, (const char *)sqlite3_column_text(st, 0), what);
-    else if (step != SQLITE_DONE)
+    else if (step != SQLITE_DONE && (sqlite3_errcode(store->db) == SQLITE_NOTADB || sqlite3_errcode(store->db) == SQLITE_CORRUPT))
         rc = dream_error_set(DREAM_EFORMAT, "%s is not a dream store (%s): %s", store->path, sqlite3_errmsg(store->db), what);
+    else if (step != SQLITE_DONE) /* a folder the user may not write to, a full disk, a lock: not the file's fault */
+        rc = dream_error_set(DREAM_EIO, "cannot open the store %s (%s): dream writes the store and the files SQLite keeps beside it "
+                                        "(%s-wal, %s-shm), so the user running it needs write access to the file and its folder",
+                             store->path, sqlite3_errmsg(store->db), store->path, store->path);
     sqlite3_finalize(st);
     return rc;
 }

@@ -99,6 +99,17 @@ for args in "status --store '$tmp/no.sqlite'" "search x --store '$tmp/no.sqlite'
     [ $rc -eq 1 ] || fail "dream $args: exit $rc (want 1): $out"
     has "$out" "no store at $tmp/no.sqlite"
 done
+# a store whose folder the user may not write to (SQLite keeps its -wal and -shm files there) was
+# called "not a dream store"; as root, run the reader as nobody (else: skipped, and said so)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    DREAM_HOME="$tmp/ro" "$dream" ingest "$(dirname "$0")/../data/ingest/openai/chats.jsonl" >/dev/null 2>&1 || fail "ingest for the read-only folder"
+    chown -R 65534:65534 "$tmp/ro"; chown 0:0 "$tmp/ro"; chmod 755 "$tmp/ro" "$tmp"
+    out=$(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$dream" search the --conversations --store "$tmp/ro/memory.sqlite" 2>&1)
+    case $out in *"not a dream store"*) fail "a store in a read-only folder was called not a dream store: $out" ;; esac
+    has "$out" "write access to the file and its folder"
+else
+    echo "help_cli: skipped the read-only folder check (needs root and setpriv to run as another user)"
+fi
 # mcp serves with a --store that is not there (a client may be set up before the first ingest),
 # and says so on stderr once, where it said nothing at all
 out=$(DREAM_HOME="$tmp/home" "$dream" mcp --store "$tmp/no.sqlite" </dev/null 2>&1 >/dev/null); rc=$?
