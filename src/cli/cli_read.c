@@ -63,7 +63,7 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
     p.wiki_optional = (v->options & CLI_READ_NO_WIKI_OK) != 0;
     bool json = false;
     json_t *args = json_object();
-    char text[4096] = "";
+    char text[4096] = ""; /* the words of a name or query, joined (the messages say 4095) */
     size_t nwords = 0, npos = 0;
     const char *pos[2] = {NULL, NULL};
     int status = 0;
@@ -116,6 +116,8 @@ int cli_read_main(const struct cli_read_verb *v, int argc, char **argv)
         word:
             if (v->positionals == 1 || v->positionals == 3) {
                 size_t l = strlen(text);
+                if (l + (nwords ? 1 : 0) + strlen(a) >= sizeof text) /* it was cut, mid-character at times */
+                    return json_decref(args), cli_read_bad(v, "the %s is over 4095 bytes", v->positionals == 1 ? "name" : "query");
                 snprintf(text + l, sizeof text - l, "%s%s", nwords++ ? " " : "", a);
             } else if (v->positionals == 2 && npos < 2) {
                 pos[npos++] = a;

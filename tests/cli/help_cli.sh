@@ -110,6 +110,12 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
     echo "help_cli: skipped the read-only folder check (needs root and setpriv to run as another user)"
 fi
+# a name over the words' buffer is refused as too long (it was cut, here inside the é, and
+# then called invalid UTF-8)
+long=$(printf 'a%.0s' $(seq 4094))é
+out=$(DREAM_HOME="$tmp/home" "$dream" read "$long" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "dream read (4,096-byte name): exit $rc (want 2): $out"
+has "$out" "the name is over 4095 bytes"
 # mcp serves with a --store that is not there (a client may be set up before the first ingest),
 # and says so on stderr once, where it said nothing at all
 out=$(DREAM_HOME="$tmp/home" "$dream" mcp --store "$tmp/no.sqlite" </dev/null 2>&1 >/dev/null); rc=$?
