@@ -616,7 +616,9 @@ static int src_sync(dream_store *store, const struct dream_synth_params *params,
             free(full);
         }
         struct dbuf subject = {0};
-        if (!rc && migrate && written)
+        /* a migrate that only relinked (a note renamed with its conversation's title) is no
+         * migration: its commit says what it did, as sources' does */
+        if (!rc && migrate && res.migrated)
             rc = dbuf_printf(&subject, "migrate %zu article(s) to the Obsidian format: front matter, tags, footnotes linked to %zu transcript note(s)",
                              written, n_files);
         else if (!rc)

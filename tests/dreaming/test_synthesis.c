@@ -1958,6 +1958,20 @@ static void test_migrate_moves_an_old_vault_once_keeping_a_hand_edit(void **stat
     assert_string_equal(t, t2);
     free(t);
     free(t2);
+
+    /* a conversation retitled by a later export: its note gets the new name and the footnotes
+     * follow, and the commit says so (it said "migrate 1 article(s) to the Obsidian format" of a
+     * vault migrated already) */
+    assert_int_equal(sqlite3_exec(store_db(c->store), "UPDATE conversations SET title = 'Retitled by a later export' WHERE id = "
+                                                      "(SELECT min(id) FROM conversations)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    r = migrate_run(c);
+    assert_int_equal(r.migrated, 0);
+    assert_true(r.relinked >= 1);
+    m = git_head_message(c);
+    assert_true(strncmp(m, "memory: sources: ", 17) == 0);
+    free(m);
 }
 
 /* SOURCES keeps Sources/ to what the footnotes cite: a note nothing cites goes, a conversation
