@@ -33,7 +33,7 @@ extern "C" {
 typedef struct dream_store dream_store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DREAM_STORE_SCHEMA_VERSION 12
+#define DREAM_STORE_SCHEMA_VERSION 13
 
 /* Opens (creating it and its directory when missing) the store at path, or an in-memory store
  * when path is ":memory:". Migrates an older schema forward; refuses a newer one with

@@ -580,6 +580,7 @@ static int fg_exec1(struct forget *f, const char *sql, const char *text)
 static int fg_store_removed_article(struct forget *f, const char *stem)
 {
     static const char *const sql[] = {"DELETE FROM chunk_routed WHERE article = ?1", "DELETE FROM chunk_folded WHERE article = ?1",
+                                      "DELETE FROM see_also_offered WHERE article = ?1 OR target = ?1",
                                       "DELETE FROM section_high_water WHERE article = ?1", "DELETE FROM stage_state WHERE stage = 'fold/' || ?1"};
     int rc = DREAM_OK;
     for (size_t k = 0; !rc && k < sizeof sql / sizeof sql[0]; k++) rc = fg_exec1(f, sql[k], stem);

@@ -219,6 +219,38 @@ static bool lk_bare_line(const char *line, size_t len)
     return true;
 }
 
+/* Whether dream listed target in article's See also before (see_also_offered): 1, 0, or a
+ * negative status. */
+static int lk_offered(dream_store *store, const char *article, const char *target)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM see_also_offered WHERE article = ?1 AND target = ?2", -1, &st, NULL))
+        return store_sql_error(store, "reading the See also ledger");
+    sqlite3_bind_text(st, 1, article, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_sql_error(store, "reading the See also ledger");
+}
+
+/* Records that article's See also lists the targets (on disk now). */
+static int lk_offer(dream_store *store, const char *article, char *const *targets, size_t n)
+{
+    if (!n) return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(store), "INSERT OR IGNORE INTO see_also_offered (article, target) VALUES (?1, ?2)", -1, &st, NULL))
+        return store_sql_error(store, "writing the See also ledger");
+    int rc = 0;
+    for (size_t m = 0; !rc && m < n; m++) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, article, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, targets[m], -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = store_sql_error(store, "writing the See also ledger");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* The person's own lines of a's See also (anything but dream's bare "- [[stem]]" of an article: an
  * annotation, a link outside the wiki or to a note of theirs) into b as they are, in their order; the stems those lines link leave
  * see[0..*n), so that the rebuilt list does not name them twice. */
@@ -370,9 +402,31 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
             long s = dream_article_resolve_link((const char *const *)stems.stems, stems.n, lk->target);
             if (s >= 0 && (size_t)s != i && !lk_in(see, n_see, stems.stems[s])) see[n_see++] = stems.stems[s];
         }
+        /* an entry dream listed before and the person took out stays out: the next run put it
+         * back (a co-occurring subject the text never names), and a removal is an edit too */
+        for (size_t m = 0; !rc && m < n_see;) {
+            bool there = false;
+            for (size_t l = 0; !there && l < dream_article_link_count(before); l++) {
+                const struct dream_article_link *lk = dream_article_link(before, l);
+                long s = lk->in_see_also ? dream_article_resolve_link((const char *const *)stems.stems, stems.n, lk->target) : -1;
+                there = s >= 0 && strcmp(stems.stems[s], see[m]) == 0;
+            }
+            int was = there ? 0 : lk_offered(store, stems.stems[i], see[m]);
+            if (was < 0) rc = was;
+            else if (was) {
+                n_see--;
+                memmove(see + m, see + m + 1, (n_see - m) * sizeof *see);
+            } else {
+                m++;
+            }
+        }
+        char *offer[LINK_SEE_ALSO_CAP];
+        size_t n_offer = 0;
         if (!rc && n_see) {
             struct dbuf b = {0};
             rc = lk_own_see_also(before, &stems, see, &n_see, &b);
+            for (size_t m = 0; !rc && m < n_see; m++)
+                if (!(offer[n_offer++] = strdup(see[m]))) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
             for (size_t m = 0; !rc && m < n_see; m++) rc = dbuf_printf(&b, "- [[%s]]\n", see[m]);
             char *body = dbuf_take(&b);
             long si;
@@ -392,12 +446,16 @@ int dream_synth_link(dream_store *store, const struct dream_synth_params *params
             at = rc ? NULL : dream_article_text(after, &al);
             changed = !rc && (bl != al || memcmp(bt, at, bl) != 0);
         }
+        bool listed = !rc; /* the See also on disk now is the one built here */
         if (changed) {
             bool accepted = false;
             rc = synth_write(store, p.wiki_dir, LINK_STAGE, stems.stems[i], before, after, NULL, NULL, 0, stems.stems[i], 0, &accepted);
             if (!rc && accepted) res.linked++;
             else if (!rc) res.rejected++;
+            listed = !rc && accepted;
         }
+        if (listed) rc = lk_offer(store, stems.stems[i], offer, n_offer);
+        for (size_t m = 0; m < n_offer; m++) free(offer[m]);
         dream_article_free(before);
         dream_article_free(after);
         free(path);

@@ -247,6 +247,13 @@ const char *const store_migrations[] = {
      * (store_messages_held_elsewhere); the first messages only, so ingest pays one entry per
      * conversation (an index of every message made a fresh ingest a third slower). */
     "CREATE INDEX messages_first_by_source_id ON messages(source_id) WHERE position = 0;",
+    /* 12 → 13: what the link stage listed in each article's See also, so that an entry the
+     * person took out stays out (it came back on every run). */
+    "CREATE TABLE see_also_offered ("
+    "  article TEXT NOT NULL,"         /* the article's stem */
+    "  target TEXT NOT NULL,"          /* the stem it listed */
+    "  PRIMARY KEY (article, target)"
+    ") WITHOUT ROWID;",
 };
 
 const int store_migration_count = (int)(sizeof store_migrations / sizeof store_migrations[0]);

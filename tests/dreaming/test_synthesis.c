@@ -955,6 +955,34 @@ static void test_link_lists_articles_that_share_a_chunk(void **state)
     free(m);
     r = link_run(c); /* idempotent */
     assert_int_equal(r.linked, 0);
+
+    /* the person takes Kettle_Descaling out of Tea_Blends' See also and commits: it stays out
+     * (link put it back on every run); Garden_Shed stays, and a new co-occurrence still comes in */
+    snprintf(path, sizeof path, "%s/articles/Tea_Blends.md", c->wiki);
+    t = slurp(path);
+    char *at = strstr(t, "- [[Kettle_Descaling]]\n");
+    assert_non_null(at);
+    memmove(at, at + strlen("- [[Kettle_Descaling]]\n"), strlen(at + strlen("- [[Kettle_Descaling]]\n")) + 1);
+    assert_int_equal(file_write_atomic(path, t, strlen(t)), 0);
+    char cmd[4600];
+    snprintf(cmd, sizeof cmd, "cd '%s' && git -c user.name=t -c user.email=t@localhost commit -qam 'not that one'", c->wiki);
+    assert_int_equal(system(cmd), 0);
+    r = link_run(c);
+    assert_int_equal(r.linked, 0);
+    char *t2 = slurp(path);
+    assert_string_equal(t2, t);
+    free(t2);
+    free(t);
+    assert_int_equal(sqlite3_exec(store_db(c->store),
+                                  "INSERT INTO chunk_routed (chunk, article) SELECT id, 'Rope_Knots' FROM chunks ORDER BY id LIMIT 1",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    r = link_run(c);
+    t = slurp(path);
+    assert_non_null(strstr(t, "- [[Garden_Shed]]\n"));
+    assert_non_null(strstr(t, "- [[Rope_Knots]]\n"));
+    assert_null(strstr(t, "Kettle_Descaling"));
+    free(t);
 }
 
 static struct dream_synth_result wikify(struct ctx *c)
