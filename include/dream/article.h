@@ -337,6 +337,11 @@ char *dream_citation_format(const struct dream_citation *c);
  * definition that is not well-formed. */
 int dream_article_footnote_set_note(dream_article *a, size_t i, const char *note);
 
+/* Footnote i's shown title made title (as dream_citation_format writes one), its key and date
+ * kept: for a conversation a later export retitled. Refuses (DREAM_EINVAL) a definition that is
+ * not well-formed. */
+int dream_article_footnote_set_title(dream_article *a, size_t i, const char *title);
+
 /* The Obsidian block id of message msg (malloc'd): msg itself when it is made of letters, digits
  * and '-' only (what a block id may hold), else msg with every other run of characters made one
  * '-', then '-' and 8 hex digits of its SHA-256, so two ids never share a block. */

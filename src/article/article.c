@@ -1413,6 +1413,28 @@ int dream_article_footnote_set_note(dream_article *a, size_t i, const char *note
     return rc ? dream_error_set(DREAM_ENOMEM, "out of memory") : 0;
 }
 
+int dream_article_footnote_set_title(dream_article *a, size_t i, const char *title)
+{
+    if (refuse_unsafe(a)) return DREAM_EFORMAT;
+    if (i >= a->n_notes || !a->notes[i].well_formed)
+        return dream_error_set(DREAM_EINVAL, "footnote %zu is not a well-formed citation; its title is left as it is", i);
+    const struct dream_article_footnote *f = &a->notes[i];
+    struct dream_citation c = {.conv = f->cite.conv, .msg = f->cite.msg, .date = f->cite.date, .title = title, .note = f->cite.note};
+    char *def = dream_citation_format(&c);
+    if (!def) return dream_error_set(DREAM_ENOMEM, "out of memory");
+    /* a well-formed definition is its key and "(DATE, title)" to the line's end */
+    const char *nl = memchr(a->text + a->key_from[i], '\n', a->len - a->key_from[i]);
+    size_t end = nl ? (size_t)(nl - a->text) : a->len;
+    struct dbuf b = {0};
+    int rc = dbuf_append(&b, a->text, a->key_from[i]);
+    if (!rc) rc = dbuf_puts(&b, def);
+    if (!rc) rc = dbuf_append(&b, a->text + end, a->len - end);
+    free(def);
+    if (!rc) rc = art_reparse(a, b.data, b.len);
+    dbuf_free(&b);
+    return rc ? dream_error_set(DREAM_ENOMEM, "out of memory") : 0;
+}
+
 bool dream_citation_is_placeholder(const char *conv)
 {
     return conv && (strcmp(conv, "00000000") == 0 || strcmp(conv, "00000001") == 0);

@@ -313,15 +313,18 @@ int synth_sources_for(dream_store *store, const char *wiki, const char *const *t
 /* What the store says a conversation's note is called, cached: NULL when it knows no such one. */
 struct src_names {
     struct src_set cites;
-    char **notes; /* parallel to cites.v */
+    char **notes;  /* parallel to cites.v */
+    char **titles; /* the conversations' titles, parallel too */
 };
 
-static int src_note_of(dream_store *store, struct src_names *c, const char *cite, const char **out)
+static int src_note_of(dream_store *store, struct src_names *c, const char *cite, const char **out, const char **title)
 {
     *out = NULL;
+    *title = NULL;
     for (size_t i = 0; i < c->cites.n; i++)
         if (!strcmp(c->cites.v[i], cite)) {
             *out = c->notes[i];
+            *title = c->titles[i];
             return DREAM_OK;
         }
     sqlite3_stmt *st;
@@ -329,25 +332,33 @@ static int src_note_of(dream_store *store, struct src_names *c, const char *cite
                            NULL))
         return store_sql_error(store, "reading a cited conversation");
     sqlite3_bind_text(st, 1, cite, -1, SQLITE_STATIC);
-    char *note = NULL;
+    char *note = NULL, *t = NULL;
     bool known = sqlite3_step(st) == SQLITE_ROW;
-    if (known) note = synth_source_note(cite, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1));
+    if (known) {
+        note = synth_source_note(cite, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1));
+        t = strdup((const char *)sqlite3_column_text(st, 0));
+    }
     sqlite3_finalize(st);
     char **g = realloc(c->notes, (c->cites.n + 1) * sizeof *g);
-    if (!g || (known && !note) || set_add(&c->cites, cite)) {
-        if (g) c->notes = g;
+    if (g) c->notes = g;
+    char **h = g ? realloc(c->titles, (c->cites.n + 1) * sizeof *h) : NULL;
+    if (h) c->titles = h;
+    if (!g || !h || (known && (!note || !t)) || set_add(&c->cites, cite)) {
         free(note);
+        free(t);
         return dream_error_set(DREAM_ENOMEM, "out of memory");
     }
-    c->notes = g;
     g[c->cites.n - 1] = note;
+    h[c->cites.n - 1] = t;
     *out = note;
+    *title = t;
     return DREAM_OK;
 }
 
 static void src_names_free(struct src_names *c)
 {
     synth_free_strings(c->notes, c->cites.n);
+    synth_free_strings(c->titles, c->cites.n);
     set_free(&c->cites);
 }
 
@@ -366,8 +377,8 @@ static int src_relink(dream_store *store, struct src_names *names, dream_article
             if (f->cite.note && !(rc = dream_article_footnote_set_note(a, i, NULL))) (*relinked)++;
             continue;
         }
-        const char *want = NULL;
-        if ((rc = src_note_of(store, names, f->cite.conv, &want))) break;
+        const char *want = NULL, *title = NULL;
+        if ((rc = src_note_of(store, names, f->cite.conv, &want, &title))) break;
         if (!want) { /* a conversation this store does not have: its link (and note) stay */
             if (f->cite.note) rc = set_add(keep_notes, f->cite.note);
             continue;
@@ -378,9 +389,13 @@ static int src_relink(dream_store *store, struct src_names *names, dream_article
         bool same = !rc && f->cite.note && !strcmp(f->cite.note, want) && f->block && !strcmp(f->block, block);
         free(block);
         if (!rc && !same) {
-            char *w = strdup(want);
-            rc = w ? dream_article_footnote_set_note(a, i, w) : dream_error_set(DREAM_ENOMEM, "out of memory");
+            char *w = strdup(want), *tt = title ? strdup(title) : NULL;
+            rc = w && (!title || tt) ? dream_article_footnote_set_note(a, i, w) : dream_error_set(DREAM_ENOMEM, "out of memory");
+            /* the note was renamed with its conversation's title (a later export retitled it):
+             * the title the footnote shows follows (it kept the old one after the new link) */
+            if (!rc && tt) rc = dream_article_footnote_set_title(a, i, tt);
             free(w);
+            free(tt);
             if (!rc) (*relinked)++;
         }
     }

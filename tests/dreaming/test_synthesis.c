@@ -2000,6 +2000,14 @@ static void test_migrate_moves_an_old_vault_once_keeping_a_hand_edit(void **stat
     m = git_head_message(c);
     assert_true(strncmp(m, "memory: sources: ", 17) == 0);
     free(m);
+    /* and the footnote shows the new title after its new link (it kept the old one) */
+    bool shown = false;
+    for (size_t i = 0; i < 5 && !shown; i++) {
+        t = article_text(c, all_stems[i]);
+        shown = strstr(t, "Retitled by a later export (") && strstr(t, ", Retitled by a later export)\n");
+        free(t);
+    }
+    assert_true(shown);
 }
 
 /* SOURCES keeps Sources/ to what the footnotes cite: a note nothing cites goes, a conversation
