@@ -216,45 +216,37 @@ static void store_content_hash(const struct dream_conversation *c, char hex[65])
     sha256_hex(d, hex);
 }
 
-/* The key a forgotten conversation is remembered by (store_forgotten_add). */
-static void store_forgotten_key(const char *source, const char *id, char hex[65])
+/* A one-way key of the forgotten table: SHA-256 of the parts, each but the last followed by its
+ * NUL. A conversation's is ("forgotten", source, id); a message's ("forgotten message", source,
+ * its id in the export, its text), so the two never meet. */
+static void store_forgotten_key(const char *const *parts, size_t n, char hex[65])
 {
     struct sha256 s;
     uint8_t d[32];
     sha256_init(&s);
-    sha256_update(&s, "forgotten", sizeof "forgotten");
-    sha256_update(&s, source, strlen(source) + 1);
-    sha256_update(&s, id, strlen(id));
+    for (size_t i = 0; i < n; i++) sha256_update(&s, parts[i], strlen(parts[i]) + (i + 1 < n));
     sha256_final(&s, d);
     sha256_hex(d, hex);
+}
+
+/* Inserts key into the forgotten table with st ("INSERT OR IGNORE ..."), reset and bound here. */
+static int store_forgotten_put(dream_store *store, sqlite3_stmt *st, const char *key, int64_t now, const char *what)
+{
+    sqlite3_reset(st);
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, now);
+    return sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(store, what);
 }
 
 int store_forgotten_add(dream_store *store, const char *source, const char *id)
 {
     char key[65];
-    store_forgotten_key(source, id, key);
+    store_forgotten_key((const char *const[]){"forgotten", source, id}, 3, key);
     sqlite3_stmt *st;
     if (store_prepare(store, "INSERT OR IGNORE INTO forgotten (key, forgotten_at) VALUES (?, ?)", &st)) return DREAM_EIO;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, store_now_ms());
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(store, "recording a forgotten conversation");
+    int rc = store_forgotten_put(store, st, key, store_now_ms(), "recording a forgotten conversation");
     sqlite3_finalize(st);
     return rc;
-}
-
-/* The key a forgotten message is remembered by, in the same table as its conversation's: one-way,
- * from its source, its id in the export and its text. */
-static void store_forgotten_message_key(const char *source, const char *msg_id, const char *text, char hex[65])
-{
-    struct sha256 s;
-    uint8_t d[32];
-    sha256_init(&s);
-    sha256_update(&s, "forgotten message", sizeof "forgotten message");
-    sha256_update(&s, source, strlen(source) + 1);
-    sha256_update(&s, msg_id, strlen(msg_id) + 1);
-    sha256_update(&s, text, strlen(text));
-    sha256_final(&s, d);
-    sha256_hex(d, hex);
 }
 
 int store_forgotten_add_messages(dream_store *store, int64_t conversation)
@@ -274,12 +266,10 @@ int store_forgotten_add_messages(dream_store *store, int64_t conversation)
     int rc = 0, step;
     while (!rc && (step = sqlite3_step(sel)) == SQLITE_ROW) {
         char key[65];
-        store_forgotten_message_key((const char *)sqlite3_column_text(sel, 0), (const char *)sqlite3_column_text(sel, 1),
-                                    (const char *)sqlite3_column_text(sel, 2), key);
-        sqlite3_reset(ins);
-        sqlite3_bind_text(ins, 1, key, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(ins, 2, now);
-        if (sqlite3_step(ins) != SQLITE_DONE) rc = store_fail(store, "recording a forgotten message");
+        store_forgotten_key((const char *const[]){"forgotten message", (const char *)sqlite3_column_text(sel, 0),
+                                                  (const char *)sqlite3_column_text(sel, 1), (const char *)sqlite3_column_text(sel, 2)},
+                            4, key);
+        rc = store_forgotten_put(store, ins, key, now, "recording a forgotten message");
     }
     if (!rc && step != SQLITE_DONE) rc = store_fail(store, "reading a forgotten conversation's messages");
     sqlite3_finalize(sel);
@@ -298,7 +288,7 @@ int store_messages_forgotten(dream_store *store, const char *source, const char 
     size_t k = 0;
     for (; k < n && msg_ids[k][0]; k++) {
         char key[65];
-        store_forgotten_message_key(source, msg_ids[k], texts[k], key);
+        store_forgotten_key((const char *const[]){"forgotten message", source, msg_ids[k], texts[k]}, 4, key);
         sqlite3_reset(st);
         sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
         if ((step = sqlite3_step(st)) != SQLITE_ROW) break;
@@ -326,7 +316,7 @@ static int store_row_exists(dream_store *store, const char *sql, const char *a, 
 static int store_is_forgotten(dream_store *store, const char *source, const char *id)
 {
     char key[65];
-    store_forgotten_key(source, id, key);
+    store_forgotten_key((const char *const[]){"forgotten", source, id}, 3, key);
     return store_row_exists(store, "SELECT 1 FROM forgotten WHERE key = ?", key, NULL, "looking up forgotten conversations");
 }
 
