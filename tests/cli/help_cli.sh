@@ -104,7 +104,9 @@ done
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     DREAM_HOME="$tmp/ro" "$dream" ingest "$(dirname "$0")/../data/ingest/openai/chats.jsonl" >/dev/null 2>&1 || fail "ingest for the read-only folder"
     chown -R 65534:65534 "$tmp/ro"; chown 0:0 "$tmp/ro"; chmod 755 "$tmp/ro" "$tmp"
-    out=$(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$dream" search the --conversations --store "$tmp/ro/memory.sqlite" 2>&1)
+    # a copy of the binary nobody may run: the build tree may sit under a folder only root enters
+    cp "$dream" "$tmp/dream-nobody"; chmod 755 "$tmp/dream-nobody"
+    out=$(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$tmp/dream-nobody" search the --conversations --store "$tmp/ro/memory.sqlite" 2>&1)
     case $out in *"not a dream store"*) fail "a store in a read-only folder was called not a dream store: $out" ;; esac
     has "$out" "write access to the file and its folder"
 else
