@@ -349,10 +349,13 @@ int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_
 /* ---- assembly ------------------------------------------------------------------------------ */
 
 /* The infobox lines of box ("key: value\n" each), with every value's [[link]] to an article not
- * in live reduced to its text (synth_unlink_redlinks), into out: those whose value the notes
- * then hold (synth_value_held against held[0..n_held); the others counted in *unheld). */
-static int cr_unlink_box(const struct dbuf *box, const unsigned *held, size_t n_held, const struct synth_stems *live, struct dbuf *out,
-                         size_t *unheld)
+ * in live reduced to its text (synth_unlink_redlinks), into out: those whose value one note
+ * then holds alone (synth_value_held against words[s][0..n_words[s]) for some s < n_src; the
+ * others counted in *unheld). One note, not the notes together: "birthday: November 17" from
+ * a note saying "July 17" and a later one saying "November 12" is a garble of two positions,
+ * which every word of it being held somewhere would let through. */
+static int cr_unlink_box(const struct dbuf *box, unsigned *const *words, const long *n_words, size_t n_src, const struct synth_stems *live,
+                         struct dbuf *out, size_t *unheld)
 {
     int rc = DREAM_OK;
     for (const char *line = box->len ? box->data : ""; !rc && *line;) {
@@ -361,7 +364,10 @@ static int cr_unlink_box(const struct dbuf *box, const unsigned *held, size_t n_
         char *colon = v ? strchr(v, ':') : NULL;
         bool ok = true;
         if (colon) *colon = '\0'; /* the key, for the moment */
-        rc = v ? synth_value_held(v, colon ? colon + 1 : v, held, n_held, &ok) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        rc = v ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+        ok = false;
+        for (size_t s = 0; !rc && !ok && s < n_src; s++)
+            rc = synth_value_held(v, colon ? colon + 1 : v, words[s], (size_t)n_words[s], &ok);
         if (colon) *colon = ':';
         if (!rc && !ok) (*unheld)++;
         if (!rc && ok) rc = dbuf_printf(out, "%s\n", v);
@@ -377,7 +383,7 @@ static int cr_unlink_box(const struct dbuf *box, const unsigned *held, size_t n_
  * (synth_value_held against that note's words), a later line on a tie. "When two sources
  * disagree, the later date holds": a model that lists a changed field once for each note
  * ("connection: brother", then "connection: sister") keeps the later position, wherever in the
- * answer it put it. A value no single note holds (only the notes together) ranks below all. */
+ * answer it put it. (cr_unlink_box has left out a value no single note holds; one would rank below all.) */
 static int cr_latest_fields(const struct dbuf *box, const struct cr_entity *e, struct dbuf *out)
 {
     enum { MAXL = 64 };
@@ -447,14 +453,19 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
     size_t n_cats = 0;
     int rc = dbuf_printf(&b, "# %s\n\n", e->title);
     if (!rc && !stub) rc = synth_parse_infobox(e->infobox, &raw, cats, &n_cats);
-    if (!rc && raw.len) { /* the notes' words only when there are fields to hold to them (a stub has none) */
-        unsigned *held = NULL;
-        long n_held = synth_notes_words(e->title, e->src, e->n_src, &held);
+    if (!rc && raw.len) { /* each note's words only when there are fields to hold to them (a stub has none) */
+        unsigned **words = calloc(e->n_src + 1, sizeof *words);
+        long *n_words = calloc(e->n_src + 1, sizeof *n_words);
+        rc = words && n_words ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
+        for (size_t s = 0; !rc && s < e->n_src; s++)
+            if ((n_words[s] = synth_notes_words(e->title, &e->src[s], 1, &words[s])) < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         struct dbuf all = {0};
-        rc = n_held < 0 ? dream_error_set(DREAM_ENOMEM, "out of memory") : cr_unlink_box(&raw, held, (size_t)n_held, live, &all, unheld);
+        if (!rc) rc = cr_unlink_box(&raw, words, n_words, e->n_src, live, &all, unheld);
         if (!rc) rc = cr_latest_fields(&all, e, &box);
         dbuf_free(&all);
-        free(held);
+        for (size_t s = 0; words && s < e->n_src; s++) free(words[s]);
+        free(words);
+        free(n_words);
     }
     dbuf_free(&raw);
     if (!rc) rc = dbuf_printf(&b, "```info\n%skind: thing\n```\n\n", box.data && box.len ? box.data : "");

@@ -1408,6 +1408,32 @@ static void test_create_infobox_links_only_to_articles_that_exist(void **state)
     assert_dream_check(c);
 }
 
+/* An infobox value one note holds stays; one whose words only the notes together hold goes:
+ * "levain flat" takes "levain" from the 2024-09-14 note and "flat" from the 2024-04-20 one, the
+ * shape of a small model's "birthday: November 17" from "July 17" and a later "November 12". */
+static void test_create_infobox_value_is_held_by_one_note(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    dreaming_fake_infobox_extra = "started: five days ago\nfed: levain flat\n";
+    struct dream_synth_result r = create(c);
+    dreaming_fake_infobox_extra = NULL;
+    assert_int_equal(r.created, 5);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *t = slurp(path);
+    assert_non_null(t);
+    const char *box = strstr(t, "```info\n"), *end = box ? strstr(box + 8, "```\n") : NULL;
+    assert_true(box && end);
+    bool ok = strstr(box, "\nstarted: five days ago\n") && strstr(box, "\nstarted: five days ago\n") < end &&
+              (!strstr(box, "fed:") || strstr(box, "fed:") > end);
+    if (!ok) fprintf(stderr, "%s", t);
+    assert_true(ok);
+    free(t);
+    assert_dream_check(c);
+}
+
 /* ---- links a model answer adds ---------------------------------------------------------- */
 
 /* What every prose answer of the fake ends with below: two links to no article and one to the
@@ -3589,6 +3615,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wikify_refuses_a_tightening_that_adds_a_footnote, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_vault_for_obsidian, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_infobox_links_only_to_articles_that_exist, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_infobox_value_is_held_by_one_note, setup, teardown),
         cmocka_unit_test(test_infobox_values_are_held_by_the_notes),
         cmocka_unit_test_setup_teardown(test_create_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_writes_model_links_to_no_article_as_text, setup, teardown),
