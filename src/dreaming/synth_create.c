@@ -350,12 +350,14 @@ int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_
 
 /* The infobox lines of box ("key: value\n" each), with every value's [[link]] to an article not
  * in live reduced to its text (synth_unlink_redlinks), into out: those whose value one note
- * then holds alone (synth_value_held against words[s][0..n_words[s]) for some s < n_src; the
- * others counted in *unheld). One note, not the notes together: "birthday: November 17" from
- * a note saying "July 17" and a later one saying "November 12" is a garble of two positions,
- * which every word of it being held somewhere would let through. */
-static int cr_unlink_box(const struct dbuf *box, unsigned *const *words, const long *n_words, size_t n_src, const struct synth_stems *live,
-                         struct dbuf *out, size_t *unheld)
+ * then holds alone (synth_value_held against words[s][0..n_words[s]), its numbers beside the
+ * words they stand beside in src[s]'s text, synth_numbers_placed, for some s < n_src; the others
+ * counted in *unheld). One note, not the notes together: "birthday: November 17" from a note
+ * saying "July 17" and a later one saying "November 12" is a garble of two positions, which
+ * every word of it being held somewhere would let through; so is it from one note saying
+ * "November 12, not July 17". */
+static int cr_unlink_box(const struct dbuf *box, unsigned *const *words, const long *n_words, const struct synth_src *src, size_t n_src,
+                         const struct synth_stems *live, struct dbuf *out, size_t *unheld)
 {
     int rc = DREAM_OK;
     for (const char *line = box->len ? box->data : ""; !rc && *line;) {
@@ -366,8 +368,11 @@ static int cr_unlink_box(const struct dbuf *box, unsigned *const *words, const l
         if (colon) *colon = '\0'; /* the key, for the moment */
         rc = v ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
         ok = false;
-        for (size_t s = 0; !rc && !ok && s < n_src; s++)
+        bool stance = colon && (!strcmp(v, "status") || !strcmp(v, "opinion") || !strcmp(v, "type"));
+        for (size_t s = 0; !rc && !ok && s < n_src; s++) {
             rc = synth_value_held(v, colon ? colon + 1 : v, words[s], (size_t)n_words[s], &ok);
+            if (!rc && ok && !stance) ok = synth_numbers_placed(colon ? colon + 1 : v, src[s].text ? src[s].text : "");
+        }
         if (colon) *colon = ':';
         if (!rc && !ok) (*unheld)++;
         if (!rc && ok) rc = dbuf_printf(out, "%s\n", v);
@@ -460,7 +465,7 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
         for (size_t s = 0; !rc && s < e->n_src; s++)
             if ((n_words[s] = synth_notes_words(e->title, &e->src[s], 1, &words[s])) < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         struct dbuf all = {0};
-        if (!rc) rc = cr_unlink_box(&raw, words, n_words, e->n_src, live, &all, unheld);
+        if (!rc) rc = cr_unlink_box(&raw, words, n_words, e->src, e->n_src, live, &all, unheld);
         if (!rc) rc = cr_latest_fields(&all, e, &box);
         dbuf_free(&all);
         for (size_t s = 0; words && s < e->n_src; s++) free(words[s]);

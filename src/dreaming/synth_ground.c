@@ -541,6 +541,66 @@ static int gr_word_held(const char *w, size_t n, const unsigned *held, size_t n_
     return DREAM_OK;
 }
 
+/* The word of s at or after *i (a run of word bytes): its start, its length in *n; NULL at the end. */
+static const char *gr_next_word(const char *s, size_t *i, size_t *n)
+{
+    while (s[*i] && !(isalnum((unsigned char)s[*i]) || (unsigned char)s[*i] >= 0x80)) (*i)++;
+    if (!s[*i]) return NULL;
+    size_t st = *i;
+    while (s[*i] && (isalnum((unsigned char)s[*i]) || (unsigned char)s[*i] >= 0x80)) (*i)++;
+    *n = *i - st;
+    return s + st;
+}
+
+static bool gr_is_number(const char *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)w[i])) return false;
+    return n > 0;
+}
+
+/* Whether w[0..n) is a content word (synth_words holds it); a number is not. */
+static bool gr_is_content(const char *w, size_t n)
+{
+    if (!w || gr_is_number(w, n)) return false;
+    unsigned *h = NULL;
+    long k = synth_words(w, n, &h);
+    free(h);
+    return k > 0;
+}
+
+static bool gr_same_word(const char *a, size_t na, const char *b, size_t nb)
+{
+    return a && b && na == nb && !strncasecmp(a, b, na);
+}
+
+bool synth_numbers_placed(const char *value, const char *text)
+{
+    const char *prev = NULL, *w, *next;
+    size_t i = 0, pn = 0, n = 0, nn = 0;
+    for (w = gr_next_word(value, &i, &n); w; prev = w, pn = n, w = next, n = nn) {
+        size_t j = i;
+        next = gr_next_word(value, &j, &nn);
+        i = j;
+        if (!gr_is_number(w, n)) continue;
+        bool left = gr_is_content(prev, pn), right = next && gr_is_content(next, nn);
+        if (!left && !right) continue;
+        /* an occurrence of the number in text with the same content word on each side value has one */
+        bool found = false;
+        const char *tp = NULL, *tw, *tn;
+        size_t k = 0, tpn = 0, tl = 0, tnl = 0;
+        for (tw = gr_next_word(text, &k, &tl); tw && !found; tp = tw, tpn = tl, tw = tn, tl = tnl) {
+            size_t m = k;
+            tn = gr_next_word(text, &m, &tnl);
+            k = m;
+            found = tl == n && !memcmp(tw, w, n) && (!left || gr_same_word(tp, tpn, prev, pn)) &&
+                    (!right || gr_same_word(tn, tnl, next, nn));
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
 int synth_value_held(const char *key, const char *value, const unsigned *held, size_t n_held, bool *ok)
 {
     /* a value that runs on into the prompt's frame ("... questions:[user] Now") is a leak,

@@ -146,6 +146,13 @@ int synth_prose_grammar(const char *title, const struct synth_src *src, size_t n
  * article that exists). key NULL: an alias, held as a fact. */
 int synth_value_held(const char *key, const char *value, const unsigned *held, size_t n_held, bool *ok);
 
+/* Whether every number of value stands in text beside the content words (synth_words) it stands
+ * beside in value, on the same side: "November 17" is not placed in "November 12, not July 17",
+ * whose 17 follows July, though text holds each of its words. A number with no content word
+ * beside it in value ("75%", "3 kg") is placed wherever text has it. Words are runs of ASCII
+ * letters and digits (and bytes >= 0x80), compared without case; a number is a run of digits. */
+bool synth_numbers_placed(const char *value, const char *text);
+
 /* How many of the content words w[0..nw) (sorted synth_words hashes) message msg of conversation conv
  * holds; 0 when there is no such message. */
 typedef size_t (*synth_held_fn)(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw);

@@ -241,6 +241,14 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
         bool ok = true;
         char *v = synth_unlink_redlinks(r->value[i], stems);
         rc = v ? synth_value_held(r->key[i], v, held, (size_t)n_held, &ok) : dream_error_set(DREAM_ENOMEM, "out of memory");
+        if (!rc && ok && strcmp(r->key[i], "status") && strcmp(r->key[i], "opinion") && strcmp(r->key[i], "type")) {
+            size_t tl = 0; /* "November 17" from "November 12, not July 17": its words held, its 17 not July's */
+            const char *t = dream_article_text(a, &tl);
+            char *copy = t ? strndup(t, tl) : strdup("");
+            if (!copy) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+            else ok = synth_numbers_placed(v, copy);
+            free(copy);
+        }
         if (!rc && !ok) (*unheld)++;
         bool told = false;
         char *later = !rc && ok ? synth_past_successor(a, v, &told) : NULL;

@@ -3077,6 +3077,39 @@ static void test_unfounded_with_seventy_sources(void **state)
  * of it (a plural "s" either way), a label (type) when they hold one, a stance (status, opinion)
  * always; a value of no content word stays; a [[link]] is not read. The values below are the
  * ones dream-mini wrote for a sourdough starter (Gus) over notes that never say them. */
+/* A number of an infobox value must stand beside the words it stands beside in the note: a small
+ * model joins the month of a corrected date to the day of the wrong one. */
+static void test_infobox_numbers_stand_where_the_note_puts_them(void **state)
+{
+    (void)state;
+    const char *note = "[user] I need to correct myself: Cornelius's birthday is November 12, not July 17. "
+                       "He weighs 3 kg now and I feed him 1:2:2 twice a day, at 75% hydration. Route 66 trip.";
+    static const struct {
+        const char *value;
+        bool placed;
+    } cases[] = {
+        {"November 12", true},
+        {"November 17", false},      /* the 17 of July */
+        {"July 12", false},
+        {"july 17", true},           /* case aside */
+        {"12 November", false},      /* the word on the other side */
+        {"3 kg", true},              /* no content word beside it: anywhere */
+        {"5 kg", true},              /* not this rule's to judge (synth_value_held is) */
+        {"75%", true},
+        {"1:2:2 twice", true},
+        {"1:2:2 daily", false},
+        {"Route 66", true},
+        {"Route 67", false},
+        {"the pantry", true},        /* no number */
+        {"", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool got = synth_numbers_placed(cases[i].value, note);
+        if (got != cases[i].placed) fprintf(stderr, "\"%s\": %d\n", cases[i].value, got);
+        assert_true(got == cases[i].placed);
+    }
+}
+
 static void test_infobox_values_are_held_by_the_notes(void **state)
 {
     (void)state;
@@ -3617,6 +3650,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_create_infobox_links_only_to_articles_that_exist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_infobox_value_is_held_by_one_note, setup, teardown),
         cmocka_unit_test(test_infobox_values_are_held_by_the_notes),
+        cmocka_unit_test(test_infobox_numbers_stand_where_the_note_puts_them),
         cmocka_unit_test_setup_teardown(test_create_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fold_writes_model_links_to_no_article_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_writes_model_links_to_no_article_as_text, setup, teardown),
