@@ -10,8 +10,10 @@
 #include "util/buf.h"
 #include "util/day.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 void dream_read_search_default_params(struct dream_read_search_params *p)
@@ -143,6 +145,52 @@ static int read_search_query(dream_reader *r, const char *match, const struct dr
     return rc;
 }
 
+/* Where w[0..n) first occurs in s as a word, case aside, at or after from; NULL when nowhere. */
+static const char *read_find_word(const char *s, const char *from, const char *w, size_t n)
+{
+    for (const char *at = from; *at; at++)
+        if (!strncasecmp(at, w, n) && (at == s || !isalnum((unsigned char)at[-1])) && !isalnum((unsigned char)at[n])) return at;
+    return NULL;
+}
+
+/* The word of s at or after *at (alphanumerics; "**" and other marks skipped): its start, its length in *n. */
+static const char *read_next_word(const char *at, size_t *n)
+{
+    while (*at && !isalnum((unsigned char)*at)) at++;
+    const char *b = at;
+    while (isalnum((unsigned char)*at)) at++;
+    *n = (size_t)(at - b);
+    return *n ? b : NULL;
+}
+
+/* The footnote of the sentence snippet shows in body (a lead's or a section's, markers and
+ * all): the first marker after the snippet's first highlighted word, within its paragraph, at
+ * the place in body where the word after it is the snippet's too (else its first place); NULL
+ * when there is none (a word the body does not spell as the index does: a link's text). */
+static const struct dream_article_footnote *read_hit_footnote(const dream_article *a, const char *body, const char *snippet)
+{
+    const char *b = snippet ? strstr(snippet, "**") : NULL;
+    size_t n = 0, nn = 0, bn = 0;
+    const char *w = b ? read_next_word(b + 2, &n) : NULL;
+    if (!body || !w) return NULL;
+    const char *next = read_next_word(w + n, &nn), *at = NULL;
+    for (const char *c = read_find_word(body, body, w, n); c && !at; c = read_find_word(body, c + n, w, n)) {
+        const char *bw = read_next_word(c + n, &bn);
+        if (next && bw && bn == nn && !strncasecmp(bw, next, nn)) at = c;
+    }
+    if (!at) at = read_find_word(body, body, w, n);
+    for (const char *c = at ? at + n : ""; *c && strncmp(c, "\n\n", 2); c++) {
+        if (c[0] != '[' || c[1] != '^') continue;
+        int num = atoi(c + 2);
+        for (size_t i = 0; num > 0 && i < dream_article_footnote_count(a); i++) {
+            const struct dream_article_footnote *fn = dream_article_footnote(a, i);
+            if (fn->number == num && fn->cite.conv && fn->cite.msg) return fn;
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
 /* A lead, section or subject hit. */
 static int read_search_add_article(dream_reader *r, const char *match, int64_t id, json_t *arr)
 {
@@ -170,23 +218,36 @@ static int read_search_add_article(dream_reader *r, const char *match, int64_t i
                 if (si >= 0) json_object_set_new(h, "section", read_json_text(dream_article_section(r->e[e].a, (size_t)si)->title,
                                                                               strlen(dream_article_section(r->e[e].a, (size_t)si)->title)));
             }
+            json_t *snippet = read_search_snippet(r, match, id);
+            const struct dream_article_footnote *fn = NULL;
+            if (e >= 0) {
+                long si = anchor[0] ? dream_article_section_find(r->e[e].a, anchor) : -1;
+                const char *body = anchor[0] ? (si >= 0 ? dream_article_section(r->e[e].a, (size_t)si)->body : NULL) : dream_article_lead(r->e[e].a);
+                fn = read_hit_footnote(r->e[e].a, body, json_string_value(snippet));
+            }
             json_t *ca = json_array();
             char *copy = strdup(cites), *save = NULL;
             for (char *t = copy ? strtok_r(copy, " ", &save) : NULL; t && json_array_size(ca) < 4; t = strtok_r(NULL, " ", &save))
                 json_array_append_new(ca, json_string(t));
             free(copy);
             if (h) {
-                json_object_set_new(h, "cite", json_array_size(ca) ? json_incref(json_array_get(ca, 0)) : json_null());
+                /* the sentence the snippet shows: its footnote's citation and date, else the section's */
+                char key[256];
+                if (fn) snprintf(key, sizeof key, "conv:%s#%s", fn->cite.conv, fn->cite.msg);
+                json_object_set_new(h, "cite", fn ? json_string(key) : json_array_size(ca) ? json_incref(json_array_get(ca, 0)) : json_null());
                 json_object_set_new(h, "cites", ca);
-                json_object_set_new(h, "date", date ? json_string(date) : json_null());
+                const char *d = fn && fn->cite.date ? fn->cite.date : date;
+                json_object_set_new(h, "date", d ? json_string(d) : json_null());
+                json_object_set_new(h, "snippet", snippet);
             } else {
                 json_decref(ca);
+                json_decref(snippet);
             }
         }
         sqlite3_finalize(st);
     }
     if (!h) return 0; /* a row whose record went (a rebuild will tidy it) */
-    json_object_set_new(h, "snippet", read_search_snippet(r, match, id));
+    if (!json_object_get(h, "snippet")) json_object_set_new(h, "snippet", read_search_snippet(r, match, id));
     json_array_append_new(arr, h);
     return 0;
 }

@@ -447,6 +447,42 @@ static void test_search_ranks_article_sections_first_with_their_citations(void *
     json_decref(o);
 }
 
+/* A section hit's citation and date are those of the sentence its snippet shows, not the
+ * section's first footnote: the marker after the matched word. */
+static void test_search_hit_cites_the_matched_sentence(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/articles/Two_claims.md", wiki);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("# Two claims\n\n**Two claims** is a subject with an aardvark in it.[^1] Later a pangolin moved in.[^2]\n\n"
+          "## Burrows\n\nThe aardvark digs.[^1] The pangolin rolls up.[^2]\n\n"
+          "## References\n\n[^1]: `conv:1a2b3c4d#m1` (2024-01-05, Early)\n[^2]: `conv:5e6f7a8b#m9` (2024-06-20, Later)\n", f);
+    fclose(f);
+    static const struct {
+        const char *query, *anchor, *cite, *date;
+    } cases[] = {
+        {"pangolin moved", "", "conv:5e6f7a8b#m9", "2024-06-20"},
+        {"aardvark subject", "", "conv:1a2b3c4d#m1", "2024-01-05"},
+        {"pangolin rolls", "burrows", "conv:5e6f7a8b#m9", "2024-06-20"},
+        {"aardvark digs", "burrows", "conv:1a2b3c4d#m1", "2024-01-05"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *o = search(cases[i].query, NULL, NULL);
+        json_t *h = json_array_get(json_object_get(o, "results"), 0);
+        assert_non_null(h);
+        if (strcmp(str(h, "anchor"), cases[i].anchor) || strcmp(str(h, "cite"), cases[i].cite) || strcmp(str(h, "date"), cases[i].date))
+            fprintf(stderr, "%s: anchor %s cite %s date %s snippet %s\n", cases[i].query, str(h, "anchor"), str(h, "cite"), str(h, "date"),
+                    str(h, "snippet"));
+        assert_string_equal(str(h, "anchor"), cases[i].anchor);
+        assert_string_equal(str(h, "cite"), cases[i].cite);
+        assert_string_equal(str(h, "date"), cases[i].date);
+        json_decref(o);
+    }
+    assert_int_equal(unlink(path), 0);
+}
+
 static void test_search_follows_hand_edits_of_the_wiki(void **state)
 {
     (void)state;
@@ -899,6 +935,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_search_finds_words_in_scripts_without_spaces),
         cmocka_unit_test(test_search_bad_input_is_a_clear_error),
         cmocka_unit_test(test_search_ranks_article_sections_first_with_their_citations),
+        cmocka_unit_test(test_search_hit_cites_the_matched_sentence),
         cmocka_unit_test(test_search_follows_hand_edits_of_the_wiki),
         cmocka_unit_test(test_search_follows_a_hand_edit_in_the_same_second),
         cmocka_unit_test(test_search_index_follows_the_store_in_its_transactions),
