@@ -157,10 +157,14 @@ static const struct serve_route *route_find(const char *method, const char *path
     const struct serve_route *found = NULL;
     if (!strcmp(method, MHD_HTTP_METHOD_HEAD)) method = MHD_HTTP_METHOD_GET;
     allow[0] = 0;
+    /* a path an exact route names is that route's alone: /v1/memory/dream is not the GET
+     * prefix /v1/memory/'s too */
+    bool exact = false;
+    for (const struct serve_route *r = serve_routes; r->path && !exact; r++) exact = r->path[strlen(r->path) - 1] != '/' && !strcmp(path, r->path);
     for (const struct serve_route *r = serve_routes; r->path; r++) {
         size_t n = strlen(r->path);
         bool prefix = n > 0 && r->path[n - 1] == '/';
-        bool match = prefix ? !strncmp(path, r->path, n) : !strcmp(path, r->path);
+        bool match = prefix ? !exact && !strncmp(path, r->path, n) : !strcmp(path, r->path);
         if (!match) continue;
         if (!strstr(allow, r->method)) {
             bool get = !strcmp(r->method, MHD_HTTP_METHOD_GET);
@@ -232,8 +236,8 @@ static enum MHD_Result on_headers(struct dream_server *s, struct serve_request *
                         : header_times(conn, MHD_HTTP_HEADER_CONTENT_LENGTH) > 1 ? "Content-Length"
                                                                                : NULL;
     if (twice)
-        return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "bad_host", "the request carries more than one %s header: send one",
-                                 twice);
+        return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", strcmp(twice, "Host") ? "duplicate_header" : "bad_host",
+                                 "the request carries more than one %s header: send one", twice);
     if (!host && rq->version && !strcmp(rq->version, MHD_HTTP_VERSION_1_1))
         return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "bad_host",
                                  "an HTTP/1.1 request must carry a Host header (RFC 9112): send the host of the URL");

@@ -124,6 +124,18 @@ req m405_mcp 405 /mcp
 req m405_chat 405 /v1/chat/completions -X DELETE
 [ "$(header m405_chat Allow)" = 'POST, OPTIONS' ] || fail "405 on DELETE /v1/chat/completions: Allow is '$(header m405_chat Allow)'"
 says m405_chat "DELETE is not allowed on /v1/chat/completions"
+# a POST-only path under the GET prefix /v1/memory/ is POST-only: it was routed to the read
+# tools on GET ("no read tool 'dream'") and its Allow named GET and HEAD too
+for p in dream ask; do
+  req "options_$p" 204 "/v1/memory/$p" -X OPTIONS
+  [ "$(header "options_$p" Allow)" = 'POST, OPTIONS' ] || fail "OPTIONS /v1/memory/$p: Allow is '$(header "options_$p" Allow)'"
+  req "get_$p" 405 "/v1/memory/$p"
+  [ "$(header "get_$p" Allow)" = 'POST, OPTIONS' ] || fail "GET /v1/memory/$p: Allow is '$(header "get_$p" Allow)'"
+done
+# a second Origin or Content-Length is no bad Host: each duplicate names its own header
+req two_origins 400 /v1/models -H "Origin: http://127.0.0.1:$PORT" -H "Origin: http://127.0.0.1:$PORT"
+says two_origins "more than one Origin header"
+[ "$(json "$WORK/two_origins.json" "d['error']['code']")" = duplicate_header ] || fail "two Origin headers: code $(json "$WORK/two_origins.json" "d['error']['code']")"
 # HEAD: what GET answers, without the body (RFC 9110 9.3.2: a server that takes GET takes HEAD);
 # it was a 405 that named GET alone
 req get_models 200 /v1/models
