@@ -45,6 +45,7 @@ struct chat_job {
     struct dbuf text; /* generated so far (cut at a stop string) */
     bool stopped_by_string;
     bool done, cancelled;
+    bool cut_by_stop; /* the server's shutdown cut the answer short */
     int status;
     char error[256];
     int n_prompt, n_completion;
@@ -89,6 +90,7 @@ static bool job_on_text(void *ud, const char *piece, size_t len)
     struct chat_job *j = h->j;
     pthread_mutex_lock(&h->c->mu);
     bool go = !j->cancelled && !h->c->stopping; /* a stopping server cuts running answers short */
+    if (h->c->stopping && !j->cancelled) j->cut_by_stop = true;
     size_t old = j->text.len;
     if (go && dbuf_append(&j->text, piece, len)) go = false;
     for (int i = 0; go && i < j->n_stops; i++) {
@@ -117,6 +119,10 @@ static void job_finish(struct serve_chat *c, struct chat_job *j, int rc, const c
     }
     j->status = rc ? rc : j->req.status;
     snprintf(j->error, sizeof j->error, "%s", rc ? why : j->req.error_message);
+    if (!j->status && j->cut_by_stop) { /* not a "length" finish: the answer is not whole */
+        j->status = DREAM_EBUSY;
+        snprintf(j->error, sizeof j->error, "the server shut down before the answer was complete: send the request again once it is back");
+    }
     j->n_prompt = j->req.n_prompt;
     j->n_completion = j->req.n_completion;
     j->stopped_at_eog = j->req.stopped_at_eog;
@@ -218,8 +224,8 @@ void serve_chat_stop(struct dream_server *s)
     for (struct chat_job *j = c->head, *next; j; j = next) {
         next = j->next;
         j->cancelled = j->done = true;
-        j->status = DREAM_EINTERNAL;
-        snprintf(j->error, sizeof j->error, "the server is shutting down");
+        j->status = DREAM_EBUSY; /* 503 */
+        snprintf(j->error, sizeof j->error, "the server is shutting down: send the request again once it is back");
         pthread_cond_broadcast(&j->cv);
         j->refs--; /* the queue's reference; the connection still holds its own */
     }
@@ -413,7 +419,12 @@ static const char *finish_reason(const struct chat_job *j)
     return j->stopped_at_eog || j->stopped_by_string ? "stop" : "length";
 }
 
-static unsigned error_status(int code) { return code == DREAM_EINVAL || code == DREAM_ETOOBIG ? 400 : 500; }
+/* A request's own fault (a prompt over the context, a grammar that does not compile or that the
+ * answer dead-ends in) is 400; a shutdown that cut the answer short 503; the rest 500. */
+static unsigned error_status(int code)
+{
+    return code == DREAM_EINVAL || code == DREAM_ETOOBIG || code == DREAM_EFORMAT ? 400 : code == DREAM_EBUSY ? 503 : 500;
+}
 
 /* The length of text that can be sent now: not a possible start of a stop string, not a split
  * character. */
@@ -554,7 +565,30 @@ enum MHD_Result serve_chat_completions(struct serve_request *rq)
         job_unref(c, j);
         return serve_reply_error(rq, 503, "server_error", NULL, "the server is shutting down");
     }
-    if (j->stream) {
+    /* Waits for the answer (a plain request) or its first text (a stream: so a request the worker
+     * refuses, a prompt over the context or a grammar that does not compile, is a 400 before any
+     * event, not a 200 stream carrying the error), looking at the client's socket every 200 ms: a
+     * client that went away (timed out, gave up) stops its generation as a streaming one does,
+     * rather than holding its batch slot to max_tokens. Every token wakes this wait too; a deadline
+     * already past makes it return at once with ETIMEDOUT. */
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int fd = ci ? ci->connect_fd : -1;
+    bool gone = false;
+    pthread_mutex_lock(&c->mu);
+    struct timespec look;
+    chat_in_ms(&look, 200);
+    while (!j->done && !(j->stream && j->text.len)) {
+        if (pthread_cond_timedwait(&j->cv, &c->mu, &look) != ETIMEDOUT || j->done) continue;
+        if (!gone && fd >= 0 && chat_client_gone(fd)) gone = j->cancelled = true; /* the worker drops it at its next token */
+        chat_in_ms(&look, 200);
+    }
+    bool refused = j->done && j->status && !j->text.len;
+    pthread_mutex_unlock(&c->mu);
+    if (gone) {
+        job_unref(c, j);
+        return MHD_NO; /* nobody to answer */
+    }
+    if (j->stream && !refused) {
         struct chat_stream *st = calloc(1, sizeof *st);
         if (!st) {
             pthread_mutex_lock(&c->mu);
@@ -565,26 +599,6 @@ enum MHD_Result serve_chat_completions(struct serve_request *rq)
         }
         *st = (struct chat_stream){.c = c, .j = j, .model = s->model_name};
         return serve_reply_stream(rq, stream_read, st, stream_done);
-    }
-    /* Waits for the answer, looking at the client's socket every 200 ms: a client that went away
-     * (timed out, gave up) stops its generation as a streaming one does, rather than holding its
-     * batch slot to max_tokens. Every token wakes this wait too; a deadline already past makes it
-     * return at once with ETIMEDOUT. */
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    int fd = ci ? ci->connect_fd : -1;
-    bool gone = false;
-    pthread_mutex_lock(&c->mu);
-    struct timespec look;
-    chat_in_ms(&look, 200);
-    while (!j->done) {
-        if (pthread_cond_timedwait(&j->cv, &c->mu, &look) != ETIMEDOUT || j->done) continue;
-        if (!gone && fd >= 0 && chat_client_gone(fd)) gone = j->cancelled = true; /* the worker drops it at its next token */
-        chat_in_ms(&look, 200);
-    }
-    pthread_mutex_unlock(&c->mu);
-    if (gone) {
-        job_unref(c, j);
-        return MHD_NO; /* nobody to answer */
     }
     enum MHD_Result ok;
     if (j->status) {

@@ -174,6 +174,16 @@ short=$(json "$WORK/short.json" "d['choices'][0]['message']['content']")
 case "$EXPECT" in "$short"*) ;; *) fail "the joined request's answer '$short' is not the start of '$EXPECT'";; esac
 echo "ok: a 2-token request joined a running 200-token stream and was answered after $at_short of its $total chunks"
 
+# a grammar that does not compile is the request's fault, streamed or not: 400 before any event
+# (a stream was a 200 carrying the error as an event), and so is one the answer dead-ends in
+# (a 500 server_error before)
+code=$(curl -s -o "$WORK/badg.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" \
+  -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":8,"grammar":"root ::= (","stream":true}')
+[ "$code" = 400 ] || fail "a stream with a bad grammar: HTTP $code: $(head -c 300 "$WORK/badg.json")"; check_error "a stream with a bad grammar" 400 "$WORK/badg.json"
+code=$(curl -s -o "$WORK/deadg.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" \
+  -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":8,"grammar":"root ::= \"a\" [\\x00] \"bc\""}')
+[ "$code" = 400 ] || fail "a grammar the answer dead-ends in: HTTP $code: $(cat "$WORK/deadg.json")"; check_error "a grammar the answer dead-ends in" 400 "$WORK/deadg.json"
+
 # the official openai npm client, installed now
 NPM_DIR=$WORK/npm
 if [ ! -f "$NPM_DIR/node_modules/openai/package.json" ]; then
@@ -194,8 +204,21 @@ for r in rows:
     assert r['usage']['completion_tokens'] >= 1 and r['finish'] in ('stop', 'length'), r
 print(f"ok: openai client plain and streaming ({rows[1]['chunks']} chunks) equal dream generate --chat")
 PY
+# an answer the shutdown cuts short is an error, not a "length" finish that looks complete
+curl -s -o "$WORK/cut.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" \
+  -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":4096,"grammar":"root ::= \"a\" root"}' >"$WORK/cut.code" &
+cut_pid=$!
+curl -sN "$URL/v1/chat/completions" -H "$JSON_TYPE" \
+  -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":4096,"stream":true,"grammar":"root ::= \"a\" root"}' >"$WORK/cut.sse" &
+cuts_pid=$!
+for _ in $(seq 1 300); do [ "$(grep -c '"content"' "$WORK/cut.sse" 2>/dev/null)" -ge 3 ] && break; sleep 0.1; done
 stop_server "$WORK/serve.log"
-echo "ok: SIGTERM stops the server cleanly"
+wait "$cut_pid" "$cuts_pid" || true
+[ "$(cat "$WORK/cut.code")" = 503 ] || fail "a plain answer cut by the shutdown: HTTP $(cat "$WORK/cut.code"): $(head -c 300 "$WORK/cut.json")"
+grep -q "shut" "$WORK/cut.json" || fail "the cut answer's error does not say the server shut down: $(cat "$WORK/cut.json")"
+grep -q '"finish_reason":"length"' "$WORK/cut.sse" && fail "a stream cut by the shutdown ends as a length finish: $(tail -c 300 "$WORK/cut.sse")"
+grep -q '"error"' "$WORK/cut.sse" || fail "a stream cut by the shutdown carries no error event: $(tail -c 300 "$WORK/cut.sse")"
+echo "ok: SIGTERM stops the server cleanly; the answers it cut short say so (503, an error event)"
 
 # a non-loopback bind: refused without a key; with one, requests need the bearer token
 if DREAM_API_KEY= "$DREAM" serve --model "$MODEL" --host 0.0.0.0 --port 0 >"$WORK/nokey.log" 2>&1; then fail "a 0.0.0.0 bind without DREAM_API_KEY started"; fi
