@@ -20,7 +20,7 @@ enum MHD_Result serve_ask(struct serve_request *rq)
     if (!b || !json_is_object(b) || !json_is_string(q)) {
         json_decref(b);
         return serve_reply_error(rq, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "invalid_argument",
-                                 "the body must be a JSON object {\"question\": \"...\"}%s%s", b ? "" : ": ", b ? "" : je.text);
+                                 "the body must be a JSON object {\"question\": \"...\"}%s%s", b ? "" : ": ", b ? "" : serve_json_why(&je));
     }
     const char *key;
     json_t *v;

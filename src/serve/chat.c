@@ -398,7 +398,7 @@ int serve_chat_check(const struct dream_serve_params *p, const char *body, size_
     struct chat_job j = {0};
     const char *param = NULL;
     int rc = -1;
-    if (!(j.json = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr))) snprintf(err, errlen, "not valid JSON: %s", jerr.text);
+    if (!(j.json = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr))) snprintf(err, errlen, "not valid JSON: %s", serve_json_why(&jerr));
     else rc = parse_request(p, &j, err, errlen, &param);
     json_decref(j.json);
     free(j.messages);
@@ -533,7 +533,9 @@ enum MHD_Result serve_chat_completions(struct serve_request *rq)
     json_t *root = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
         return serve_reply_error(rq, 400, "invalid_request_error", "invalid_json",
-                                 "the request body is not valid JSON: %s at line %d, column %d", jerr.text, jerr.line, jerr.column);
+                                 "the request body is %s: %s at line %d, column %d",
+                                 strstr(jerr.text, "JSON_ALLOW_NUL") ? "JSON this server cannot take" : "not valid JSON", serve_json_why(&jerr),
+                                 jerr.line, jerr.column);
     struct chat_job *j = calloc(1, sizeof *j);
     if (!j) {
         json_decref(root);

@@ -195,7 +195,7 @@ int serve_dream_parse(const char *body, size_t len, struct serve_dream_body *out
     json_error_t je;
     json_t *b = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!b || !json_is_object(b)) {
-        snprintf(err, errlen, "the body must be a JSON object (or empty)%s%s", b ? "" : ": ", b ? "" : je.text);
+        snprintf(err, errlen, "the body must be a JSON object (or empty)%s%s", b ? "" : ": ", b ? "" : serve_json_why(&je));
         json_decref(b);
         return -1;
     }

@@ -61,6 +61,10 @@ extern const struct serve_service serve_services[]; /* ends with a row of NULLs 
 /* Replies. Each queues the response on rq->conn and returns MHD's result. serve_reply_json
  * takes the reference to body. */
 enum MHD_Result serve_reply_json(struct serve_request *rq, unsigned status, json_t *body);
+/* What is wrong with a body jansson refused (je), in words for the client: its own text, but
+ * for a \u0000, which jansson names by a flag of its API. */
+const char *serve_json_why(const json_error_t *je);
+
 /* OpenAI's error shape; type e.g. "invalid_request_error", code may be NULL. */
 enum MHD_Result serve_reply_error(struct serve_request *rq, unsigned status, const char *type, const char *code,
                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));

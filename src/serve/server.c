@@ -460,3 +460,9 @@ void dream_server_stop(dream_server *s)
     serve_guard_free(&s->guard);
     free(s);
 }
+
+const char *serve_json_why(const json_error_t *je)
+{
+    return strstr(je->text, "JSON_ALLOW_NUL") ? "a string holds \\u0000 (a NUL character), which no text the model or the memory reads can carry: leave it out"
+                                             : je->text;
+}

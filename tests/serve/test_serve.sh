@@ -174,6 +174,12 @@ short=$(json "$WORK/short.json" "d['choices'][0]['message']['content']")
 case "$EXPECT" in "$short"*) ;; *) fail "the joined request's answer '$short' is not the start of '$EXPECT'";; esac
 echo "ok: a 2-token request joined a running 200-token stream and was answered after $at_short of its $total chunks"
 
+# a \u0000 in a string is valid JSON the server cannot use: a 400 that says so in words, not by
+# the JSON library's flag name
+code=$(curl -s -o "$WORK/nul.json" -w '%{http_code}' "$URL/v1/chat/completions" -H "$JSON_TYPE" -d '{"messages":[{"role":"user","content":"a\u0000b"}],"max_tokens":2}')
+[ "$code" = 400 ] || fail "a NUL in the content: HTTP $code"; check_error "a NUL in the content" 400 "$WORK/nul.json"
+grep -q "NUL character" "$WORK/nul.json" && ! grep -q "JSON_ALLOW_NUL" "$WORK/nul.json" || fail "a NUL in the content: $(cat "$WORK/nul.json")"
+
 # a grammar that does not compile is the request's fault, streamed or not: 400 before any event
 # (a stream was a 200 carrying the error as an event), and so is one the answer dead-ends in
 # (a 500 server_error before)
