@@ -103,6 +103,7 @@ static int search_compile(struct search_tokenizer *tk, const char *query, char *
     size_t nt = 0;
     int group = 0;
     bool pending_or = false, pending_not = false, any_in_group = false;
+    bool dropped = false; /* the last term was dropped (no word in it): an OR beside it goes too */
     const char *p = query, *end = query + len;
     while (p < end) {
         if (search_space(*p)) {
@@ -135,7 +136,12 @@ static int search_compile(struct search_tokenizer *tk, const char *query, char *
             while (p < end && !search_space(*p) && *p != '"') p++;
             e = p;
             if (!neg && e - s == 2 && memcmp(s, "OR", 2) == 0) {
-                if (!any_in_group || pending_or) return search_bad(query, "OR needs words on both sides");
+                if (!any_in_group || pending_or) {
+                    /* "a OR 🍞 OR b", "🍞 OR b": the dropped term's OR goes with it */
+                    if (!dropped) return search_bad(query, "OR needs words on both sides");
+                    dropped = false;
+                    continue;
+                }
                 pending_or = true;
                 continue;
             }
@@ -150,17 +156,21 @@ static int search_compile(struct search_tokenizer *tk, const char *query, char *
             }
             if (e == s && prefix) return search_bad(query, "'*' makes a prefix of the word it ends (like photo*); alone it means nothing");
         }
+        if (!search_has_token(tk, s, (size_t)(e - s))) { /* punctuation only: no word to find */
+            dropped = true;
+            continue;
+        }
+        dropped = false;
         if (pending_or) {
             group++;
             any_in_group = false;
             pending_or = false;
         }
-        if (!search_has_token(tk, s, (size_t)(e - s))) continue; /* punctuation only: no word to find */
         if (nt == DREAM_SEARCH_TERMS_MAX) return search_bad(query, "more than 32 words and phrases; search for fewer");
         t[nt++] = (struct search_term){s, (size_t)(e - s), prefix, neg, group};
         any_in_group = true;
     }
-    if (pending_or) return search_bad(query, "OR needs words on both sides");
+    if (pending_or && !dropped) return search_bad(query, "OR needs words on both sides");
     if (pending_not) return search_bad(query, "NOT needs a word after it");
     if (nt == 0) return search_bad(query, "no words to search for");
     struct dbuf b = {0};

@@ -192,6 +192,12 @@ static void test_search_compile_drops_terms_without_letters_or_digits(void **sta
     expect_compiles("\u65e5\u672c \u00df \u0663", "((\"\u65e5\u672c\" AND \"\u00df\" AND \"\u0663\"))"); /* CJK, sharp s, Arabic-Indic 3 */
     expect_compiles("e\u0301", "((\"e\u0301\"))");                               /* a letter and its combining accent */
     expect_refused("\u2014 \U0001F35E", "no words to search for");
+    /* a dropped term takes its OR with it: `dream ask` joins a question's words with OR, and one
+     * emoji among them made the whole search "OR needs words on both sides" */
+    expect_compiles("hydration OR \U0001F35E OR Gus", "((\"hydration\")) OR ((\"Gus\"))");
+    expect_compiles("\U0001F35E OR hydration", "((\"hydration\"))");
+    expect_compiles("hydration OR \u2192", "((\"hydration\"))");
+    expect_compiles("hydration OR \U0001F35E OR \u2192 OR Gus", "((\"hydration\")) OR ((\"Gus\"))");
     /* and end to end: the dash no longer empties the hits */
     json_t *o = search("starter \u2014", "conversations", "1");
     assert_true(count_conv(o) >= 1);
