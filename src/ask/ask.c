@@ -145,7 +145,12 @@ static int ask_read_article(dream_reader *r, const char *stem, json_t *anchors, 
         dbuf_free(&b);
         if ((rc = ask_add_read(reads, n, cap, "lead", stem, NULL, NULL, text))) goto out;
     }
-    if (dream_article_infobox_count(a)) {
+    size_t facts = 0; /* an infobox of kind (and aliases) alone tells nothing: no read for it */
+    for (size_t i = 0; i < dream_article_infobox_count(a); i++) {
+        const struct dream_article_field *f = dream_article_infobox_field(a, i);
+        facts += strcmp(f->key, "aliases") && strcmp(f->key, "kind");
+    }
+    if (facts) {
         dbuf_printf(&b, "## %s: facts\n", title);
         for (size_t i = 0; i < dream_article_infobox_count(a); i++) {
             const struct dream_article_field *f = dream_article_infobox_field(a, i);
@@ -213,6 +218,14 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
             const char *m1 = c->messages[i + 1].text;
             char *id1 = dream_store_message_cite_id(c->messages[i + 1].id, (int64_t)(i + 1)), day[11];
             day_format(c->messages[i + 1].time_ms, day);
+            /* a reply the search found first and read on its own is not read again here */
+            char key[256];
+            snprintf(key, sizeof key, "conv:%s#%s", h, id1 ? id1 : "");
+            for (size_t k = 0; id1 && k < s->n; k++)
+                if (!strcmp(s->cite[k], key)) {
+                    free(id1);
+                    id1 = NULL;
+                }
             if (id1)
                 dbuf_printf(&b, "\nThe assistant replied: %.*s%s [^%zu]", (int)utf8_prefix(m1, strlen(m1), share), m1, strlen(m1) > share ? "…" : "",
                             ask_source(s, h, id1, day[0] ? day : date, c->title));
@@ -241,11 +254,30 @@ static bool ask_stopword(const char *w)
     return false;
 }
 
-/* A byte of a word: a letter or digit, or any byte of a non-ASCII character. */
-static bool ask_wordch(char c) { return isalnum((unsigned char)c) || (unsigned char)c >= 0x80; }
+/* Whether cp is a character of a word: an ASCII letter or digit, or a non-ASCII character that
+ * is no punctuation or symbol (curly quotes, dashes, arrows, emoji and the like separate words,
+ * as spaces do: "“Gus”" is the word Gus). */
+static bool ask_word_cp(uint32_t cp)
+{
+    if (cp < 0x80) return isalnum((int)cp);
+    static const uint32_t sep[][2] = {
+        {0x80, 0xBF},       /* Latin-1 punctuation and signs: « » ¿ ¡ © ° */
+        {0xD7, 0xD7},       {0xF7, 0xF7},       /* × ÷ */
+        {0x2000, 0x206F},   /* general punctuation: ‘ ’ “ ” – — … • */
+        {0x20A0, 0x20CF},   /* currency */
+        {0x2190, 0x2BFF},   /* arrows, mathematical operators, technical, boxes, shapes, symbols, dingbats */
+        {0x3000, 0x303F},   /* CJK punctuation */
+        {0xFE00, 0xFE0F},   /* variation selectors */
+        {0xFF01, 0xFF0F},   {0xFF1A, 0xFF20}, {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65}, /* full-width punctuation */
+        {0x1F000, 0x1FAFF}, /* emoji and pictographs */
+    };
+    for (size_t i = 0; i < sizeof sep / sizeof sep[0]; i++)
+        if (cp >= sep[i][0] && cp <= sep[i][1]) return false;
+    return true;
+}
 
 /* Whether s[0..l) holds a letter or digit: not only punctuation of the CJK and full-width
- * blocks ("？", "。"), whose bytes ask_wordch takes for a word's. */
+ * blocks ("？", "。"), kept out of words by ask_word_cp too. */
 static bool ask_has_letter(const char *s, size_t l)
 {
     for (size_t i = 0; i < l;) {
@@ -263,8 +295,9 @@ static void ask_add_word(char words[][64], size_t *n, const char *s, size_t l)
 {
     if (l < 3 || l >= 64 || *n >= ASK_MAX_WORDS || !ask_has_letter(s, l)) return;
     snprintf(words[*n], 64, "%.*s", (int)l, s);
-    char *ap = strchr(words[*n], '\'');
+    char *ap = strchr(words[*n], '\''), *cap = strstr(words[*n], "\xE2\x80\x99");
     if (ap) *ap = '\0'; /* the person's -> person */
+    if (cap) *cap = '\0'; /* and the person’s */
     if (strlen(words[*n]) >= 3 && !ask_stopword(words[*n])) (*n)++;
 }
 
@@ -274,21 +307,36 @@ static void ask_add_word(char words[][64], size_t *n, const char *s, size_t l)
 static size_t ask_words(const char *q, char words[][64])
 {
     size_t n = 0;
+    const char *end = q + strlen(q);
     for (const char *p = q; *p && n < ASK_MAX_WORDS;) {
-        while (*p && !ask_wordch(*p)) p++;
+        uint32_t cp = 0, nx = 0;
+        int l;
+        while (*p && !ask_word_cp((l = utf8_next(p, (size_t)(end - p), &cp), cp))) p += l > 0 ? l : 1;
         const char *s = p;
-        while (*p && (ask_wordch(*p) || (*p == '\'' && isalpha((unsigned char)p[1])))) p++;
+        while (*p) {
+            l = utf8_next(p, (size_t)(end - p), &cp);
+            if (l <= 0) break;
+            bool apostrophe = cp == '\'' || cp == 0x2019; /* in a word: "Gus's", "Gus’s" */
+            if (apostrophe && p + l < end) {
+                utf8_next(p + l, (size_t)(end - p - l), &nx);
+                apostrophe = nx < 0x80 ? isalpha((int)nx) : ask_word_cp(nx);
+            } else {
+                apostrophe = false;
+            }
+            if (!ask_word_cp(cp) && !apostrophe) break;
+            p += l;
+        }
         size_t run = (size_t)(p - s), from = 0;
         for (size_t i = 0; i < run;) {
-            uint32_t cp;
-            int l = utf8_next(s + i, run - i, &cp);
-            int k = utf8_cjk(cp);
+            uint32_t c;
+            int cl = utf8_next(s + i, run - i, &c);
+            int k = utf8_cjk(c);
             if (k) {
                 ask_add_word(words, &n, s + from, i - from);
-                if (k == UTF8_HAN) ask_add_word(words, &n, s + i, (size_t)l);
-                from = i + (size_t)l;
+                if (k == UTF8_HAN) ask_add_word(words, &n, s + i, (size_t)cl);
+                from = i + (size_t)cl;
             }
-            i += (size_t)l;
+            i += (size_t)cl;
         }
         ask_add_word(words, &n, s + from, run - from);
     }
@@ -334,12 +382,14 @@ static bool ask_answers_the_question(const char *answer, char words[][64], size_
             while (*p && *p != ']') p++;
             continue;
         }
-        if (!ask_wordch(*p)) {
-            p++;
+        uint32_t cp = 0;
+        int cl = utf8_next(p, strlen(p), &cp);
+        if (cl <= 0 || !ask_word_cp(cp)) {
+            p += cl > 0 ? cl : 1;
             continue;
         }
         const char *s = p;
-        while (*p && ask_wordch(*p)) p++;
+        while (*p && (cl = utf8_next(p, strlen(p), &cp)) > 0 && ask_word_cp(cp)) p += cl;
         size_t l = (size_t)(p - s);
         if (l < 3) continue;
         for (size_t i = 0; i < nw; i++)

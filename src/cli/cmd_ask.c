@@ -105,9 +105,9 @@ int cmd_ask(int argc, char **argv)
         json_t *c;
         if (json_array_size(json_object_get(out, "citations"))) putchar('\n');
         json_array_foreach(json_object_get(out, "citations"), i, c) {
-            const char *d = json_string_value(json_object_get(c, "date"));
+            const char *d = json_string_value(json_object_get(c, "date")), *t = json_string_value(json_object_get(c, "title"));
             printf("[^%lld]: `%s` (%s, %s)\n", (long long)json_integer_value(json_object_get(c, "n")), json_string_value(json_object_get(c, "cite")),
-                   d && d[0] ? d : DREAM_CITATION_UNDATED, json_string_value(json_object_get(c, "title")));
+                   d && d[0] ? d : DREAM_CITATION_UNDATED, t && t[0] ? t : "conversation"); /* an untitled one, as the prompt calls it */
         }
     }
     json_decref(out);

@@ -349,6 +349,53 @@ static void test_ask_reads_a_message_with_the_reply_it_got(void **state)
     assert_null(strstr(captured, "##has space"));
 }
 
+/* An emoji, an arrow or curly quotes in a question are no part of its words: the kombucha's
+ * message is read and the answer that names Zelda is an answer. Before, an emoji joined the
+ * words' OR search as a term with no word and the search failed ("nothing on file", no model
+ * call); curly quotes stayed on the word ("“Zelda”" matched nothing, and the answer's “Zelda”
+ * shared no word with the question). */
+static void test_ask_question_with_emoji_and_curly_quotes(void **state)
+{
+    (void)state;
+    struct dream_message m[] = {
+        {"user", "z1", 1725184800000, "My kombucha culture is called Zelda and lives in the airing cupboard."},
+        {"assistant", "z2", 1725184860000, "A warm cupboard suits a kombucha culture well."},
+    };
+    put_conversation("ask-zelda", "Kombucha", m, 2);
+    static const char *const questions[] = {
+        "Which kombucha is Zelda? \U0001F375",
+        "\U0001F375 Zelda \u2192 kombucha?",
+        "Which kombucha is \u201cZelda\u201d?",
+        "Zelda\u2019s kombucha?",
+    };
+    for (size_t i = 0; i < sizeof questions / sizeof questions[0]; i++) {
+        json_t *out = ask_captured(questions[i], "\u201cZelda\u201d lives in the airing cupboard.[^1]");
+        if (!strstr(captured, "called Zelda") || !json_is_true(json_object_get(out, "answered")))
+            fprintf(stderr, "question %zu (%s): answered %d\n%s\n", i, questions[i], json_is_true(json_object_get(out, "answered")), captured);
+        assert_non_null(strstr(captured, "called Zelda"));
+        assert_true(json_is_true(json_object_get(out, "answered")));
+        json_decref(out);
+    }
+}
+
+/* A reply the search found (and read) before the person's message it answers is not read a
+ * second time as that message's reply. */
+static void test_ask_reads_a_reply_once(void **state)
+{
+    (void)state;
+    struct dream_message m[] = {
+        {"user", "w1", 1725184800000, "I bought a wombat plush."},
+        {"assistant", "w2", 1725184860000, "A wombat plush! Wombat fans love a wombat plush; wombat, wombat."},
+    };
+    put_conversation("ask-wombat", "Plush", m, 2);
+    json_decref(ask_captured("Which wombat plush?", DREAM_ASK_NOTHING));
+    const char *first = strstr(captured, "Wombat fans love");
+    if (!first || strstr(first + 1, "Wombat fans love")) fprintf(stderr, "%s\n", captured);
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "Wombat fans love"));
+    assert_non_null(strstr(captured, "I bought a wombat plush."));
+}
+
 /* A question in Japanese (no spaces between words) reads the message that holds its words, and
  * an answer that names them is an answer. Before, the whole question was one "word", the search
  * found nothing and ask said nothing on file without asking the model. */
@@ -378,6 +425,8 @@ int main(int argc, char **argv)
     dream_bin = argv[3];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ask_answers_from_the_reads_with_real_citations),
+        cmocka_unit_test(test_ask_question_with_emoji_and_curly_quotes),
+        cmocka_unit_test(test_ask_reads_a_reply_once),
         cmocka_unit_test(test_ask_resolves_a_name_in_the_question),
         cmocka_unit_test(test_ask_says_nothing_on_file),
         cmocka_unit_test(test_ask_drops_a_preamble_and_footnotes_it_was_not_given),
