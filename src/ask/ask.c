@@ -177,6 +177,18 @@ out:
     return rc;
 }
 
+/* t[0..n) with every "[^" written "[ ^" (malloc'd; NULL when out of memory): a stored message's
+ * own footnote-like text, which the read's markers must not be confused with. */
+static char *ask_unmarked(const char *t, size_t n)
+{
+    struct dbuf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] == '[' && i + 1 < n && t[i + 1] == '^') dbuf_puts(&b, "[ ");
+        else dbuf_putc(&b, t[i]);
+    }
+    return b.data ? dbuf_take(&b) : strdup("");
+}
+
 /* A message the search found, whole (clipped), with the reply to it when it is the person's;
  * each with its own footnote. A message already among the sources is not read twice. */
 static int ask_read_message(dream_reader *r, const json_t *hit, const struct dream_ask_params *p, struct ask_sources *s, struct ask_read *reads,
@@ -209,9 +221,13 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
         size_t share = p->max_read > 600 ? (p->max_read - 300) / 2 : p->max_read / 4;
         const char *m0 = c->messages[i].text;
         struct dbuf b = {0};
-        dbuf_printf(&b, "## From the conversation \"%s\" (%s), %s:\n%.*s%s [^%zu]", c->title, date && date[0] ? date : DREAM_CITATION_UNDATED,
-                    strcmp(c->messages[i].role, "user") ? "the assistant said" : "the person said", (int)utf8_prefix(m0, strlen(m0), share), m0,
+        /* a message's own "[^1]" is text, not one of the read's footnotes: written "[ ^1]", so
+         * the answer cannot cite another source by copying it */
+        char *u0 = ask_unmarked(m0, utf8_prefix(m0, strlen(m0), share));
+        dbuf_printf(&b, "## From the conversation \"%s\" (%s), %s:\n%s%s [^%zu]", c->title, date && date[0] ? date : DREAM_CITATION_UNDATED,
+                    strcmp(c->messages[i].role, "user") ? "the assistant said" : "the person said", u0 ? u0 : "",
                     strlen(m0) > share ? "…" : "", ask_source(s, h, id, date, c->title));
+        free(u0);
         /* and the reply it got: the assistant's next message (not the person's next one, where
          * the reply between was a tool call ingest left out), dated by its own time */
         if (!strcmp(c->messages[i].role, "user") && i + 1 < c->n_messages && !strcmp(c->messages[i + 1].role, "assistant")) {
@@ -226,9 +242,12 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
                     free(id1);
                     id1 = NULL;
                 }
-            if (id1)
-                dbuf_printf(&b, "\nThe assistant replied: %.*s%s [^%zu]", (int)utf8_prefix(m1, strlen(m1), share), m1, strlen(m1) > share ? "…" : "",
+            if (id1) {
+                char *u1 = ask_unmarked(m1, utf8_prefix(m1, strlen(m1), share));
+                dbuf_printf(&b, "\nThe assistant replied: %s%s [^%zu]", u1 ? u1 : "", strlen(m1) > share ? "…" : "",
                             ask_source(s, h, id1, day[0] ? day : date, c->title));
+                free(u1);
+            }
             free(id1);
         }
         free(id);

@@ -378,6 +378,23 @@ static void test_ask_question_with_emoji_and_curly_quotes(void **state)
     }
 }
 
+/* A stored message's own "[^1]" is no footnote of the read: the model is shown "[ ^1]", so an
+ * answer that copies it cannot cite footnote 1 (another source) for it. */
+static void test_ask_message_markers_are_not_footnotes(void **state)
+{
+    (void)state;
+    struct dream_message m[] = {
+        {"user", "b1", 1725184800000, "My brew log for the scoby says it grew a layer [^1]."},
+        {"assistant", "b2", 1725184860000, "A new scoby layer is a good sign [^2]."},
+    };
+    put_conversation("ask-scoby", "Scoby", m, 2);
+    json_decref(ask_captured("Scoby brew log?", DREAM_ASK_NOTHING));
+    if (!strstr(captured, "grew a layer [ ^1].")) fprintf(stderr, "%s\n", captured);
+    assert_non_null(strstr(captured, "grew a layer [ ^1]."));
+    assert_non_null(strstr(captured, "good sign [ ^2]."));
+    assert_null(strstr(captured, "layer [^1]."));
+}
+
 /* A reply the search found (and read) before the person's message it answers is not read a
  * second time as that message's reply. */
 static void test_ask_reads_a_reply_once(void **state)
@@ -427,6 +444,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ask_answers_from_the_reads_with_real_citations),
         cmocka_unit_test(test_ask_question_with_emoji_and_curly_quotes),
         cmocka_unit_test(test_ask_reads_a_reply_once),
+        cmocka_unit_test(test_ask_message_markers_are_not_footnotes),
         cmocka_unit_test(test_ask_resolves_a_name_in_the_question),
         cmocka_unit_test(test_ask_says_nothing_on_file),
         cmocka_unit_test(test_ask_drops_a_preamble_and_footnotes_it_was_not_given),
