@@ -374,8 +374,31 @@ static bool ask_cjk_word(const char *w)
  * five letters (or all of the shorter, of three or more): oil/oiling, start/started/starter,
  * battery/batteries. Loose on purpose: the rule only silences answers about something else.
  * ASCII case folded; other bytes compared as they are. */
-static bool ask_same_word(const char *a, size_t la, const char *b, size_t lb)
+/* w[0..n) folded as the search index folds it, into out (cap bytes, NUL-terminated): ASCII in
+ * lower case, a Latin letter with an accent as its base letter ("Café" and "CAFÉ" are "cafe");
+ * its length. Other characters are kept as written. */
+static size_t ask_fold(const char *w, size_t n, char *out, size_t cap)
 {
+    static const char latin[] = "aaaaaaaceeeeiiiidnooooo*ouuuuytsaaaaaaaceeeeiiiidnooooo*ouuuuyty" /* U+00C0..U+00FF */
+                                "aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiiiijjkkkllllllllllnnnnnnnnnoooooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzzs";
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 5 < cap;) {
+        uint32_t cp;
+        int l = utf8_next(w + i, n - i, &cp);
+        if (l <= 0) l = 1;
+        if (cp < 0x80) out[k++] = (char)tolower((int)cp);
+        else if (cp >= 0xC0 && cp < 0x180) out[k++] = latin[cp - 0xC0];
+        else memcpy(out + k, w + i, (size_t)l), k += (size_t)l;
+        i += (size_t)l;
+    }
+    out[k] = '\0';
+    return k;
+}
+
+static bool ask_same_word(const char *a0, size_t la0, const char *b0, size_t lb0)
+{
+    char a[256], b[256];
+    size_t la = ask_fold(a0, la0, a, sizeof a), lb = ask_fold(b0, lb0, b, sizeof b);
     if (la == lb && !strncasecmp(a, b, la)) return true;
     if (la < 3 || lb < 3) return false;
     size_t want = la < lb ? la : lb;

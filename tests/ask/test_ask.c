@@ -395,6 +395,27 @@ static void test_ask_message_markers_are_not_footnotes(void **state)
     assert_null(strstr(captured, "layer [^1]."));
 }
 
+/* The answer shares a word with the question as the search finds words: accents and case
+ * aside. "Which cafe..." read the café message, then its answer "café" counted as sharing no
+ * word with the question and became "nothing on file". */
+static void test_ask_answer_shares_a_word_accents_aside(void **state)
+{
+    (void)state;
+    struct dream_message m[] = {
+        {"user", "f1", 1725184800000, "My favourite caf\u00e9 is the Caf\u00e9 Cr\u00e8me by the station."},
+        {"assistant", "f2", 1725184860000, "Good coffee there."},
+    };
+    put_conversation("ask-cafe", "Coffee", m, 2);
+    static const char *const questions[] = {"Which cafe do I prefer?", "Which CAF\u00c9 do I prefer?", "Which caf\u00e9 do I prefer?"};
+    for (size_t i = 0; i < sizeof questions / sizeof questions[0]; i++) {
+        json_t *out = ask_captured(questions[i], "Your favourite caf\u00e9 is the Caf\u00e9 Cr\u00e8me.[^1]");
+        if (!json_is_true(json_object_get(out, "answered"))) fprintf(stderr, "%s:\n%s\n", questions[i], captured);
+        assert_non_null(strstr(captured, "Cr\u00e8me by the station"));
+        assert_true(json_is_true(json_object_get(out, "answered")));
+        json_decref(out);
+    }
+}
+
 /* A reply the search found (and read) before the person's message it answers is not read a
  * second time as that message's reply. */
 static void test_ask_reads_a_reply_once(void **state)
@@ -444,6 +465,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ask_answers_from_the_reads_with_real_citations),
         cmocka_unit_test(test_ask_question_with_emoji_and_curly_quotes),
         cmocka_unit_test(test_ask_reads_a_reply_once),
+        cmocka_unit_test(test_ask_answer_shares_a_word_accents_aside),
         cmocka_unit_test(test_ask_message_markers_are_not_footnotes),
         cmocka_unit_test(test_ask_resolves_a_name_in_the_question),
         cmocka_unit_test(test_ask_says_nothing_on_file),
