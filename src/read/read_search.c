@@ -195,16 +195,17 @@ static const struct dream_article_footnote *read_hit_footnote(const dream_articl
 static int read_search_add_article(dream_reader *r, const char *match, int64_t id, json_t *arr)
 {
     sqlite3_stmt *st;
-    json_t *h = NULL;
+    json_t *h = NULL, *snippet = read_search_snippet(r, match, id);
     if (id >= DREAM_SEARCH_SUBJECT_BASE) {
-        if (sqlite3_prepare_v2(store_db(r->store), "SELECT name, chunk_count FROM pipeline_entities WHERE id = ?", -1, &st, NULL)) return store_sql_error(r->store, "searching");
+        if (sqlite3_prepare_v2(store_db(r->store), "SELECT name, chunk_count FROM pipeline_entities WHERE id = ?", -1, &st, NULL))
+            return json_decref(snippet), store_sql_error(r->store, "searching");
         sqlite3_bind_int64(st, 1, id - DREAM_SEARCH_SUBJECT_BASE);
         if (sqlite3_step(st) == SQLITE_ROW)
             h = json_pack("{ss ss sI}", "kind", "subject", "name", (const char *)sqlite3_column_text(st, 0), "chunks", (json_int_t)sqlite3_column_int64(st, 1));
         sqlite3_finalize(st);
     } else {
         if (sqlite3_prepare_v2(store_db(r->store), "SELECT stem, anchor, cites, date FROM search_sections WHERE id = ?", -1, &st, NULL))
-            return store_sql_error(r->store, "searching");
+            return json_decref(snippet), store_sql_error(r->store, "searching");
         sqlite3_bind_int64(st, 1, id);
         if (sqlite3_step(st) == SQLITE_ROW) {
             const char *stem = (const char *)sqlite3_column_text(st, 0), *anchor = (const char *)sqlite3_column_text(st, 1);
@@ -213,18 +214,12 @@ static int read_search_add_article(dream_reader *r, const char *match, int64_t i
             char *title = e >= 0 ? read_title_out(&r->e[e]) : strdup(stem);
             h = json_pack("{ss ss ss ss}", "kind", anchor[0] ? "section" : "lead", "stem", stem, "anchor", anchor, "title", title ? title : stem);
             free(title);
-            if (h && anchor[0] && e >= 0) {
-                long si = dream_article_section_find(r->e[e].a, anchor);
-                if (si >= 0) json_object_set_new(h, "section", read_json_text(dream_article_section(r->e[e].a, (size_t)si)->title,
-                                                                              strlen(dream_article_section(r->e[e].a, (size_t)si)->title)));
-            }
-            json_t *snippet = read_search_snippet(r, match, id);
-            const struct dream_article_footnote *fn = NULL;
-            if (e >= 0) {
-                long si = anchor[0] ? dream_article_section_find(r->e[e].a, anchor) : -1;
-                const char *body = anchor[0] ? (si >= 0 ? dream_article_section(r->e[e].a, (size_t)si)->body : NULL) : dream_article_lead(r->e[e].a);
-                fn = read_hit_footnote(r->e[e].a, body, json_string_value(snippet));
-            }
+            const struct dream_article_section *sec = NULL;
+            long si = e >= 0 && anchor[0] ? dream_article_section_find(r->e[e].a, anchor) : -1;
+            if (si >= 0) sec = dream_article_section(r->e[e].a, (size_t)si);
+            if (h && sec) json_object_set_new(h, "section", read_json_text(sec->title, strlen(sec->title)));
+            const char *body = e < 0 ? NULL : anchor[0] ? (sec ? sec->body : NULL) : dream_article_lead(r->e[e].a);
+            const struct dream_article_footnote *fn = body ? read_hit_footnote(r->e[e].a, body, json_string_value(snippet)) : NULL;
             json_t *ca = json_array();
             char *copy = strdup(cites), *save = NULL;
             for (char *t = copy ? strtok_r(copy, " ", &save) : NULL; t && json_array_size(ca) < 4; t = strtok_r(NULL, " ", &save))
@@ -238,16 +233,17 @@ static int read_search_add_article(dream_reader *r, const char *match, int64_t i
                 json_object_set_new(h, "cites", ca);
                 const char *d = fn && fn->cite.date ? fn->cite.date : date;
                 json_object_set_new(h, "date", d ? json_string(d) : json_null());
-                json_object_set_new(h, "snippet", snippet);
             } else {
                 json_decref(ca);
-                json_decref(snippet);
             }
         }
         sqlite3_finalize(st);
     }
-    if (!h) return 0; /* a row whose record went (a rebuild will tidy it) */
-    if (!json_object_get(h, "snippet")) json_object_set_new(h, "snippet", read_search_snippet(r, match, id));
+    if (!h) { /* a row whose record went (a rebuild will tidy it) */
+        json_decref(snippet);
+        return 0;
+    }
+    json_object_set_new(h, "snippet", snippet);
     json_array_append_new(arr, h);
     return 0;
 }
