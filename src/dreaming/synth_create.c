@@ -350,9 +350,8 @@ int synth_parse_infobox(const char *answer, struct dbuf *box, char **cats, size_
 
 /* The infobox lines of box ("key: value\n" each), with every value's [[link]] to an article not
  * in live reduced to its text (synth_unlink_redlinks), into out: those whose value one note
- * then holds alone (synth_value_held against words[s][0..n_words[s]), its numbers beside the
- * words they stand beside in src[s]'s text, synth_numbers_placed, for some s < n_src; the others
- * counted in *unheld). One note, not the notes together: "birthday: November 17" from a note
+ * then holds alone (synth_value_grounded against words[s][0..n_words[s]) and src[s]'s text, for
+ * some s < n_src; the others counted in *unheld). One note, not the notes together: "birthday: November 17" from a note
  * saying "July 17" and a later one saying "November 12" is a garble of two positions, which
  * every word of it being held somewhere would let through; so is it from one note saying
  * "November 12, not July 17". */
@@ -368,11 +367,8 @@ static int cr_unlink_box(const struct dbuf *box, unsigned *const *words, const l
         if (colon) *colon = '\0'; /* the key, for the moment */
         rc = v ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
         ok = false;
-        bool stance = colon && (!strcmp(v, "status") || !strcmp(v, "opinion") || !strcmp(v, "type"));
-        for (size_t s = 0; !rc && !ok && s < n_src; s++) {
-            rc = synth_value_held(v, colon ? colon + 1 : v, words[s], (size_t)n_words[s], &ok);
-            if (!rc && ok && !stance) ok = synth_numbers_placed(colon ? colon + 1 : v, src[s].text ? src[s].text : "");
-        }
+        for (size_t s = 0; !rc && !ok && s < n_src; s++)
+            rc = synth_value_grounded(v, colon ? colon + 1 : v, words[s], (size_t)n_words[s], src[s].text ? src[s].text : "", &ok);
         if (colon) *colon = ':';
         if (!rc && !ok) (*unheld)++;
         if (!rc && ok) rc = dbuf_printf(out, "%s\n", v);
@@ -388,8 +384,9 @@ static int cr_unlink_box(const struct dbuf *box, unsigned *const *words, const l
  * (synth_value_held against that note's words), a later line on a tie. "When two sources
  * disagree, the later date holds": a model that lists a changed field once for each note
  * ("connection: brother", then "connection: sister") keeps the later position, wherever in the
- * answer it put it. (cr_unlink_box has left out a value no single note holds; one would rank below all.) */
-static int cr_latest_fields(const struct dbuf *box, const struct cr_entity *e, struct dbuf *out)
+ * answer it put it. words[s][0..n_words[s]): note s's words (synth_notes_words). (cr_unlink_box has
+ * left out a value no single note holds; one would rank below all.) */
+static int cr_latest_fields(const struct dbuf *box, const struct cr_entity *e, unsigned *const *words, const long *n_words, struct dbuf *out)
 {
     enum { MAXL = 64 };
     const char *at[MAXL];
@@ -405,12 +402,7 @@ static int cr_latest_fields(const struct dbuf *box, const struct cr_entity *e, s
     for (size_t i = 0; i < n && !repeated; i++)
         for (size_t j = i + 1; j < n && !repeated; j++) repeated = klen[i] == klen[j] && !memcmp(at[i], at[j], klen[i]);
     if (!repeated) return box->len ? dbuf_printf(out, "%s", box->data) : DREAM_OK;
-    /* each note's own words, once */
-    unsigned **words = calloc(e->n_src + 1, sizeof *words);
-    long *n_words = calloc(e->n_src + 1, sizeof *n_words);
-    int rc = words && n_words ? DREAM_OK : dream_error_set(DREAM_ENOMEM, "out of memory");
-    for (size_t s = 0; !rc && s < e->n_src; s++)
-        if ((n_words[s] = synth_notes_words(e->title, &e->src[s], 1, &words[s])) < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
+    int rc = DREAM_OK;
     /* rank[i]: the latest note holding line i's value (-1: none alone) */
     long rank[MAXL];
     for (size_t i = 0; !rc && i < n; i++) {
@@ -438,9 +430,6 @@ static int cr_latest_fields(const struct dbuf *box, const struct cr_entity *e, s
         }
         rc = dbuf_printf(out, "%.*s\n", (int)len[best], at[best]);
     }
-    for (size_t s = 0; words && s < e->n_src; s++) free(words[s]);
-    free(words);
-    free(n_words);
     return rc;
 }
 
@@ -466,7 +455,7 @@ static int cr_assemble(const struct cr_entity *e, const char *lead, bool stub, c
             if ((n_words[s] = synth_notes_words(e->title, &e->src[s], 1, &words[s])) < 0) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
         struct dbuf all = {0};
         if (!rc) rc = cr_unlink_box(&raw, words, n_words, e->src, e->n_src, live, &all, unheld);
-        if (!rc) rc = cr_latest_fields(&all, e, &box);
+        if (!rc) rc = cr_latest_fields(&all, e, words, n_words, &box);
         dbuf_free(&all);
         for (size_t s = 0; words && s < e->n_src; s++) free(words[s]);
         free(words);

@@ -632,3 +632,11 @@ int synth_value_held(const char *key, const char *value, const unsigned *held, s
     if (label) *ok = any || !words;
     return DREAM_OK;
 }
+
+int synth_value_grounded(const char *key, const char *value, const unsigned *held, size_t n_held, const char *text, bool *ok)
+{
+    int rc = synth_value_held(key, value, held, n_held, ok);
+    bool stance = key && (!strcmp(key, "type") || !strcmp(key, "status") || !strcmp(key, "opinion"));
+    if (!rc && *ok && !stance) *ok = synth_numbers_placed(value, text);
+    return rc;
+}

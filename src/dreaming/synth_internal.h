@@ -153,6 +153,11 @@ int synth_value_held(const char *key, const char *value, const unsigned *held, s
  * letters and digits (and bytes >= 0x80), compared without case; a number is a run of digits. */
 bool synth_numbers_placed(const char *value, const char *text);
 
+/* *ok: whether the infobox field key: value is grounded in a source whose content words are
+ * held[0..n_held) and whose text is text: held (synth_value_held), and, but for a label or a
+ * stance (type, status, opinion), its numbers placed as text places them (synth_numbers_placed). */
+int synth_value_grounded(const char *key, const char *value, const unsigned *held, size_t n_held, const char *text, bool *ok);
+
 /* How many of the content words w[0..nw) (sorted synth_words hashes) message msg of conversation conv
  * holds; 0 when there is no such message. */
 typedef size_t (*synth_held_fn)(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw);

@@ -231,7 +231,10 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
     /* what the article says, before any edit: a new value or alias must be in it (synth_value_held) */
     unsigned *held = NULL;
     long n_held = rf_held_words(a, &held);
-    int rc = n_held < 0 ? dream_error_set(DREAM_ENOMEM, "out of memory") : DREAM_OK;
+    size_t said_len = 0;
+    const char *text = dream_article_text(a, &said_len);
+    char *said = text ? strndup(text, said_len) : strdup(""); /* and its text, for where a value's numbers stand */
+    int rc = n_held < 0 || !said ? dream_error_set(DREAM_ENOMEM, "out of memory") : DREAM_OK;
     /* 1. new fields only: a key the infobox lacks (or holds empty); never more than the cap */
     size_t have = dream_article_infobox_count(a);
     for (size_t i = 0; !rc && i < r->n; i++) {
@@ -240,15 +243,7 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
         if (!cur && have >= REFRESH_MAX_FIELDS) continue;
         bool ok = true;
         char *v = synth_unlink_redlinks(r->value[i], stems);
-        rc = v ? synth_value_held(r->key[i], v, held, (size_t)n_held, &ok) : dream_error_set(DREAM_ENOMEM, "out of memory");
-        if (!rc && ok && strcmp(r->key[i], "status") && strcmp(r->key[i], "opinion") && strcmp(r->key[i], "type")) {
-            size_t tl = 0; /* "November 17" from "November 12, not July 17": its words held, its 17 not July's */
-            const char *t = dream_article_text(a, &tl);
-            char *copy = t ? strndup(t, tl) : strdup("");
-            if (!copy) rc = dream_error_set(DREAM_ENOMEM, "out of memory");
-            else ok = synth_numbers_placed(v, copy);
-            free(copy);
-        }
+        rc = v ? synth_value_grounded(r->key[i], v, held, (size_t)n_held, said, &ok) : dream_error_set(DREAM_ENOMEM, "out of memory");
         if (!rc && !ok) (*unheld)++;
         bool told = false;
         char *later = !rc && ok ? synth_past_successor(a, v, &told) : NULL;
@@ -256,7 +251,7 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
             /* a value the body tells as past ("... instead of every Saturday morning"): the later
              * position it says, when code can take it and the article holds it, else no field */
             ok = false;
-            if (later) rc = synth_value_held(r->key[i], later, held, (size_t)n_held, &ok);
+            if (later) rc = synth_value_grounded(r->key[i], later, held, (size_t)n_held, said, &ok);
             free(v);
             v = later;
         }
@@ -308,5 +303,6 @@ int synth_refresh_apply(dream_article *a, const char *stem, const struct synth_r
         if (!rc) *changed = true;
     }
     free(held);
+    free(said);
     return rc;
 }
