@@ -189,6 +189,14 @@ static char *ask_unmarked(const char *t, size_t n)
     return b.data ? dbuf_take(&b) : strdup("");
 }
 
+/* Whether cite ("conv:H#M") is among the sources already. */
+static bool ask_has_source(const struct ask_sources *s, const char *cite)
+{
+    for (size_t k = 0; k < s->n; k++)
+        if (!strcmp(s->cite[k], cite)) return true;
+    return false;
+}
+
 /* A message the search found, whole (clipped), with the reply to it when it is the person's;
  * each with its own footnote. A message already among the sources is not read twice. */
 static int ask_read_message(dream_reader *r, const json_t *hit, const struct dream_ask_params *p, struct ask_sources *s, struct ask_read *reads,
@@ -197,9 +205,7 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
     const char *cite = json_string_value(json_object_get(hit, "cite"));
     const char *hash = cite ? cite + 5 : NULL, *msg = cite ? strchr(cite, '#') : NULL;
     dream_store *store = dream_reader_store(r);
-    if (!store || !hash || !msg) return 0;
-    for (size_t k = 0; k < s->n; k++)
-        if (!strcmp(s->cite[k], cite)) return 0;
+    if (!store || !hash || !msg || ask_has_source(s, cite)) return 0;
     char h[80];
     snprintf(h, sizeof h, "%.*s", (int)(msg - hash), hash);
     struct dream_store_conversation *c = NULL;
@@ -237,12 +243,7 @@ static int ask_read_message(dream_reader *r, const json_t *hit, const struct dre
             /* a reply the search found first and read on its own is not read again here */
             char key[256];
             snprintf(key, sizeof key, "conv:%s#%s", h, id1 ? id1 : "");
-            for (size_t k = 0; id1 && k < s->n; k++)
-                if (!strcmp(s->cite[k], key)) {
-                    free(id1);
-                    id1 = NULL;
-                }
-            if (id1) {
+            if (id1 && !ask_has_source(s, key)) {
                 char *u1 = ask_unmarked(m1, utf8_prefix(m1, strlen(m1), share));
                 dbuf_printf(&b, "\nThe assistant replied: %s%s [^%zu]", u1 ? u1 : "", strlen(m1) > share ? "…" : "",
                             ask_source(s, h, id1, day[0] ? day : date, c->title));
@@ -295,24 +296,10 @@ static bool ask_word_cp(uint32_t cp)
     return true;
 }
 
-/* Whether s[0..l) holds a letter or digit: not only punctuation of the CJK and full-width
- * blocks ("？", "。"), kept out of words by ask_word_cp too. */
-static bool ask_has_letter(const char *s, size_t l)
-{
-    for (size_t i = 0; i < l;) {
-        uint32_t cp;
-        i += (size_t)utf8_next(s + i, l - i, &cp);
-        bool punct = (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFF01 && cp <= 0xFF0F) || (cp >= 0xFF1A && cp <= 0xFF20) ||
-                     (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65) || (cp >= 0x2000 && cp <= 0x206F);
-        if (!punct && (cp >= 0x80 || isalnum((int)cp))) return true;
-    }
-    return false;
-}
-
 /* Adds s[0..l) to words unless it is short, too long, punctuation or a stopword. */
 static void ask_add_word(char words[][64], size_t *n, const char *s, size_t l)
 {
-    if (l < 3 || l >= 64 || *n >= ASK_MAX_WORDS || !ask_has_letter(s, l)) return;
+    if (l < 3 || l >= 64 || *n >= ASK_MAX_WORDS) return; /* s holds ask_word_cp characters only */
     snprintf(words[*n], 64, "%.*s", (int)l, s);
     char *ap = strchr(words[*n], '\''), *cap = strstr(words[*n], "\xE2\x80\x99");
     if (ap) *ap = '\0'; /* the person's -> person */
@@ -370,10 +357,6 @@ static bool ask_cjk_word(const char *w)
     return l && (size_t)utf8_next(w, l, &cp) == l && utf8_cjk(cp) == UTF8_HAN;
 }
 
-/* Two words are the same word for ask_answers_the_question: equal, or alike over their first
- * five letters (or all of the shorter, of three or more): oil/oiling, start/started/starter,
- * battery/batteries. Loose on purpose: the rule only silences answers about something else.
- * ASCII case folded; other bytes compared as they are. */
 /* w[0..n) folded as the search index folds it, into out (cap bytes, NUL-terminated): ASCII in
  * lower case, a Latin letter with an accent as its base letter ("Café" and "CAFÉ" are "cafe");
  * its length. Other characters are kept as written. */
@@ -395,15 +378,19 @@ static size_t ask_fold(const char *w, size_t n, char *out, size_t cap)
     return k;
 }
 
+/* Two words are the same word for ask_answers_the_question: equal, or alike over their first
+ * five letters (or all of the shorter, of three or more): oil/oiling, start/started/starter,
+ * battery/batteries. Loose on purpose: the rule only silences answers about something else.
+ * Folded first (ask_fold), as the search folds them. */
 static bool ask_same_word(const char *a0, size_t la0, const char *b0, size_t lb0)
 {
     char a[256], b[256];
     size_t la = ask_fold(a0, la0, a, sizeof a), lb = ask_fold(b0, lb0, b, sizeof b);
-    if (la == lb && !strncasecmp(a, b, la)) return true;
+    if (la == lb && !memcmp(a, b, la)) return true;
     if (la < 3 || lb < 3) return false;
     size_t want = la < lb ? la : lb;
     if (want > 5) want = 5;
-    return !strncasecmp(a, b, want);
+    return !memcmp(a, b, want);
 }
 
 /* Whether an answer shares a content word with the question it was asked: a model that reads
@@ -418,6 +405,7 @@ static bool ask_answers_the_question(const char *answer, char words[][64], size_
     /* a character of a script without spaces is found anywhere in the answer */
     for (size_t i = 0; i < nw; i++)
         if (ask_cjk_word(words[i]) && strstr(answer, words[i])) return true;
+    const char *end = answer + strlen(answer);
     for (const char *p = answer; *p;) {
         if (p[0] == '[' && p[1] == '^') { /* a footnote marker */
             p += 2;
@@ -425,13 +413,13 @@ static bool ask_answers_the_question(const char *answer, char words[][64], size_
             continue;
         }
         uint32_t cp = 0;
-        int cl = utf8_next(p, strlen(p), &cp);
+        int cl = utf8_next(p, (size_t)(end - p), &cp);
         if (cl <= 0 || !ask_word_cp(cp)) {
             p += cl > 0 ? cl : 1;
             continue;
         }
         const char *s = p;
-        while (*p && (cl = utf8_next(p, strlen(p), &cp)) > 0 && ask_word_cp(cp)) p += cl;
+        while (*p && (cl = utf8_next(p, (size_t)(end - p), &cp)) > 0 && ask_word_cp(cp)) p += cl;
         size_t l = (size_t)(p - s);
         if (l < 3) continue;
         for (size_t i = 0; i < nw; i++)
