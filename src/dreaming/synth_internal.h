@@ -185,10 +185,14 @@ char *synth_past_successor(const dream_article *a, const char *value, bool *told
  * and "X rather than V" (the phrase after the clause's first to / at / in / for, else after its
  * "is"), "... is now X, no longer V", and a correction, "... X. I mixed it up with V" (in the
  * sentence before: a value of V's shape, its numbers free, else the phrase after "is (on)").
- * A preposition may stand between the cue and V ("instead of in the shed"). malloc'd; NULL when
- * the message says no such thing. *correction (optional): the message corrects a mistake rather
- * than telling a change. */
-char *synth_message_successor(const char *msg, const char *value, bool *correction);
+ * A preposition may stand between the cue and V ("instead of in the shed"). And "X, not V" (or
+ * "X — not V"): for V with a number, the words of V's shape right before the cue ("November
+ * 12, not July 17"); else the words that stand where a sentence of said (the person's other
+ * words, optional) put V ("my sister lives there — not brother" against "my brother lives
+ * there"); a correction unless the clause says "now". malloc'd; NULL when the message says no
+ * such thing. *correction (optional): the message corrects a mistake rather than telling a
+ * change. */
+char *synth_message_successor(const char *msg, const char *value, const char *said, bool *correction);
 
 /* Whether a source has a date (else it is DREAM_CITATION_UNDATED). */
 bool synth_src_dated(const struct synth_src *s);

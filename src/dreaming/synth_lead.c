@@ -499,23 +499,102 @@ static size_t msg_first_cue(const char *s, size_t from, size_t to, const char *c
     return best;
 }
 
-/* A phrase that ends in " now", " these days" or " again" loses it ("feature-complete now"). */
-static void msg_trim_adverb(char *p)
+/* Where text[0..len) ends without a closing " now", " these days", " again" or " at the
+ * moment" ("feature-complete now"); len when none. */
+static size_t msg_adverb_end(const char *text, size_t len)
 {
     static const char *const tails[] = {" now", " these days", " again", " at the moment"};
-    for (size_t k = 0; p && k < sizeof tails / sizeof tails[0]; k++) {
-        size_t n = strlen(p), t = strlen(tails[k]);
-        if (n > t && !strcasecmp(p + n - t, tails[k])) p[n - t] = '\0';
+    for (size_t k = 0; k < sizeof tails / sizeof tails[0]; k++) {
+        size_t t = strlen(tails[k]);
+        if (len > t && !strncasecmp(text + len - t, tails[k], t)) len -= t;
     }
+    return len;
 }
 
-char *synth_message_successor(const char *msg, const char *value, bool *correction)
+/* A phrase that ends in such an adverb loses it (msg_adverb_end). */
+static void msg_trim_adverb(char *p)
 {
-    enum { INSTEAD, NO_LONGER, MIXED };
+    if (p) p[msg_adverb_end(p, strlen(p))] = '\0';
+}
+
+/* The words of value before a cue "X, not V" (msg[sent..cue_at) its clause) that take value's
+ * place, when value has a number: as many words as value has right before the cue, each holding
+ * a digit where value's does ("November 12, not July 17"); at most eight. malloc'd or NULL. */
+static char *msg_not_shaped(const char *msg, size_t sent, size_t cue_at, const char *value)
+{
+    size_t nv = 0, end = cue_at, from = cue_at;
+    bool digit[16], any = false;
+    for (const char *v = value; *v && nv < 16;) {
+        while (*v == ' ') v++;
+        if (!*v) break;
+        digit[nv] = false;
+        for (; *v && *v != ' '; v++) digit[nv] |= isdigit((unsigned char)*v) != 0;
+        any |= digit[nv++];
+    }
+    if (!any || nv > 8) return NULL;
+    while (end > sent && msg[end - 1] == ' ') end--;
+    end = sent + msg_adverb_end(msg + sent, end - sent); /* "3 kg now, not 7 kg" */
+    from = end;
+    for (size_t w = nv; w-- > 0;) {
+        size_t e = from;
+        while (from > sent && msg[from - 1] != ' ') from--;
+        if (from == e) return NULL;
+        bool d = false;
+        for (size_t k = from; k < e; k++) d |= isdigit((unsigned char)msg[k]) != 0;
+        if (d != digit[w]) return NULL;
+        if (w) {
+            if (from <= sent) return NULL;
+            from--;
+        }
+    }
+    return strndup(msg + from, end - from);
+}
+
+/* The words of "my sister lives there — not brother" (msg[sent..cue_at)) that stand where a
+ * sentence of said put value ("my brother lives there"): the clause ends as that sentence ends
+ * after value, and the phrase runs from the word that came before value to there. Sentences
+ * that negate value ("not brother") say no position. malloc'd or NULL. */
+static char *msg_not_restated(const char *msg, size_t sent, size_t cue_at, const char *value, const char *said)
+{
+    size_t n = strlen(value), end = cue_at;
+    while (end > sent && strchr(" ,;", msg[end - 1])) end--;
+    for (size_t i = 0; said && said[i]; i++) {
+        if (strncasecmp(said + i, value, n) != 0 || (i && isalnum((unsigned char)said[i - 1])) || isalnum((unsigned char)said[i + n])) continue;
+        size_t st = msg_sentence_start(said, i);
+        if (i >= 4 && !strncasecmp(said + i - 4, "not ", 4)) continue;
+        /* what follows value up to its sentence's end, and the word before it */
+        size_t tail = i + n, te = tail;
+        while (said[te] && !strchr(".!?\n", said[te])) te++;
+        size_t pb = i;
+        while (pb > st && said[pb - 1] == ' ') pb--;
+        size_t pw = pb;
+        while (pw > st && said[pw - 1] != ' ') pw--;
+        if (pw == pb) continue; /* value opens its sentence: no word to find the place by */
+        size_t tl = te - tail;
+        while (tl && said[tail + tl - 1] == ' ') tl--;
+        if (tl > end - sent || strncasecmp(msg + end - tl, said + tail, tl) != 0) continue;
+        size_t stop = end - tl, wl = pb - pw;
+        /* the last stand-alone copy of that word before the tail */
+        size_t at = 0;
+        for (size_t k = sent; k + wl <= stop; k++)
+            if (!strncasecmp(msg + k, said + pw, wl) && (k == sent || msg[k - 1] == ' ') && msg[k + wl] == ' ') at = k + wl + 1;
+        if (!at || at >= stop) continue;
+        char *out = lead_phrase(msg, at, stop);
+        if (out && !strcasestr(out, value)) return out;
+        free(out);
+    }
+    return NULL;
+}
+
+char *synth_message_successor(const char *msg, const char *value, const char *said, bool *correction)
+{
+    enum { INSTEAD, NO_LONGER, MIXED, NOT };
     static const struct {
         const char *cue;
         int kind;
-    } cues[] = {{"instead of ", INSTEAD}, {"rather than ", INSTEAD}, {"no longer ", NO_LONGER}, {"mixed it up with ", MIXED}, {"confused it with ", MIXED}};
+    } cues[] = {{"instead of ", INSTEAD}, {"rather than ", INSTEAD}, {"no longer ", NO_LONGER}, {"mixed it up with ", MIXED},
+                {"confused it with ", MIXED},  {", not ", NOT},          {" \xe2\x80\x94 not ", NOT}, {" \xe2\x80\x93 not ", NOT},
+                {" - not ", NOT},             {"; not ", NOT}};
     static const char *const preps[] = {"", "in ", "at ", "on ", "to ", "for ", "with "};
     if (correction) *correction = false;
     size_t n = strlen(value), len = strlen(msg);
@@ -531,7 +610,7 @@ char *synth_message_successor(const char *msg, const char *value, bool *correcti
                 size_t cl = strlen(cues[c].cue), pl = strlen(preps[q]);
                 if (i < cl + pl || strncasecmp(msg + i - pl, preps[q], pl) || strncasecmp(msg + i - pl - cl, cues[c].cue, cl)) continue;
                 size_t at = i - pl - cl;
-                if (at && isalnum((unsigned char)msg[at - 1])) continue;
+                if (at && isalnum((unsigned char)cues[c].cue[0]) && isalnum((unsigned char)msg[at - 1])) continue; /* a word cue starts a word */
                 kind = cues[c].kind, cue_at = at;
             }
         if (kind < 0) continue;
@@ -560,6 +639,12 @@ char *synth_message_successor(const char *msg, const char *value, bool *correcti
             static const char *const vcues[] = {" is now ", " are now ", "'s now ", " is ", " are "};
             size_t e = msg_first_cue(msg, from ? from - 1 : from, comma, vcues, sizeof vcues / sizeof vcues[0]);
             if (e) out = lead_phrase(msg, e, comma);
+        } else if (kind == NOT) {
+            /* "Cornelius's birthday is November 12, not July 17", "my sister lives there — not
+             * brother, as I said before": a correction, unless the clause says "now" */
+            out = msg_not_shaped(msg, sent, cue_at, value);
+            if (!out) out = msg_not_restated(msg, sent, cue_at, value, said);
+            if (out && correction) *correction = !lead_find(msg + sent, cue_at - sent, " now") && strncasecmp(msg + sent, "now ", 4);
         } else {
             /* "I spend £115 a month on it. I mixed it up with £32 a month.": the sentence before
              * the cue's; a same-shaped value when the value has a number, else the phrase after

@@ -444,7 +444,7 @@ static bool rc_names_subject(const dream_article *a, const char *text)
 }
 
 /* The later position the person's own words tell of value (synth_message_successor: "X instead
- * of V", "is now X, no longer V", "X. I mixed it up with V"), in a user message of a conversation
+ * of V", "is now X, no longer V", "X. I mixed it up with V", "X, not V"), in a user message of a conversation
  * the article cites: one a footnote cites, or one that names the subject. The latest such (by
  * its conversation's date, then its place), unless the text cites value to a note dated after
  * it. *marker: the footnote that cites that message, added when none does (normalizing drops it
@@ -457,26 +457,35 @@ static char *rc_source_successor(dream_store *store, dream_article *a, const cha
     size_t best_fn = 0;
     *marker = 0;
     *correction = false;
-    for (size_t i = 0; i < dream_article_footnote_count(a); i++) {
+    /* each cited conversation once (at its first footnote), and what the person said in them:
+     * where "my sister lives there — not brother" finds the place brother stood */
+    size_t n_fn = dream_article_footnote_count(a), n_c = 0;
+    struct dream_store_conversation **convs = calloc(n_fn + 1, sizeof *convs);
+    size_t *at_fn = calloc(n_fn + 1, sizeof *at_fn);
+    struct dbuf said = {0};
+    for (size_t i = 0; convs && at_fn && i < n_fn; i++) {
         const struct dream_article_footnote *fn = dream_article_footnote(a, i);
-        const char *d = fn->cite.date;
-        if (fn->number <= 0 || !fn->cite.conv || !d || (best_date && strcmp(d, best_date) < 0)) continue;
-        bool seen = false; /* each conversation once: at its first footnote */
-        for (size_t j = 0; j < i && !seen; j++) {
-            const struct dream_article_footnote *o = dream_article_footnote(a, j);
-            seen = o->number > 0 && o->cite.conv && o->cite.date && !strcmp(o->cite.conv, fn->cite.conv);
-        }
-        struct dream_store_conversation *c = NULL;
-        if (seen || dream_store_get_by_cite(store, fn->cite.conv, &c)) {
+        if (fn->number <= 0 || !fn->cite.conv || !fn->cite.date) continue;
+        bool seen = false;
+        for (size_t j = 0; j < n_c && !seen; j++) seen = !strcmp(dream_article_footnote(a, at_fn[j])->cite.conv, fn->cite.conv);
+        if (seen || dream_store_get_by_cite(store, fn->cite.conv, &convs[n_c])) {
             dream_error_clear();
             continue;
         }
-        for (size_t m = 0; m < c->n_messages; m++) {
+        for (size_t m = 0; m < convs[n_c]->n_messages; m++)
+            if (!strcmp(convs[n_c]->messages[m].role, "user")) dbuf_printf(&said, "%s\n", convs[n_c]->messages[m].text);
+        at_fn[n_c++] = i;
+    }
+    for (size_t k = 0; k < n_c; k++) {
+        const struct dream_article_footnote *fn = dream_article_footnote(a, at_fn[k]);
+        const char *d = fn->cite.date;
+        struct dream_store_conversation *c = convs[k];
+        for (size_t m = 0; (!best_date || strcmp(d, best_date) >= 0) && m < c->n_messages; m++) {
             const struct dream_message *msg = &c->messages[m];
             if (strcmp(msg->role, "user") != 0) continue;
             if (!dream_article_footnote_find(a, fn->cite.conv, msg->id) && !rc_names_subject(a, msg->text)) continue;
             bool corr = false;
-            char *later = synth_message_successor(msg->text, value, &corr);
+            char *later = synth_message_successor(msg->text, value, said.data, &corr);
             if (!later) continue;
             char *cv = strdup(fn->cite.conv), *id = strdup(msg->id);
             if (!cv || !id) {
@@ -484,10 +493,13 @@ static char *rc_source_successor(dream_store *store, dream_article *a, const cha
                 continue;
             }
             free(best), free(best_conv), free(best_msg);
-            best = later, best_conv = cv, best_msg = id, best_date = d, best_fn = i, *correction = corr;
+            best = later, best_conv = cv, best_msg = id, best_date = d, best_fn = at_fn[k], *correction = corr;
         }
-        dream_store_conversation_free(c);
     }
+    for (size_t k = 0; k < n_c; k++) dream_store_conversation_free(convs[k]);
+    free(convs);
+    free(at_fn);
+    dbuf_free(&said);
     if (!best) return NULL;
     /* a statement of value the text cites to a later note: value is the later position */
     const char *lead = dream_article_lead(a);
@@ -690,7 +702,10 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
             free(rprompt);
             char *draft = draft_raw ? synth_sanitize(draft_raw, sec->title) : NULL;
             free(draft_raw);
-            bool ok = draft && *draft && !synth_leaky(draft) && !rc_asserts_current(draft, old);
+            /* and at least the gate's word floor (70%) of the section: a draft boiled down below
+             * it would have the gate refuse the whole edit, the field's change with it */
+            bool ok = draft && *draft && !synth_leaky(draft) && !rc_asserts_current(draft, old) &&
+                      dream_article_words(draft, strlen(draft)) * 10 >= dream_article_words(sec->body, strlen(sec->body)) * 7;
             for (const char *m = sec->body; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
                 int num = atoi(m + 2);
                 ok = num <= 0 || synth_has_marker(draft, num);

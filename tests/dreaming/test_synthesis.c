@@ -2634,7 +2634,7 @@ static void test_past_successor_takes_the_body_s_later_position(void **state)
 }
 
 /* synth_message_successor: what the person's own message says replaced a value ("X instead of V",
- * "is now X, no longer V", "X. I mixed it up with V"), and whether it corrects a mistake; none
+ * "is now X, no longer V", "X. I mixed it up with V", "X, not V"), and whether it corrects a mistake; none
  * where the words give no phrase code can take, or the value is not what the cue contrasts. */
 static void test_message_successor_reads_the_person_s_own_words(void **state)
 {
@@ -2642,32 +2642,46 @@ static void test_message_successor_reads_the_person_s_own_words(void **state)
     static const struct {
         const char *msg, *value, *want; /* want NULL: none */
         bool correction;
+        const char *said; /* the person's other words (NULL: none) */
     } cases[] = {
-        {"Antonio has moved on to touch football instead of clock golf. I wrapped it in gingham.", "clock golf", "touch football", false},
+        {"Antonio has moved on to touch football instead of clock golf. I wrapped it in gingham.", "clock golf", "touch football", false, NULL},
         {"Matthew is now waiting for a repair, no longer back in regular use. What should I watch?", "back in regular use",
-         "waiting for a repair", false},
-        {"Update: parrot is feature-complete now, no longer a rough prototype.", "a rough prototype", "feature-complete", false},
+         "waiting for a repair", false, NULL},
+        {"Update: parrot is feature-complete now, no longer a rough prototype.", "a rough prototype", "feature-complete", false, NULL},
         {"These days I use my coffee table for storing canary grasses instead of storing common boxes.", "storing common boxes",
-         "storing canary grasses", false},
-        {"I moved Josef: now I keep it in the woodshed instead of in the dining room.", "the dining room", "the woodshed", false},
+         "storing canary grasses", false, NULL},
+        {"I moved Josef: now I keep it in the woodshed instead of in the dining room.", "the dining room", "the woodshed", false, NULL},
         {"Small correction to what I told you before: I spend roughly £115 a month on swan dive. I mixed it up with £32 a month.",
-         "£32 a month", "£115 a month", true},
-        {"Update on Karen. Karen's birthday is on August 3. I mixed it up with October 10.", "October 10", "August 3", true},
-        {"The starter gets spelt at the bakery rather than rye.", "rye", "the bakery", false},
+         "£32 a month", "£115 a month", true, NULL},
+        {"Update on Karen. Karen's birthday is on August 3. I mixed it up with October 10.", "October 10", "August 3", true, NULL},
+        {"The starter gets spelt at the bakery rather than rye.", "rye", "the bakery", false, NULL},
         /* nothing code can take */
-        {"Now I do swan dive most evenings instead of three times a week.", "three times a week", NULL, false},
-        {"I no longer play clock golf.", "clock golf", NULL, false},
-        {"Clock golf is what Antonio plays every Sunday.", "clock golf", NULL, false},
-        {"He moved on to touch football instead of clock golfing.", "clock golf", NULL, false},
-        {"I mixed it up with £32 a month.", "£32 a month", NULL, false},
-        {"I spend £32 a month. I mixed it up with £32 a month.", "£32 a month", NULL, false},
-        {"It went to clock golf instead of clock golf.", "clock golf", NULL, false},
-        {"", "clock golf", NULL, false},
+        {"Now I do swan dive most evenings instead of three times a week.", "three times a week", NULL, false, NULL},
+        {"I no longer play clock golf.", "clock golf", NULL, false, NULL},
+        {"Clock golf is what Antonio plays every Sunday.", "clock golf", NULL, false, NULL},
+        {"He moved on to touch football instead of clock golfing.", "clock golf", NULL, false, NULL},
+        {"I mixed it up with £32 a month.", "£32 a month", NULL, false, NULL},
+        {"I spend £32 a month. I mixed it up with £32 a month.", "£32 a month", NULL, false, NULL},
+        {"It went to clock golf instead of clock golf.", "clock golf", NULL, false, NULL},
+        {"", "clock golf", NULL, false, NULL},
+        /* "X, not V": V's shape right before the cue, or where the person's earlier sentence put V */
+        {"I need to correct myself \u2014 I need to remember that Cornelius's birthday is November 12, not July 17.", "July 17", "November 12",
+         true, NULL},
+        {"The vet says Antoine weighs 3 kg now, not 7 kg.", "7 kg", "3 kg", false, NULL},
+        {"Correction: Part of the draw of Taegu is that my sister lives there \u2014 not brother, as I said before.", "brother", "sister", true,
+         "Part of the draw of Taegu is that my brother lives there.\nCorrection: Part of the draw of Taegu is that my sister lives "
+         "there \u2014 not brother, as I said before.\n"},
+        {"My bike is a Giant, not Trek.", "Trek", "Giant", true, "I ride a Trek. My bike is a Trek."},
+        /* no earlier sentence, one that goes on differently, one that only negates V, no shape */
+        {"Correction: Part of the draw of Taegu is that my sister lives there \u2014 not brother, as I said before.", "brother", NULL, false, NULL},
+        {"Correction: my sister lives there \u2014 not brother.", "brother", NULL, false, "My brother visits Taegu often."},
+        {"Correction: my sister lives there \u2014 not brother.", "brother", NULL, false, "It is my sister, not brother, who lives there."},
+        {"It is on Friday, not July 17.", "July 17", NULL, false, NULL},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bool corr = !cases[i].correction;
-        char *got = synth_message_successor(cases[i].msg, cases[i].value, &corr);
+        char *got = synth_message_successor(cases[i].msg, cases[i].value, cases[i].said, &corr);
         bool ok = cases[i].want ? got && !strcmp(got, cases[i].want) && corr == cases[i].correction : got == NULL && !corr;
         if (!ok) fprintf(stderr, "case %zu: got \"%s\" (%d), want \"%s\"\n", i, got ? got : "(none)", corr, cases[i].want ? cases[i].want : "(none)");
         bad += !ok;
@@ -2779,6 +2793,114 @@ static void test_reconcile_takes_the_later_position_the_person_told(void **state
         free(now);
         assert_dream_check(c);
     }
+}
+
+/* A correction that restates the person's earlier sentence with one word changed ("my sister
+ * lives there — not brother, as I said before", after "my brother lives there"): reconcile takes
+ * sister for the field from the two messages, with no model call; the same correction without
+ * the earlier sentence among the cited conversations leaves the article as it was. */
+static void test_reconcile_takes_a_correction_that_restates_the_earlier_sentence(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    assert_int_equal(sqlite3_exec(store_db(c->store),
+                                  "INSERT INTO pipeline_entities (name, normal, squeezed, route, created_at, article_title) "
+                                  "VALUES ('Taegu', 'taegu', 'taegu', 'article', 0, 'Taegu')",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    static const struct {
+        const char *id, *earlier;
+        bool taken;
+    } cases[] = {
+        {"tg-said", "Part of the draw of Taegu is that my brother lives there.", true},
+        {"tg-other", "Taegu has good food markets, my brother says.", false},
+    };
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Taegu.md", c->wiki);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cite[2][16], ids[2][64], m[2][64], r1[64];
+        const char *texts[2] = {cases[i].earlier,
+                                "Correction: Part of the draw of Taegu is that my sister lives there \u2014 not brother, as I said before."};
+        for (int k = 0; k < 2; k++) {
+            snprintf(ids[k], sizeof ids[k], "%s-%d", cases[i].id, k);
+            snprintf(m[k], sizeof m[k], "%s-m0", ids[k]);
+            snprintf(r1, sizeof r1, "%s-m1", ids[k]);
+            int64_t t0 = 1738000000000LL + k * 172800000LL;
+            struct dream_message msg[2] = {{"user", m[k], t0, texts[k]}, {"assistant", r1, t0 + 60000, "Noted."}};
+            struct dream_conversation conv = {.source = "claude", .id = ids[k], .title = "Taegu", .created_ms = t0, .updated_ms = t0 + 60000,
+                                              .messages = msg, .n_messages = 2};
+            assert_int_equal(dream_store_put(c->store, &conv, &(enum dream_store_outcome){0}), 0);
+            struct dream_store_conversation *sc = NULL;
+            assert_int_equal(dream_store_get(c->store, "claude", ids[k], &sc), 0);
+            snprintf(cite[k], sizeof cite[k], "%s", sc->cite);
+            dream_store_conversation_free(sc);
+        }
+        char t[2048];
+        snprintf(t, sizeof t,
+                 "# Taegu\n\n```info\nconnection: brother\n```\n\n**Taegu** is a city the person plans a long stay in.[^1] Part of the draw "
+                 "is that their sister lives there.[^2]\n\n## Connections\n\nTheir brother lives in Taegu.[^1]\n\n## References\n\n"
+                 "[^1]: `conv:%s#%s` (2025-01-27, Taegu)\n[^2]: `conv:%s#%s` (2025-01-29, Taegu)\n",
+                 cite[0], m[0], cite[1], m[1]);
+        put_article(c, "Taegu", t);
+        assert_int_equal(sqlite3_exec(store_db(c->store),
+                                      "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Taegu', 'connections' FROM chunks "
+                                      "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+        struct dream_synth_result r = reconcile(c);
+        assert_int_equal(r.eligible, 1);
+        char *now = slurp(path);
+        bool ok = cases[i].taken ? strstr(now, "connection: sister\n") && !strstr(now, "connection: brother") : !strcmp(now, t);
+        if (!ok) fprintf(stderr, "case %zu:\n%s", i, now);
+        assert_true(ok);
+        free(now);
+        assert_int_equal(r.reconciled, cases[i].taken);
+        assert_dream_check(c);
+    }
+}
+
+/* A model's rewrite of a section that still states the old value, boiled down below the gate's
+ * word floor, is left out (the section stays as it was, reported unresolved): the field still
+ * takes the later position the person told. Before, the short section made the gate refuse the
+ * whole edit, the field's change with it. */
+static void test_reconcile_keeps_the_field_when_a_section_rewrite_is_too_short(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    struct dream_message m[2] = {{"user", "sd-brief-m0", 1714633200000LL, "A question about bread tins for Saturdays."},
+                                 {"user", "sd-brief-m1", 1714633260000LL, "I switched the sourdough starter to spelt flour instead of rye flour."}};
+    struct dream_conversation conv = {.source = "claude", .id = "sd-brief", .title = "Bread tins", .created_ms = 1714633200000LL,
+                                      .updated_ms = 1714633260000LL, .messages = m, .n_messages = 2};
+    assert_int_equal(dream_store_put(c->store, &conv, &(enum dream_store_outcome){0}), 0);
+    struct dream_store_conversation *sc = NULL;
+    assert_int_equal(dream_store_get(c->store, "claude", "sd-brief", &sc), 0);
+    char t[2048], path[4300];
+    snprintf(t, sizeof t,
+             "# Sourdough\n\n```info\nflour: rye flour\n```\n\n**Sourdough** is bread the person bakes at home.[^1] Baking happens on "
+             "Saturdays.[^2]\n\n## Feeding\n\nBriefly, rye flour is what feeds the starter each morning, with a long rest on the counter "
+             "and a spoon of honey for every bake.[^1]\n\n## References\n\n"
+             "[^1]: `conv:717766a6#dr-c1-m0` (2024-01-10, Feeding a new sourdough starter)\n"
+             "[^2]: `conv:%s#sd-brief-m0` (2024-05-02, Bread tins)\n",
+             sc->cite);
+    dream_store_conversation_free(sc);
+    put_article(c, "Sourdough", t);
+    assert_int_equal(sqlite3_exec(store_db(c->store),
+                                  "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'feeding' FROM chunks "
+                                  "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    struct dream_synth_result r = reconcile(c);
+    snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
+    char *now = slurp(path);
+    bool ok = strstr(now, "flour: spelt flour\n") && strstr(now, "\n\nBriefly, rye flour is what feeds the starter each morning") &&
+              !strstr(now, "Now spelt flour");
+    if (!ok) fprintf(stderr, "%s", now);
+    assert_true(ok);
+    free(now);
+    assert_int_equal(r.reconciled, 1);
+    assert_int_equal(r.rejected, 0);
+    assert_dream_check(c);
 }
 
 static size_t held_all(void *ud, const char *conv, const char *msg, const unsigned *w, size_t nw)
@@ -3667,6 +3789,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_past_successor_takes_the_body_s_later_position),
         cmocka_unit_test(test_message_successor_reads_the_person_s_own_words),
         cmocka_unit_test_setup_teardown(test_reconcile_takes_the_later_position_the_person_told, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_takes_a_correction_that_restates_the_earlier_sentence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_keeps_the_field_when_a_section_rewrite_is_too_short, setup, teardown),
         cmocka_unit_test(test_lead_follow_adds_a_change_the_lead_says_nothing_of),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_takes_the_later_position_of_a_past_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),

@@ -373,7 +373,8 @@ static char *fake_fold(const char *stage, const char *prompt)
     }
     if (strstr(prompt, "Output only the section's new prose.")) {
         /* reconcile's rewrite of a section still stating the old value: each mention of it told
-         * as the past ("morning no longer, evening now"), the rest as it was */
+         * as the past ("morning no longer, evening now"), the rest as it was; a section that
+         * opens "Briefly, " comes back as a few words */
         const char *cur = strstr(prompt, "Section text:\n<<<\n"), *end = cur ? strstr(cur, ">>>\n") : NULL;
         const char *now = end ? strstr(end, " is now ") : NULL, *no = now ? strstr(now, ", no longer ") : NULL;
         if (!cur || !end || !no) return strdup("no");
@@ -383,6 +384,13 @@ static char *fake_fold(const char *stage, const char *prompt)
         snprintf(old, sizeof old, "%.*s", (int)strcspn(no + 12, "."), no + 12);
         size_t ol = strlen(old);
         struct dbuf b = {0};
+        const char *first = cur + strspn(cur, " \n");
+        if (!strncmp(first, "Briefly, ", 9)) {
+            /* a model that boils the section down to a few words, its markers kept */
+            dbuf_printf(&b, "Now %s.", neu);
+            for (const char *m = cur; (m = strstr(m, "[^")) != NULL && m < end; m += 2) dbuf_printf(&b, "[^%d]", atoi(m + 2));
+            return dbuf_take(&b);
+        }
         while (cur < end) {
             if (ol && (size_t)(end - cur) >= ol && !strncasecmp(cur, old, ol)) {
                 dbuf_printf(&b, "%s no longer, %s now", old, neu);
