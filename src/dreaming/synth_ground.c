@@ -268,6 +268,27 @@ static const char *gr_garbled(const char *w, size_t n, const char *title, size_t
     return NULL;
 }
 
+/* Whether s[0..len) contrasts a phrase with itself: a change cue ("instead of", "rather than")
+ * with the same words, case aside, right before it as after it up to the clause's end ("at 7 kg
+ * instead of 7 kg": a garble of two positions, whatever its note holds). */
+static bool gr_self_contrast(const char *s, size_t len)
+{
+    static const char *const cues[] = {" instead of ", " rather than "};
+    for (size_t c = 0; c < sizeof cues / sizeof cues[0]; c++) {
+        size_t cl = strlen(cues[c]);
+        for (size_t i = 0; i + cl <= len; i++) {
+            if (strncasecmp(s + i, cues[c], cl) != 0) continue;
+            size_t a = i + cl, e = a;
+            while (e < len && !strchr(",;.!?[(\n", s[e])) e++;
+            while (e > a && s[e - 1] == ' ') e--;
+            size_t n = e - a;
+            if (!n || n > i || strncasecmp(s + i - n, s + a, n) != 0) continue;
+            if (i - n == 0 || !isalnum((unsigned char)s[i - n - 1])) return true;
+        }
+    }
+    return false;
+}
+
 /* A sentence s[0..len) that starts with a garbled copy of a title word ("Parake is feature-complete
  * now.[^3]" in the article Parrot): a small model's copying error, which the title word repairs,
  * into *out, when a note the sentence cites says it (one of its other words is in the message a
@@ -410,7 +431,7 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
                 rc = gr_retitle(a, t + sp[k].at, sp[k].len, title ? title : "", tw, (size_t)ntw, src, n_src, g, &fixed, &garbled);
             const char *sen = fixed ? fixed : t + sp[k].at;
             size_t slen = fixed ? strlen(fixed) : sp[k].len;
-            if (!rc && garbled) v = GR_DROP;
+            if (!rc && (garbled || gr_self_contrast(sen, slen))) v = GR_DROP;
             else if (!rc && !(r == 0 && k == 0)) rc = gr_judge(a, sen, slen, tw, (size_t)ntw, src, n_src, g, only, restate, cited, &v, &to_src, &to_msg);
             if (!rc && v == GR_KEEP && fixed) { /* kept as repaired */
                 changed = true;

@@ -3355,6 +3355,21 @@ static void test_grounding_drops_a_sentence_with_a_cut_mark(void **state)
                         1, 0);
 }
 
+/* A sentence whose change cue contrasts a phrase with itself ("at 7 kg instead of 7 kg", a
+ * model's garble of "3 kg instead of 7 kg") says nothing and goes, though its note holds every
+ * word; the note's own sentence stays, as does a real contrast. */
+static void test_grounding_drops_a_sentence_that_contrasts_a_value_with_itself(void **state)
+{
+    (void)state;
+    assert_grounded_one("Vet visit", "The vet says Antoine is now 3 kg instead of 7 kg.",
+                        "# Antoine\n\n**Antoine** is the person's dog.[^1] The vet weighed Antoine at 7 kg instead of 7 kg.[^1] The vet says "
+                        "Antoine is now 3 kg instead of 7 kg.[^1]\n\n## Health\n\nAntoine is 7 KG rather than 7 kg, the vet says.[^1]\n\n"
+                        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Vet visit)\n",
+                        "# Antoine\n\n**Antoine** is the person's dog.[^1] The vet says Antoine is now 3 kg instead of 7 kg.[^1]\n\n"
+                        "## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Vet visit)\n",
+                        2, 0);
+}
+
 /* The lead's defining sentence is never dropped but repaired: a bold subject sharing no word
  * with the title, or with a word no note holds, becomes the title, and a parenthesis no note
  * holds goes; one that shares a word with the title, or a parenthesis a note says, stays. */
@@ -3795,6 +3810,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wikify_refresh_takes_the_later_position_of_a_past_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test(test_grounding_drops_a_sentence_with_a_cut_mark),
+        cmocka_unit_test(test_grounding_drops_a_sentence_that_contrasts_a_value_with_itself),
         cmocka_unit_test(test_grounding_holds_a_restating_model_to_its_words),
         cmocka_unit_test(test_grounding_repairs_a_garbled_title_where_a_sentence_starts),
         cmocka_unit_test(test_sanitize_keeps_one_of_a_repeated_phrase),
