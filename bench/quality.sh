@@ -8,12 +8,12 @@
 # generated corpora it then asks the dreamed wiki questions (bench/ask_eval.py: `dream ask` with
 # the same model, scored against the truth).
 #
-#   bash bench/quality.sh [MODEL]       (default models/dream-mini.gguf)
+#   bash bench/quality.sh [MODEL [ADAPTERS]]   (defaults models/dream-mini.gguf, models/adapters)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
 MODEL=${1:-models/dream-mini.gguf}
-ADAPTERS=models/adapters
+ADAPTERS=${2:-models/adapters}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
