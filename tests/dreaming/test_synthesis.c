@@ -607,6 +607,18 @@ static struct dream_synth_result reconcile(struct ctx *c)
     return r;
 }
 
+/* Records the newest chunk not yet folded as folded into article's section, so that reconcile
+ * takes the article up (it reconciles an article with new folds). */
+static void fold_new_chunk(struct ctx *c, const char *article, const char *section)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), '%s', '%s' FROM chunks "
+             "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
+             article, section);
+    assert_int_equal(sqlite3_exec(store_db(c->store), sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
 /* One two-message conversation about the cello, dated day (ms). */
 static void put_cello(struct ctx *c, const char *id, int64_t day_ms, const char *user, const char *assistant)
 {
@@ -2569,11 +2581,7 @@ static void test_reconcile_checks_a_field_the_body_tells_as_past(void **state)
                  "[^2]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n",
                  cases[i].body);
         put_article(c, "Sourdough", t);
-        assert_int_equal(sqlite3_exec(store_db(c->store),
-                                      "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'costs' FROM chunks "
-                                      "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
-                                      NULL, NULL, NULL),
-                         SQLITE_OK);
+        fold_new_chunk(c, "Sourdough", "costs");
         struct dream_backend be = {.name = "cost", .call = cost_call};
         assert_int_equal(dream_seam_set_backend(&be), 0);
         cost_asked = 0;
@@ -2733,11 +2741,7 @@ static void test_reconcile_takes_the_later_position_the_person_told(void **state
                  "[^2]: `conv:%s#%s` (2024-05-02, Bread tins)\n",
                  cite, m0);
         put_article(c, "Sourdough", t);
-        assert_int_equal(sqlite3_exec(store_db(c->store),
-                                      "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'baking' FROM chunks "
-                                      "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
-                                      NULL, NULL, NULL),
-                         SQLITE_OK);
+        fold_new_chunk(c, "Sourdough", "baking");
         struct dream_synth_result r = reconcile(c);
         assert_int_equal(r.eligible, 1);
         char *now = slurp(path);
@@ -2778,11 +2782,7 @@ static void test_reconcile_takes_the_later_position_the_person_told(void **state
                  sc->cite);
         dream_store_conversation_free(sc);
         put_article(c, "Sourdough", t);
-        assert_int_equal(sqlite3_exec(store_db(c->store),
-                                      "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'baking' FROM chunks "
-                                      "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
-                                      NULL, NULL, NULL),
-                         SQLITE_OK);
+        fold_new_chunk(c, "Sourdough", "baking");
         struct dream_synth_result r = reconcile(c);
         assert_int_equal(r.reconciled, 1);
         char *now = slurp(path);
@@ -2842,11 +2842,7 @@ static void test_reconcile_takes_a_correction_that_restates_the_earlier_sentence
                  "[^1]: `conv:%s#%s` (2025-01-27, Taegu)\n[^2]: `conv:%s#%s` (2025-01-29, Taegu)\n",
                  cite[0], m[0], cite[1], m[1]);
         put_article(c, "Taegu", t);
-        assert_int_equal(sqlite3_exec(store_db(c->store),
-                                      "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Taegu', 'connections' FROM chunks "
-                                      "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
-                                      NULL, NULL, NULL),
-                         SQLITE_OK);
+        fold_new_chunk(c, "Taegu", "connections");
         struct dream_synth_result r = reconcile(c);
         assert_int_equal(r.eligible, 1);
         char *now = slurp(path);
@@ -2885,11 +2881,7 @@ static void test_reconcile_keeps_the_field_when_a_section_rewrite_is_too_short(v
              sc->cite);
     dream_store_conversation_free(sc);
     put_article(c, "Sourdough", t);
-    assert_int_equal(sqlite3_exec(store_db(c->store),
-                                  "INSERT INTO chunk_folded (chunk, article, section) SELECT max(id), 'Sourdough', 'feeding' FROM chunks "
-                                  "WHERE id NOT IN (SELECT chunk FROM chunk_folded)",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    fold_new_chunk(c, "Sourdough", "feeding");
     struct dream_synth_result r = reconcile(c);
     snprintf(path, sizeof path, "%s/articles/Sourdough.md", c->wiki);
     char *now = slurp(path);
