@@ -511,10 +511,13 @@ int dream_article_sanitize_draft(const char *draft, const char *heading, char **
  * tightening cannot compound erosion (spec §12.23); 0 when unknown. */
 typedef size_t (*dream_gate_baseline_fn)(void *ud, const char *anchor);
 
+/* The share of its words a touched section keeps by default (dream_gate_params.word_floor 0). */
+#define DREAM_GATE_WORD_FLOOR 0.7
+
 struct dream_gate_params {
     const char *const *touched; /* anchors of the sections the edit touched (DREAM_ARTICLE_LEAD_ANCHOR for the lead) */
     size_t n_touched;
-    double word_floor;          /* each touched section keeps >= floor x its words; 0 -> 0.7 */
+    double word_floor;          /* each touched section keeps >= floor x its words; 0 -> DREAM_GATE_WORD_FLOOR */
     const char *const *may_vanish; /* conv hashes allowed to disappear (an ERROR correction) */
     size_t n_may_vanish;
     dream_gate_baseline_fn baseline; /* may be NULL */

@@ -105,7 +105,7 @@ int dream_article_gate(const dream_article *before, const dream_article *after,
     memset(out, 0, sizeof *out);
     if (!after) return dream_error_set(DREAM_EINVAL, "gate: no article to judge");
     struct verdict r = {out, 0, false};
-    double floor = p && p->word_floor > 0 ? p->word_floor : 0.7;
+    double floor = p && p->word_floor > 0 ? p->word_floor : DREAM_GATE_WORD_FLOOR;
 
     /* 1. every real citation of before survives */
     for (size_t i = 0; before && i < before->n_notes; i++) {

@@ -443,63 +443,93 @@ static bool rc_names_subject(const dream_article *a, const char *text)
     return named;
 }
 
-/* The later position the person's own words tell of value (synth_message_successor: "X instead
- * of V", "is now X, no longer V", "X. I mixed it up with V", "X, not V"), in a user message of a conversation
- * the article cites: one a footnote cites, or one that names the subject. The latest such (by
- * its conversation's date, then its place), unless the text cites value to a note dated after
- * it. *marker: the footnote that cites that message, added when none does (normalizing drops it
- * again if nothing comes to cite it); *correction: it corrects a mistake. malloc'd; NULL when
- * none. */
-static char *rc_source_successor(dream_store *store, dream_article *a, const char *value, int *marker, bool *correction)
+/* The conversations an article cites, each once, read from the store once for all its fields:
+ * each one's id and date (copies: an edit of the article re-parses its footnotes), and what the
+ * person said in them, where "my sister lives there — not brother" finds the place brother stood. */
+struct rc_cited {
+    bool loaded;
+    size_t n;
+    struct dream_store_conversation **convs;
+    char **conv, **date;
+    struct dbuf said;
+};
+
+static void rc_cited_load(dream_store *store, const dream_article *a, struct rc_cited *c)
 {
-    char *best = NULL, *best_conv = NULL, *best_msg = NULL;
-    const char *best_date = NULL;
-    size_t best_fn = 0;
-    *marker = 0;
-    *correction = false;
-    /* each cited conversation once (at its first footnote), and what the person said in them:
-     * where "my sister lives there — not brother" finds the place brother stood */
-    size_t n_fn = dream_article_footnote_count(a), n_c = 0;
-    struct dream_store_conversation **convs = calloc(n_fn + 1, sizeof *convs);
-    size_t *at_fn = calloc(n_fn + 1, sizeof *at_fn);
-    struct dbuf said = {0};
-    for (size_t i = 0; convs && at_fn && i < n_fn; i++) {
+    c->loaded = true;
+    size_t n_fn = dream_article_footnote_count(a);
+    c->convs = calloc(n_fn + 1, sizeof *c->convs);
+    c->conv = calloc(n_fn + 1, sizeof *c->conv);
+    c->date = calloc(n_fn + 1, sizeof *c->date);
+    for (size_t i = 0; c->convs && c->conv && c->date && i < n_fn; i++) {
         const struct dream_article_footnote *fn = dream_article_footnote(a, i);
         if (fn->number <= 0 || !fn->cite.conv || !fn->cite.date) continue;
         bool seen = false;
-        for (size_t j = 0; j < n_c && !seen; j++) seen = !strcmp(dream_article_footnote(a, at_fn[j])->cite.conv, fn->cite.conv);
-        if (seen || dream_store_get_by_cite(store, fn->cite.conv, &convs[n_c])) {
+        for (size_t j = 0; j < c->n && !seen; j++) seen = !strcmp(c->conv[j], fn->cite.conv);
+        if (seen || dream_store_get_by_cite(store, fn->cite.conv, &c->convs[c->n])) {
             dream_error_clear();
             continue;
         }
-        for (size_t m = 0; m < convs[n_c]->n_messages; m++)
-            if (!strcmp(convs[n_c]->messages[m].role, "user")) dbuf_printf(&said, "%s\n", convs[n_c]->messages[m].text);
-        at_fn[n_c++] = i;
+        c->conv[c->n] = strdup(fn->cite.conv);
+        c->date[c->n] = strdup(fn->cite.date);
+        if (!c->conv[c->n] || !c->date[c->n]) {
+            dream_store_conversation_free(c->convs[c->n]);
+            free(c->conv[c->n]), free(c->date[c->n]);
+            continue;
+        }
+        const struct dream_store_conversation *cv = c->convs[c->n++];
+        for (size_t m = 0; m < cv->n_messages; m++)
+            if (!strcmp(cv->messages[m].role, "user")) dbuf_printf(&c->said, "%s\n", cv->messages[m].text);
     }
-    for (size_t k = 0; k < n_c; k++) {
-        const struct dream_article_footnote *fn = dream_article_footnote(a, at_fn[k]);
-        const char *d = fn->cite.date;
-        struct dream_store_conversation *c = convs[k];
+}
+
+static void rc_cited_free(struct rc_cited *c)
+{
+    for (size_t k = 0; k < c->n; k++) {
+        dream_store_conversation_free(c->convs[k]);
+        free(c->conv[k]);
+        free(c->date[k]);
+    }
+    free(c->convs);
+    free(c->conv);
+    free(c->date);
+    dbuf_free(&c->said);
+    memset(c, 0, sizeof *c);
+}
+
+/* The later position the person's own words tell of value (synth_message_successor: "X instead
+ * of V", "is now X, no longer V", "X. I mixed it up with V", "X, not V"), in a user message of a
+ * conversation the article cites (cited, read at the first call): one a footnote cites, or one
+ * that names the subject. The latest such (by its conversation's date, then its place), unless
+ * the text cites value to a note dated after it. *marker: the footnote that cites that message,
+ * added when none does (normalizing drops it again if nothing comes to cite it); *correction: it
+ * corrects a mistake. malloc'd; NULL when none. */
+static char *rc_source_successor(dream_store *store, dream_article *a, struct rc_cited *cited, const char *value, int *marker, bool *correction)
+{
+    char *best = NULL, *best_msg = NULL;
+    const char *best_date = NULL, *best_conv = NULL;
+    *marker = 0;
+    *correction = false;
+    if (!cited->loaded) rc_cited_load(store, a, cited);
+    for (size_t k = 0; k < cited->n; k++) {
+        const char *d = cited->date[k];
+        const struct dream_store_conversation *c = cited->convs[k];
         for (size_t m = 0; (!best_date || strcmp(d, best_date) >= 0) && m < c->n_messages; m++) {
             const struct dream_message *msg = &c->messages[m];
             if (strcmp(msg->role, "user") != 0) continue;
-            if (!dream_article_footnote_find(a, fn->cite.conv, msg->id) && !rc_names_subject(a, msg->text)) continue;
+            if (!dream_article_footnote_find(a, cited->conv[k], msg->id) && !rc_names_subject(a, msg->text)) continue;
             bool corr = false;
-            char *later = synth_message_successor(msg->text, value, said.data, &corr);
+            char *later = synth_message_successor(msg->text, value, cited->said.data, &corr);
             if (!later) continue;
-            char *cv = strdup(fn->cite.conv), *id = strdup(msg->id);
-            if (!cv || !id) {
-                free(later), free(cv), free(id);
+            char *id = strdup(msg->id);
+            if (!id) {
+                free(later);
                 continue;
             }
-            free(best), free(best_conv), free(best_msg);
-            best = later, best_conv = cv, best_msg = id, best_date = d, best_fn = at_fn[k], *correction = corr;
+            free(best), free(best_msg);
+            best = later, best_conv = cited->conv[k], best_msg = id, best_date = d, *correction = corr;
         }
     }
-    for (size_t k = 0; k < n_c; k++) dream_store_conversation_free(convs[k]);
-    free(convs);
-    free(at_fn);
-    dbuf_free(&said);
     if (!best) return NULL;
     /* a statement of value the text cites to a later note: value is the later position */
     const char *lead = dream_article_lead(a);
@@ -510,12 +540,16 @@ static char *rc_source_successor(dream_store *store, dream_article *a, const cha
     bool stale = kd && strcmp(kd, best_date) > 0;
     int rc = DREAM_OK;
     if (!stale && !(*marker = dream_article_footnote_find(a, best_conv, best_msg))) {
-        const struct dream_article_footnote *fn = dream_article_footnote(a, best_fn);
-        struct dream_citation cite = fn->cite;
+        /* a new footnote like the conversation's first one, for that message */
+        const struct dream_article_footnote *fn = NULL;
+        for (size_t i = 0; !fn && i < dream_article_footnote_count(a); i++) {
+            fn = dream_article_footnote(a, i);
+            if (fn->number <= 0 || !fn->cite.conv || strcmp(fn->cite.conv, best_conv) != 0) fn = NULL;
+        }
+        struct dream_citation cite = fn ? fn->cite : (struct dream_citation){0};
         cite.msg = best_msg;
-        rc = dream_article_footnote_add(a, &cite, marker);
+        rc = fn ? dream_article_footnote_add(a, &cite, marker) : DREAM_ENOTFOUND;
     }
-    free(best_conv);
     free(best_msg);
     if (stale || rc) {
         dream_error_clear();
@@ -613,6 +647,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
     size_t n_vanish = 0;
     char *lead = NULL;
     size_t moved = 0;
+    struct rc_cited cited = {0}; /* read at the first field that asks */
     if (!dream_article_lead(before) || !*dream_article_lead(before)) goto record;
     rc = dream_article_clone(before, &after);
     /* the lead first takes up a change the body tells (synth_lead.c), so the verdict the fields
@@ -634,7 +669,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
         /* a later message of the person's says what replaced the value: no question to ask */
         int k_src = 0;
         bool correction = false;
-        char *src = rc_source_successor(store, after, f->value, &k_src, &correction);
+        char *src = rc_source_successor(store, after, &cited, f->value, &k_src, &correction);
         if (!src && !rc_stance_key(f->key) && !past) continue;
         char *value = src;
         if (src)
@@ -702,10 +737,11 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
             free(rprompt);
             char *draft = draft_raw ? synth_sanitize(draft_raw, sec->title) : NULL;
             free(draft_raw);
-            /* and at least the gate's word floor (70%) of the section: a draft boiled down below
-             * it would have the gate refuse the whole edit, the field's change with it */
+            /* and at least the gate's word floor of the section: a draft boiled down below it
+             * would have the gate refuse the whole edit, the field's change with it */
+            size_t had = dream_article_words(sec->body, strlen(sec->body));
             bool ok = draft && *draft && !synth_leaky(draft) && !rc_asserts_current(draft, old) &&
-                      dream_article_words(draft, strlen(draft)) * 10 >= dream_article_words(sec->body, strlen(sec->body)) * 7;
+                      (double)dream_article_words(draft, strlen(draft)) >= DREAM_GATE_WORD_FLOOR * (double)had;
             for (const char *m = sec->body; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
                 int num = atoi(m + 2);
                 ok = num <= 0 || synth_has_marker(draft, num);
@@ -751,6 +787,7 @@ record:
     if (!rc) rc = stage_state_done(store, RECONCILE_STAGE, art->entity, art->folded, store_now_ms());
     for (size_t i = 0; i < n_touched; i++) free((char *)touched[i]);
     for (size_t i = 0; i < n_vanish; i++) free(vanish[i]);
+    rc_cited_free(&cited);
     free(lead);
     dream_article_free(before);
     dream_article_free(after);
