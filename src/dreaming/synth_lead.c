@@ -45,6 +45,15 @@ static const char *lead_find(const char *s, size_t len, const char *cue)
     return NULL;
 }
 
+/* lead_find for a whole word: the cue must also end where a word ends (" now" is not "nowhere"). */
+static const char *lead_find_word(const char *s, size_t len, const char *cue)
+{
+    size_t n = strlen(cue);
+    for (const char *at; (at = lead_find(s, len, cue)); len -= (size_t)(at + 1 - s), s = at + 1)
+        if ((size_t)(at - s) + n == len || !isalnum((unsigned char)at[n])) return at;
+    return NULL;
+}
+
 static bool lead_tells_past(const char *s, size_t len)
 {
     char buf[1024];
@@ -67,7 +76,7 @@ static size_t lead_clause_end(const char *s, size_t from, size_t len, bool adver
     size_t to = from;
     while (to < len && !strchr(",;.!?()[\n", s[to])) to++;
     for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
-        const char *st = lead_find(s + from, to - from, stops[k]);
+        const char *st = lead_find_word(s + from, to - from, stops[k]);
         if (st) to = (size_t)(st - s);
     }
     for (size_t k = 0; adverbials && k < sizeof adverbs / sizeof adverbs[0]; k++) {
@@ -644,7 +653,7 @@ char *synth_message_successor(const char *msg, const char *value, const char *sa
              * brother, as I said before": a correction, unless the clause says "now" */
             out = msg_not_shaped(msg, sent, cue_at, value);
             if (!out) out = msg_not_restated(msg, sent, cue_at, value, said);
-            if (out && correction) *correction = !lead_find(msg + sent, cue_at - sent, " now") && strncasecmp(msg + sent, "now ", 4);
+            if (out && correction) *correction = !lead_find_word(msg + sent, cue_at - sent, " now") && strncasecmp(msg + sent, "now ", 4);
         } else {
             /* "I spend £115 a month on it. I mixed it up with £32 a month.": the sentence before
              * the cue's; a same-shaped value when the value has a number, else the phrase after

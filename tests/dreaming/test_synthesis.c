@@ -2615,6 +2615,7 @@ static void test_past_successor_takes_the_body_s_later_position(void **state)
         {"Antonio now works at a community workshop rather than a design studio.[^2]", "a design studio", "a community workshop"},
         {"They rewrote Gosling in Zig instead of TypeScript.[^2]", "TypeScript", "Zig"},
         {"They switched from the river path to the lit street route for the winter.[^2]", "the river path", "the lit street route"},
+        {"They switched from clock golf to nowcasting for the winter.[^2]", "clock golf", "nowcasting"},
         {"Now they do it most evenings instead of three times a week.[^2]", "three times a week", NULL},
         {"Flour used to cost them about £32 a month.[^1] They spend roughly £115 a month on flour now.[^2]", "£32 a month", "£115 a month"},
         {"They spend roughly £115 a month on flour.[^1] Flour used to cost them about £32 a month.[^2]", "£32 a month", NULL},
@@ -2676,6 +2677,10 @@ static void test_message_successor_reads_the_person_s_own_words(void **state)
         {"I need to correct myself \u2014 I need to remember that Cornelius's birthday is November 12, not July 17.", "July 17", "November 12",
          true, NULL},
         {"The vet says Antoine weighs 3 kg now, not 7 kg.", "7 kg", "3 kg", false, NULL},
+        {"Antonio has moved on to nowcasting instead of clock golf.", "clock golf", "nowcasting", false, NULL},
+        {"I keep it in the nowhere-room instead of in the dining room.", "the dining room", "the nowhere-room", false, NULL},
+        /* "nowhere" is not "now": the clause still corrects */
+        {"Sorry, nowhere near what I said: Antoine weighs 3 kg, not 7 kg.", "7 kg", "3 kg", true, NULL},
         {"Correction: Part of the draw of Taegu is that my sister lives there \u2014 not brother, as I said before.", "brother", "sister", true,
          "Part of the draw of Taegu is that my brother lives there.\nCorrection: Part of the draw of Taegu is that my sister lives "
          "there \u2014 not brother, as I said before.\n"},
