@@ -8,9 +8,10 @@
  * whole words, the chunk gets a mention of that entity too, and route counts it like any other.
  *
  * Only a name that reads as a name is spread: one of two or more words in lower case ("fan
- * dance"), or one the person writes capitalised where a sentence does not start ("I met Leonard",
- * "a trip to Great Falls"), not at the start of a sentence only ("Next step: ..."). A common word a small model picked as a subject ("old", "watch", "context")
- * stays where the model put it. The assistant's messages are not searched: what the person said
+ * dance"), one the person writes capitalised where a sentence does not start ("I met Leonard",
+ * "a trip to Great Falls"), not at the start of a sentence only ("Next step: ..."), or one the
+ * person introduces as a name ("a command-line tool called crumb", "I named it parrot"). A common
+ * word a small model picked as a subject ("old", "watch", "context") stays where the model put it. The assistant's messages are not searched: what the person said
  * is what the memory is about (the extract stage's rule for copied names). */
 #include "dream/entity.h"
 
@@ -28,6 +29,19 @@
 #define SPREAD_MIN_BYTES 3            /* shorter names are not looked for */
 #define SPREAD_MSG_BASE (1LL << 50)   /* a message's rowid in the search index (store_schema.c) */
 #define SPREAD_MSG_POSITIONS 16777216 /* positions per conversation in that rowid */
+
+/* Whether text introduces name as a name: "called NAME", "named NAME", "name is NAME", "call it NAME". */
+static bool sp_introduced(const char *text, const char *name)
+{
+    static const char *const cues[] = {"called ", "named ", "name is ", "call it ", "calling it "};
+    char buf[256];
+    for (size_t k = 0; k < sizeof cues / sizeof cues[0]; k++) {
+        int n = snprintf(buf, sizeof buf, "%s%s", cues[k], name);
+        bool mid;
+        if (n > 0 && (size_t)n < sizeof buf && entity_name_in_text(text, buf, &mid)) return true;
+    }
+    return false;
+}
 
 /* Spreads one name (surface, of entity) over the chunks whose person messages hold it. */
 static int sp_one(dream_store *store, sqlite3_stmt *match, sqlite3_stmt *msg, sqlite3_stmt *chunk, sqlite3_stmt *add, const char *surface,
@@ -71,8 +85,9 @@ static int sp_one(dream_store *store, sqlite3_stmt *match, sqlite3_stmt *msg, sq
         sqlite3_bind_int64(msg, 2, id % SPREAD_MSG_POSITIONS);
         if (sqlite3_step(msg) != SQLITE_ROW) continue; /* an assistant's message, or gone */
         bool mid = false;
-        if (!entity_name_in_text((const char *)sqlite3_column_text(msg, 0), surface, &mid)) continue;
-        mid_any |= mid;
+        const char *text = (const char *)sqlite3_column_text(msg, 0);
+        if (!entity_name_in_text(text, surface, &mid)) continue;
+        mid_any |= mid || sp_introduced(text, surface);
         sqlite3_reset(chunk);
         sqlite3_bind_int64(chunk, 1, id / SPREAD_MSG_POSITIONS);
         sqlite3_bind_int64(chunk, 2, id % SPREAD_MSG_POSITIONS);

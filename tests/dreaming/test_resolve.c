@@ -218,8 +218,15 @@ static void test_resolve_spreads_a_known_name_over_the_persons_chunks(void **sta
     int64_t again = put_chunk_said(s, "My old phone broke. Next I buy one. Next step is the case.", "Which one?", NULL);
     int64_t told = put_chunk_said(s, "What should I bring?", "Ask Leonard about the fan dance.", NULL);
     int64_t longer = put_chunk_said(s, "Leonardo painted; the fan dancers rested.", "Indeed.", NULL);
+    /* a lower-case name the person introduces as one ("called crumb") spreads; "crumbs" is another word */
+    int64_t tool = put_chunk_said(s, "I'm writing a small command-line tool called crumb.", "Nice.", (const char *const[]){"crumb", NULL});
+    int64_t used = put_chunk_said(s, "Add a report subcommand to crumb, please.", "Done.", NULL);
+    int64_t crumbs = put_chunk_said(s, "The crumbs of the loaf were open.", "Good.", NULL);
     struct dream_resolve_result r = resolve(s, NULL, false);
-    assert_int_equal(r.mentions, 5);
+    assert_int_equal(r.mentions, 6);
+    assert_string_equal(entity_of(s, used, "crumb"), "crumb");
+    assert_int_equal(mentions_of(s, crumbs), 0);
+    assert_int_equal(mentions_of(s, tool), 1);
     /* a name written mid-sentence capitalised, and one of two words, in any case */
     assert_string_equal(entity_of(s, both, "Leonard"), "Leonard");
     assert_string_equal(entity_of(s, both, "fan dance"), "fan dance");
@@ -230,7 +237,7 @@ static void test_resolve_spreads_a_known_name_over_the_persons_chunks(void **sta
     assert_int_equal(mentions_of(s, told), 0);
     assert_int_equal(mentions_of(s, longer), 0);
     assert_int_equal(mentions_of(s, met) + mentions_of(s, dance) + mentions_of(s, old) + mentions_of(s, next), 5);
-    assert_int_equal(r.spread, 2);
+    assert_int_equal(r.spread, 3);
     /* run again: nothing new */
     r = resolve(s, NULL, false);
     assert_int_equal(r.mentions, 0);
@@ -238,7 +245,7 @@ static void test_resolve_spreads_a_known_name_over_the_persons_chunks(void **sta
     /* so Leonard recurs, and route gives him an article */
     struct dream_route_result rr;
     assert_int_equal(dream_route_run(s, NULL, &rr), 0);
-    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE route = 'article'"), 2);
+    assert_int_equal(test_store_scalar(s, "SELECT count(*) FROM pipeline_entities WHERE route = 'article'"), 3);
     assert_int_equal(test_store_scalar(s, "SELECT chunk_count FROM pipeline_entities WHERE name = 'Leonard'"), 2);
     /* a re-export replaces the chunks that named him (their mentions go with them), and a new
      * conversation names him where the model did not: he is still a subject with an article,
