@@ -101,6 +101,20 @@ static bool gr_holds_names(const struct synth_src_words *g, size_t m, const unsi
     return true;
 }
 
+/* Whether s[0..len) holds a footnote marker's tail without its head: digits and "]" after neither
+ * "[^" nor "[" ("a pan on 1] The person"), a garble that would show a stray bracket. */
+static bool gr_broken_marker(const char *s, size_t len)
+{
+    for (size_t i = 1; i < len; i++) {
+        if (s[i] != ']' || !isdigit((unsigned char)s[i - 1])) continue;
+        size_t j = i - 1;
+        while (j > 0 && isdigit((unsigned char)s[j - 1])) j--;
+        bool head = j > 0 && (s[j - 1] == '[' || (s[j - 1] == '^' && j > 1 && s[j - 2] == '['));
+        if (!head) return true;
+    }
+    return false;
+}
+
 /* The verdict on sentence s[0..len) (its markers inside), with cited[k] set for each source k
  * its markers cite (the caller clears cited); for GR_RECITE, the source and message in *to_src,
  * *to_msg. only > 0: only a sentence carrying marker only is judged. */
@@ -123,7 +137,7 @@ static int gr_judge_cited(const dream_article *a, const char *s, size_t len, con
     if (!any || !has_only || !at_hand) return DREAM_OK;
     /* a note's cut mark copied ("Part of the draw of Ta [...]).") ends a sentence the model
      * could not finish from what it saw */
-    if (memmem(s, len, SYNTH_CUT_MARK, strlen(SYNTH_CUT_MARK))) {
+    if (memmem(s, len, SYNTH_CUT_MARK, strlen(SYNTH_CUT_MARK)) || gr_broken_marker(s, len)) {
         *v = GR_DROP;
         return DREAM_OK;
     }

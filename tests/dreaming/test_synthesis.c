@@ -3352,6 +3352,21 @@ static void test_grounding_drops_a_sentence_with_a_cut_mark(void **state)
                         1, 0);
 }
 
+/* A sentence with a broken footnote marker ("on 1] The person feeds him", a marker's tail
+ * without its "[^") is a garble that would show its stray bracket to the reader: it goes, though
+ * its note holds the words; a number in brackets ("tray[1]") is no marker and stays. */
+static void test_grounding_drops_a_sentence_with_a_broken_marker(void **state)
+{
+    (void)state;
+    assert_grounded_one("Bake day", "My sourdough starter, Gus, sits on a tray in the pantry. I feed him rye.",
+                        "# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n## Care\n\nGus sits on a tray on 1] The person "
+                        "feed him rye.[^1] Gus sits in the pantry.[^1] Gus sits on tray[1] in the pantry.[^1]\n\n## References\n\n"
+                        "[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                        "# Gus\n\n**Gus** is the person's sourdough starter.[^1]\n\n## Care\n\nGus sits in the pantry.[^1] Gus sits on "
+                        "tray[1] in the pantry.[^1]\n\n## References\n\n[^1]: `conv:0000000a#m0` (2024-05-02, Bake day)\n",
+                        1, 0);
+}
+
 /* A sentence whose change cue contrasts a phrase with itself ("at 7 kg instead of 7 kg", a
  * model's garble of "3 kg instead of 7 kg") says nothing and goes, though its note holds every
  * word; the note's own sentence stays, as does a real contrast. */
@@ -3808,6 +3823,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_fit_trims_the_longest_source_to_its_cited_message, setup, teardown),
         cmocka_unit_test(test_grounding_drops_a_sentence_with_a_cut_mark),
         cmocka_unit_test(test_grounding_drops_a_sentence_that_contrasts_a_value_with_itself),
+        cmocka_unit_test(test_grounding_drops_a_sentence_with_a_broken_marker),
         cmocka_unit_test(test_grounding_holds_a_restating_model_to_its_words),
         cmocka_unit_test(test_grounding_repairs_a_garbled_title_where_a_sentence_starts),
         cmocka_unit_test(test_sanitize_keeps_one_of_a_repeated_phrase),
