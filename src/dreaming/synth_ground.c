@@ -101,9 +101,7 @@ static bool gr_holds_names(const struct synth_src_words *g, size_t m, const unsi
     return true;
 }
 
-/* Whether s[0..len) holds a footnote marker's tail without its head: digits and "]" after neither
- * "[^" nor "[" ("a pan on 1] The person"), a garble that would show a stray bracket. */
-static bool gr_broken_marker(const char *s, size_t len)
+bool synth_broken_marker(const char *s, size_t len)
 {
     for (size_t i = 1; i < len; i++) {
         if (s[i] != ']' || !isdigit((unsigned char)s[i - 1])) continue;
@@ -137,7 +135,7 @@ static int gr_judge_cited(const dream_article *a, const char *s, size_t len, con
     if (!any || !has_only || !at_hand) return DREAM_OK;
     /* a note's cut mark copied ("Part of the draw of Ta [...]).") ends a sentence the model
      * could not finish from what it saw */
-    if (memmem(s, len, SYNTH_CUT_MARK, strlen(SYNTH_CUT_MARK)) || gr_broken_marker(s, len)) {
+    if (memmem(s, len, SYNTH_CUT_MARK, strlen(SYNTH_CUT_MARK))) {
         *v = GR_DROP;
         return DREAM_OK;
     }
@@ -445,7 +443,7 @@ int synth_drop_unfounded(dream_article *a, const struct synth_src *src, size_t n
                 rc = gr_retitle(a, t + sp[k].at, sp[k].len, title ? title : "", tw, (size_t)ntw, src, n_src, g, &fixed, &garbled);
             const char *sen = fixed ? fixed : t + sp[k].at;
             size_t slen = fixed ? strlen(fixed) : sp[k].len;
-            if (!rc && (garbled || gr_self_contrast(sen, slen))) v = GR_DROP;
+            if (!rc && (garbled || gr_self_contrast(sen, slen) || synth_broken_marker(sen, slen))) v = GR_DROP;
             else if (!rc && !(r == 0 && k == 0)) rc = gr_judge(a, sen, slen, tw, (size_t)ntw, src, n_src, g, only, restate, cited, &v, &to_src, &to_msg);
             if (!rc && v == GR_KEEP && fixed) { /* kept as repaired */
                 changed = true;

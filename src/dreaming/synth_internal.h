@@ -225,6 +225,9 @@ int synth_drop_repeats_in(dream_article *a);
 /* True when the draft narrates the task instead of being article prose, or runs on into the
  * prompt's own frame (a transcript's [user] line, a note's header). */
 bool synth_leaky(const char *draft);
+/* Whether s[0..len) holds a footnote marker's tail without its head: digits and "]" after neither
+ * "[^" nor "[" ("a pan on 1] The person"), a garble that would show the reader a stray bracket. */
+bool synth_broken_marker(const char *s, size_t len);
 /* Whether text holds a piece of the prompt's own frame ("[user]", "--- end chunk", "<<<", ...):
  * never right in an article, whatever a note holds. */
 bool synth_prompt_frame(const char *text);

@@ -740,7 +740,7 @@ static int rc_one(dream_store *store, const struct dream_synth_params *p, const 
             /* and at least the gate's word floor of the section: a draft boiled down below it
              * would have the gate refuse the whole edit, the field's change with it */
             size_t had = dream_article_words(sec->body, strlen(sec->body));
-            bool ok = draft && *draft && !synth_leaky(draft) && !rc_asserts_current(draft, old) &&
+            bool ok = draft && *draft && !synth_leaky(draft) && !synth_broken_marker(draft, strlen(draft)) && !rc_asserts_current(draft, old) &&
                       (double)dream_article_words(draft, strlen(draft)) >= DREAM_GATE_WORD_FLOOR * (double)had;
             for (const char *m = sec->body; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
                 int num = atoi(m + 2);

@@ -104,7 +104,7 @@ static int wk_tighten(const struct wk_article *w, char **answers, dream_article 
         const char *answer = answers[w->first + j];
         const struct dream_article_section *sec = dream_article_section(w->before, w->which[j]);
         char *draft = answer ? synth_sanitize(answer, sec->title) : NULL;
-        bool ok = draft && *draft && !synth_leaky(draft) && strcmp(draft, sec->body) != 0;
+        bool ok = draft && *draft && !synth_leaky(draft) && !synth_broken_marker(draft, strlen(draft)) && strcmp(draft, sec->body) != 0;
         for (const char *m = sec->body; ok && (m = strstr(m, "[^")) != NULL; m += 2) {
             int num = atoi(m + 2);
             ok = num <= 0 || synth_has_marker(draft, num);

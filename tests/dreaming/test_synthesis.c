@@ -1218,6 +1218,41 @@ static void test_wikify_refresh_refuses_junk_and_leaves_the_file_byte_identical(
     free(t);
 }
 
+/* The editor's tightened section with a footnote marker's tail and no head ("on 1] The person")
+ * is refused: the section stays as it was (the model had merged a stray "1]" line into prose). */
+static int tighten_broken_call(void *ud, const char *stage, const struct dream_local_input *in, size_t n, const struct dream_call_opts *opts,
+                               char **out)
+{
+    (void)ud;
+    (void)opts;
+    if (strcmp(stage, "editor") != 0) return dream_error_set(DREAM_ENOTFOUND, "no stage '%s' here", stage);
+    for (size_t i = 0; i < n; i++)
+        out[i] = strdup(strstr(in[i].user, "Current text:") ? "The person oils the chain on 1] The person rides before a long ride.[^1]" : "");
+    return 0;
+}
+
+static void test_wikify_refuses_a_tightened_section_with_a_broken_marker(void **state)
+{
+    struct ctx *c = *state;
+    ingest(c, "claude");
+    ingest(c, "pi");
+    const char *text = "# Bicycle Maintenance\n\n**Bicycle Maintenance** is the person's chore before a long ride.[^1]\n\n## Care\n\n"
+                       "The person oils the chain and checks the tyres before a long ride.[^1]\n\n## References\n\n"
+                       "[^1]: `conv:8f504e46#dr-c5-m0` (2024-05-02, Tools for a long ride)\n";
+    put_article(c, "Bicycle_Maintenance", text);
+    struct dream_backend broken = {.name = "tighten-broken", .call = tighten_broken_call};
+    assert_int_equal(dream_seam_set_backend(&broken), 0);
+    struct dream_synth_result r = wikify(c);
+    assert_int_equal(r.eligible, 1);
+    assert_int_equal(r.wikified + r.committed, 0);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/articles/Bicycle_Maintenance.md", c->wiki);
+    char *t = slurp(path);
+    assert_string_equal(t, text);
+    free(t);
+    use_fake();
+}
+
 /* A new field's [[link]] stays when it names an article and is reduced to its text when it names
  * none (dream check allows no redlink); a fenced answer is accepted, its keys lowercased. */
 static void test_wikify_refresh_keeps_links_to_articles_only(void **state)
@@ -3780,6 +3815,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wikify_refresh_adds_new_facts_and_keeps_written_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_gives_exactly_one_infobox_after_the_h1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_refuses_junk_and_leaves_the_file_byte_identical, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wikify_refuses_a_tightened_section_with_a_broken_marker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wikify_refresh_keeps_links_to_articles_only, setup, teardown),
         cmocka_unit_test(test_refresh_grammar_takes_what_the_parser_takes_of_the_fixtures),
         cmocka_unit_test(test_refresh_grammar_noise_answers_are_taken_serial_and_batched),
