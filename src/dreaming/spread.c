@@ -11,8 +11,9 @@
  * dance"), one the person writes capitalised where a sentence does not start ("I met Leonard",
  * "a trip to Great Falls"), not at the start of a sentence only ("Next step: ..."), or one the
  * person introduces as a name ("a command-line tool called crumb", "I named it parrot"). A common
- * word a small model picked as a subject ("old", "watch", "context") stays where the model put it. The assistant's messages are not searched: what the person said
- * is what the memory is about (the extract stage's rule for copied names). */
+ * word a small model picked as a subject ("old", "watch", "context") stays where the model put it.
+ * The assistant's messages are not searched: what the person said is what the memory is about (the
+ * extract stage's rule for copied names). */
 #include "dream/entity.h"
 
 #include "../names/entity_name.h"
