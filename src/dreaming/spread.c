@@ -10,7 +10,7 @@
  * Only a name that reads as a name is spread: one of two or more words in lower case ("fan
  * dance"), one the person writes capitalised where a sentence does not start ("I met Leonard",
  * "a trip to Great Falls"), not at the start of a sentence only ("Next step: ..."), or one the
- * person introduces as a name ("a command-line tool called crumb", "I named it parrot"). A common
+ * person introduces as a name ("a command-line tool called crumb", "its name is parrot"). A common
  * word a small model picked as a subject ("old", "watch", "context") stays where the model put it.
  * The assistant's messages are not searched: what the person said is what the memory is about (the
  * extract stage's rule for copied names). */
