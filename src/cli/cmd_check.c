@@ -188,6 +188,49 @@ static char **list_stems(const char *dir, size_t *n)
     return v;
 }
 
+/* Reports each article (*.md) in a folder of articles/ (dir, at any depth up to eight, hidden
+ * folders aside): dream reads and writes only the articles directly in dir, so one filed in a
+ * folder is out of every read verb and the nightly run. Adds one problem per such file. */
+static void check_foldered(const char *dir, const char *sub, int depth, size_t *problems)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+    DIR *d = depth < 8 ? opendir(path) : NULL;
+    if (!d) return;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        if (n == cap) {
+            char **g = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *g);
+            if (!g) break;
+            names = g;
+        }
+        if (!(names[n] = strdup(e->d_name))) break;
+        n++;
+    }
+    closedir(d);
+    if (names) qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        char child[4096], rel[4096];
+        snprintf(rel, sizeof rel, "%s%s%s", sub, sub[0] ? "/" : "", names[i]);
+        snprintf(child, sizeof child, "%s/%s", dir, rel);
+        struct stat st;
+        size_t l = strlen(names[i]);
+        if (lstat(child, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) check_foldered(dir, rel, depth + 1, problems);
+        else if (sub[0] && S_ISREG(st.st_mode) && l > 3 && strcmp(names[i] + l - 3, ".md") == 0) {
+            printf("%s:1: an article in a folder of articles/: dream reads and writes only the articles directly in %s, so read, search, "
+                   "ask and the nightly run do not see this one; move it back to %s/%s (Obsidian links by name, so [[links]] to it keep "
+                   "working)\n",
+                   child, dir, dir, names[i]);
+            ++*problems;
+        }
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
 int cmd_check(int argc, char **argv)
 {
     const char *wiki = NULL, *store = NULL;
@@ -270,10 +313,14 @@ int cmd_check(int argc, char **argv)
     }
     for (size_t i = 0; i < n; i++) free(stems[i]);
     free(stems);
+    size_t foldered = 0;
+    if (have) check_foldered(dir, "", 0, &foldered);
+    problems += foldered;
+    bad_files += foldered;
     int status = 0;
     fflush(stdout);
     if (problems) {
-        fprintf(stderr, "dream check: %zu problem(s) in %zu of %zu article(s) in %s\n", problems, bad_files, n, dir);
+        fprintf(stderr, "dream check: %zu problem(s) in %zu of %zu article(s) in %s\n", problems, bad_files, n + foldered, dir);
         status = 1;
     } else if (!quiet) {
         printf("dream check: %zu article(s) in %s, all clean\n", n, dir);

@@ -46,6 +46,24 @@ printf '%s\n' "$out" | grep -q "Dead_source_link.md:7:" && fail "a footnote link
 printf '%s\n' "$out" | grep -q "Clean_one.md" && fail "Clean_one.md reported: $out"
 printf '%s\n' "$out" | grep -q "Category:Things" && fail "a category link was reported: $out"
 
+# an article moved into a folder of articles/ (Obsidian lets the person file it): dream reads and
+# writes articles/ itself only, so the article is out of every read verb and night's edit; check
+# names it and where it belongs, and leaves a non-article file in a folder alone
+cp -r "$work/clean" "$work/foldered" && mkdir -p "$work/foldered/articles/Baking/Old" "$work/foldered/articles/.obsidian" || exit 1
+moved=Street_photography.md
+mv "$work/foldered/articles/$moved" "$work/foldered/articles/Baking/Old/" || exit 1
+echo "notes" > "$work/foldered/articles/Baking/photo.txt"
+echo "# Hidden" > "$work/foldered/articles/.obsidian/Hidden.md"
+out=$("$dream" check --wiki "$work/foldered" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "an article in a folder: exit $rc (want 1): $out"
+printf '%s
+' "$out" | grep -qF "$work/foldered/articles/Baking/Old/$moved:1: an article in a folder of articles/: dream reads and writes only the articles directly in $work/foldered/articles, so read, search, ask and the nightly run do not see this one; move it back to $work/foldered/articles/$moved (Obsidian links by name, so [[links]] to it keep working)" ||
+    fail "the article in a folder is not named: $out"
+printf '%s
+' "$out" | grep -qF "photo.txt" && fail "a file that is not an article was reported: $out"
+printf '%s
+' "$out" | grep -qF "Hidden.md" && fail "a file in a hidden folder was reported: $out"
+
 # not a wiki
 out=$("$dream" check --wiki "$work/nowhere" 2>&1); rc=$?
 [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -q "is not a directory" || fail "missing wiki: exit $rc: $out"
@@ -95,4 +113,4 @@ out=$(DREAM_HOME="$work/bare" "$dream" check 2>&1) || fail "check of a wiki with
 printf '%s\n' "$out" | grep -q "0 article(s) in .*, all clean" || fail "check of a wiki without articles/: $out"
 out=$(DREAM_HOME="$work/bare" "$dream" status 2>&1) || fail "status of a wiki without articles/: $out"
 printf '%s\n' "$out" | grep -q "^articles: 0 " || fail "status of a wiki without articles/: $out"
-echo "PASS: dream check: clean vault clean, 13 kinds of violation named, footnotes citing what the store lacks named, invalid UTF-8 in the store named"
+echo "PASS: dream check: clean vault clean, 13 kinds of violation named, an article in a folder named, footnotes citing what the store lacks named, invalid UTF-8 in the store named"
