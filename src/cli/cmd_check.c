@@ -163,24 +163,25 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The stems of articles/ (file names ending in .md, without it), sorted; NULL on failure. */
-static char **list_stems(const char *dir, size_t *n)
+/* The entries of dir, hidden ones aside, sorted: with ext, only the names ending in it, without
+ * it ("Gus" for "Gus.md"); NULL on failure. */
+static char **list_names(const char *dir, const char *ext, size_t *n)
 {
     DIR *d = opendir(dir);
     *n = 0;
     if (!d) return NULL;
-    size_t cap = 64;
+    size_t cap = 64, el = ext ? strlen(ext) : 0;
     char **v = malloc(cap * sizeof *v);
     struct dirent *e;
     while (v && (e = readdir(d))) {
         size_t l = strlen(e->d_name);
-        if (e->d_name[0] == '.' || l <= 3 || strcmp(e->d_name + l - 3, ".md") != 0) continue;
+        if (e->d_name[0] == '.' || (ext && (l <= el || strcmp(e->d_name + l - el, ext) != 0))) continue;
         if (*n == cap) {
             char **p = realloc(v, (cap *= 2) * sizeof *v);
             if (!p) break;
             v = p;
         }
-        if (!(v[*n] = strndup(e->d_name, l - 3))) break;
+        if (!(v[*n] = strndup(e->d_name, l - el))) break;
         (*n)++;
     }
     closedir(d);
@@ -195,23 +196,9 @@ static void check_foldered(const char *dir, const char *sub, int depth, size_t *
 {
     char path[4096];
     snprintf(path, sizeof path, "%s%s%s", dir, sub[0] ? "/" : "", sub);
-    DIR *d = depth < 8 ? opendir(path) : NULL;
-    if (!d) return;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
-        if (n == cap) {
-            char **g = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *g);
-            if (!g) break;
-            names = g;
-        }
-        if (!(names[n] = strdup(e->d_name))) break;
-        n++;
-    }
-    closedir(d);
-    if (names) qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n; i++) {
+    size_t n = 0;
+    char **names = depth < 8 ? list_names(path, NULL, &n) : NULL;
+    for (size_t i = 0; names && i < n; i++) {
         char child[4096], rel[4096];
         snprintf(rel, sizeof rel, "%s%s%s", sub, sub[0] ? "/" : "", names[i]);
         snprintf(child, sizeof child, "%s/%s", dir, rel);
@@ -275,7 +262,7 @@ int cmd_check(int argc, char **argv)
         return 1;
     }
     size_t n = 0;
-    char **stems = empty ? calloc(1, sizeof *stems) : list_stems(dir, &n);
+    char **stems = empty ? calloc(1, sizeof *stems) : list_names(dir, ".md", &n);
     if (!stems) {
         fprintf(stderr, "dream check: cannot list %s\n", dir);
         free(dir);

@@ -88,7 +88,7 @@ static int sp_one(dream_store *store, sqlite3_stmt *match, sqlite3_stmt *msg, sq
         bool mid = false;
         const char *text = (const char *)sqlite3_column_text(msg, 0);
         if (!entity_name_in_text(text, surface, &mid)) continue;
-        mid_any |= mid || sp_introduced(text, surface);
+        mid_any |= mid || (!mid_any && !multiword && sp_introduced(text, surface)); /* the cues only while still needed */
         sqlite3_reset(chunk);
         sqlite3_bind_int64(chunk, 1, id / SPREAD_MSG_POSITIONS);
         sqlite3_bind_int64(chunk, 2, id % SPREAD_MSG_POSITIONS);
